@@ -1,0 +1,359 @@
+package httpx
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options configure every exchange of a Loop.
+type Options struct {
+	// Timeout bounds one exchange, from Do (including any connect and TLS
+	// handshake) to the last byte of the response. Zero means DefaultTimeout.
+	Timeout        time.Duration
+	MaxHeaderBytes int   // zero: DefaultMaxHeaderBytes
+	MaxBodyBytes   int64 // zero: DefaultMaxBodyBytes
+}
+
+// DefaultTimeout bounds an exchange when Options.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// A Handler learns that an exchange finished, successfully or not. It runs on
+// the loop's goroutine and may start the next exchange or set a timer.
+type Handler interface {
+	Done(c *Conn, x *Exchange)
+}
+
+// A Timer fires on the loop's goroutine at the time it was set for.
+type Timer interface {
+	Fire(now time.Duration)
+}
+
+// Loop is an event loop that runs many HTTP/1.1 connections on one OS thread
+// with epoll, the way wrk does: no goroutine or buffer per connection, so
+// thousands of connections cost little memory and each request costs little CPU.
+//
+// Everything about a Loop and its Conns happens on the goroutine that calls
+// Run, except Post and Stop, which any goroutine may call. Times are durations
+// since the Loop's epoch (a monotonic clock shared by all loops of a run).
+type Loop struct {
+	opts   Options
+	epoch  time.Time
+	epfd   int
+	wakefd int
+
+	byFD   []*Conn // by file descriptor
+	active []*Conn // open connections, for the timeout sweep
+	events []unix.EpollEvent
+	buf    []byte
+	plain  []byte // decrypted TLS bytes
+	timers timerHeap
+
+	sweepEvery time.Duration
+	nextSweep  time.Duration
+	pwait2     bool
+
+	mu      sync.Mutex
+	inbox   []func()
+	woken   atomic.Bool
+	stopped atomic.Bool
+}
+
+// NewLoop creates a loop. epoch is the zero of its clock.
+func NewLoop(epoch time.Time, opts Options) (*Loop, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create: %w", err)
+	}
+	wakefd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
+		unix.Close(epfd)
+		unix.Close(wakefd)
+		return nil, fmt.Errorf("epoll_ctl: %w", err)
+	}
+	l := &Loop{
+		opts:   opts,
+		epoch:  epoch,
+		epfd:   epfd,
+		wakefd: wakefd,
+		events: make([]unix.EpollEvent, 512),
+		buf:    make([]byte, 64<<10),
+		pwait2: true,
+	}
+	// Sweep for timed-out exchanges often enough that a timeout fires within 5%.
+	l.sweepEvery = min(max(opts.Timeout/20, time.Millisecond), 100*time.Millisecond)
+	return l, nil
+}
+
+// Now is the loop's clock: the time since its epoch.
+func (l *Loop) Now() time.Duration { return time.Since(l.epoch) }
+
+// Epoch is the zero of the loop's clock.
+func (l *Loop) Epoch() time.Time { return l.epoch }
+
+// Options returns the loop's options.
+func (l *Loop) Options() Options { return l.opts }
+
+func (l *Loop) plainBuf() []byte {
+	if l.plain == nil {
+		l.plain = make([]byte, 32<<10)
+	}
+	return l.plain
+}
+
+// At makes t fire at the given time on the loop.
+func (l *Loop) At(at time.Duration, t Timer) { l.timers.push(at, t) }
+
+// Post runs f on the loop's goroutine soon. Any goroutine may call it.
+func (l *Loop) Post(f func()) {
+	l.mu.Lock()
+	l.inbox = append(l.inbox, f)
+	l.mu.Unlock()
+	l.wake()
+}
+
+// Stop makes Run return after closing every connection. Exchanges in flight
+// are abandoned: their handlers are not called. Any goroutine may call it.
+func (l *Loop) Stop() {
+	l.stopped.Store(true)
+	l.wake()
+}
+
+func (l *Loop) wake() {
+	if l.woken.CompareAndSwap(false, true) {
+		one := uint64(1)
+		unix.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	}
+}
+
+// Run runs the loop until Stop. It locks the goroutine to its OS thread so
+// that the thread's timer slack can be set small: timers then fire within
+// microseconds, which open workloads need to send requests on time.
+func (l *Loop) Run() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	defer l.closeAll()
+	for !l.stopped.Load() {
+		n, err := l.wait(l.timeout())
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return fmt.Errorf("epoll_wait: %w", err)
+		}
+		for i := range n {
+			ev := &l.events[i]
+			fd := int(ev.Fd)
+			if fd == l.wakefd {
+				l.drainInbox()
+				continue
+			}
+			if fd >= len(l.byFD) || l.byFD[fd] == nil {
+				continue
+			}
+			l.byFD[fd].event(ev.Events)
+		}
+		now := l.Now()
+		l.runTimers(now)
+		if now >= l.nextSweep {
+			l.sweep(now)
+		}
+	}
+	return nil
+}
+
+// timeout is how long Run may wait for events: until the next timer or sweep.
+func (l *Loop) timeout() time.Duration {
+	wake := time.Duration(-1)
+	if at, ok := l.timers.next(); ok {
+		wake = at
+	}
+	if len(l.active) > 0 && (wake < 0 || l.nextSweep < wake) {
+		wake = l.nextSweep
+	}
+	if wake < 0 {
+		return -1
+	}
+	return max(wake-l.Now(), 0)
+}
+
+// wait is epoll_pwait2, whose timeout has nanosecond resolution; before Linux
+// 5.11 it falls back to epoll_wait, whose timeout is whole milliseconds.
+func (l *Loop) wait(timeout time.Duration) (int, error) {
+	if l.pwait2 {
+		var ts *unix.Timespec
+		if timeout >= 0 {
+			t := unix.NsecToTimespec(int64(timeout))
+			ts = &t
+		}
+		var r uintptr
+		var errno syscall.Errno
+		if timeout == 0 {
+			r, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 8)
+		} else {
+			r, _, errno = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 8)
+		}
+		if errno == unix.ENOSYS {
+			l.pwait2 = false
+		} else if errno != 0 {
+			return 0, errno
+		} else {
+			return int(r), nil
+		}
+	}
+	ms := -1
+	if timeout >= 0 {
+		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	return unix.EpollWait(l.epfd, l.events, ms)
+}
+
+func (l *Loop) drainInbox() {
+	var b [8]byte
+	unix.Read(l.wakefd, b[:])
+	l.woken.Store(false)
+	l.mu.Lock()
+	fs := l.inbox
+	l.inbox = nil
+	l.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+func (l *Loop) runTimers(now time.Duration) {
+	for {
+		at, ok := l.timers.next()
+		if !ok || at > now {
+			return
+		}
+		t := l.timers.pop()
+		t.Fire(now)
+		if l.stopped.Load() {
+			return
+		}
+	}
+}
+
+// sweep fails the exchanges that are past their deadline.
+func (l *Loop) sweep(now time.Duration) {
+	l.nextSweep = now + l.sweepEvery
+	for i := 0; i < len(l.active); i++ {
+		c := l.active[i]
+		if c.x != nil && now >= c.deadline {
+			c.fail(fmt.Errorf("%w after %v", ErrTimeout, l.opts.Timeout), ClassTimeout)
+			i-- // fail removed c from active; another conn took its place
+		}
+	}
+}
+
+func (l *Loop) register(c *Conn) {
+	for c.fd >= len(l.byFD) {
+		l.byFD = append(l.byFD, make([]*Conn, len(l.byFD)+64)...)
+	}
+	l.byFD[c.fd] = c
+	c.activeIdx = len(l.active)
+	l.active = append(l.active, c)
+}
+
+func (l *Loop) unregister(c *Conn) {
+	l.byFD[c.fd] = nil
+	last := l.active[len(l.active)-1]
+	l.active[c.activeIdx] = last
+	last.activeIdx = c.activeIdx
+	l.active = l.active[:len(l.active)-1]
+}
+
+func (l *Loop) closeAll() {
+	for len(l.active) > 0 {
+		c := l.active[len(l.active)-1]
+		c.x, c.h = nil, nil
+		c.close()
+	}
+	unix.Close(l.epfd)
+	unix.Close(l.wakefd)
+}
+
+// ErrTimeout is the error of an exchange that did not finish within the timeout.
+var ErrTimeout = errors.New("timeout")
+
+// timerHeap is a binary min-heap of timers by time; equal times fire in the
+// order they were set.
+type timerHeap struct {
+	items []timerItem
+	seq   uint64
+}
+
+type timerItem struct {
+	at  time.Duration
+	seq uint64
+	t   Timer
+}
+
+func (h *timerHeap) less(i, j int) bool {
+	a, b := &h.items[i], &h.items[j]
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (h *timerHeap) push(at time.Duration, t Timer) {
+	h.seq++
+	h.items = append(h.items, timerItem{at, h.seq, t})
+	i := len(h.items) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h.items[i], h.items[parent] = h.items[parent], h.items[i]
+		i = parent
+	}
+}
+
+func (h *timerHeap) next() (time.Duration, bool) {
+	if len(h.items) == 0 {
+		return 0, false
+	}
+	return h.items[0].at, true
+}
+
+func (h *timerHeap) pop() Timer {
+	t := h.items[0].t
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.items[last] = timerItem{}
+	h.items = h.items[:last]
+	i := 0
+	for {
+		left, right, small := 2*i+1, 2*i+2, i
+		if left < len(h.items) && h.less(left, small) {
+			small = left
+		}
+		if right < len(h.items) && h.less(right, small) {
+			small = right
+		}
+		if small == i {
+			return t
+		}
+		h.items[i], h.items[small] = h.items[small], h.items[i]
+		i = small
+	}
+}
+
+// Len is the number of timers set and not yet fired.
+func (h *timerHeap) Len() int { return len(h.items) }

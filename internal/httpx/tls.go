@@ -1,0 +1,238 @@
+package httpx
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TLS over the event loop. crypto/tls wants a net.Conn; tlsConn gives it one
+// backed by buffers that the loop fills and drains. The handshake runs on its
+// own goroutine, whose reads block until the loop brings bytes, because a
+// crypto/tls handshake cannot be resumed after a "would block". After the
+// handshake every read and write happens on the loop: reads that find no
+// buffered bytes return a temporary error, which crypto/tls does not treat as
+// fatal, so the record layer simply waits for the next epoll event.
+type tlsConn struct {
+	c    *Conn
+	conn *tls.Conn
+
+	mu        sync.Mutex
+	in        []byte // ciphertext from the socket not yet read by crypto/tls
+	inErr     error  // the socket's end, for the handshake goroutine
+	signal    chan struct{}
+	blocking  bool // during the handshake: Read waits for bytes
+	closed    bool
+	out       []byte // ciphertext crypto/tls wrote, for the loop to send
+	handshake context.CancelFunc
+}
+
+type wouldBlock struct{}
+
+func (wouldBlock) Error() string   { return "would block" }
+func (wouldBlock) Timeout() bool   { return true }
+func (wouldBlock) Temporary() bool { return true }
+
+var errClosed = errors.New("connection closed")
+
+func (c *Conn) startTLS() {
+	t := &tlsConn{c: c, signal: make(chan struct{}, 1), blocking: true}
+	c.tls = t
+	t.conn = tls.Client(t, c.target.TLS)
+	ctx, cancel := context.WithDeadline(context.Background(), c.loop.epoch.Add(c.deadline))
+	t.handshake = cancel
+	loop := c.loop
+	go func() {
+		err := t.conn.HandshakeContext(ctx)
+		cancel()
+		loop.Post(func() { t.handshakeDone(err) })
+	}()
+}
+
+func (t *tlsConn) handshakeDone(err error) {
+	c := t.c
+	if c.tls != t || c.x == nil {
+		return // the connection was closed or timed out meanwhile
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("tls handshake with %s: %w", c.target.Host, err), ClassTLS)
+		return
+	}
+	t.mu.Lock()
+	t.blocking = false
+	t.mu.Unlock()
+	c.x.ConnectEnd = c.loop.Now()
+	c.state = stateOpen
+	c.send()
+	// Bytes that arrived after the handshake's last read (a TLS 1.3 session
+	// ticket, say) wait in t.in; the next epoll event will read them.
+}
+
+// event handles socket readiness during the handshake.
+func (t *tlsConn) event(ev uint32) {
+	c := t.c
+	if ev&unix.EPOLLOUT != 0 && len(c.out) > 0 {
+		c.flush()
+		if c.fd < 0 {
+			return
+		}
+	}
+	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+		return
+	}
+	buf := c.loop.buf
+	for {
+		n, err := unix.Read(c.fd, buf)
+		if err == unix.EAGAIN {
+			return
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		t.mu.Lock()
+		switch {
+		case err != nil:
+			t.inErr = err
+		case n == 0:
+			t.inErr = io.EOF
+		default:
+			t.in = append(t.in, buf[:n]...)
+		}
+		t.mu.Unlock()
+		t.notify()
+		if err != nil || n == 0 {
+			// Keep the fd until the handshake goroutine reports; stop polling it.
+			unix.EpollCtl(c.loop.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+			return
+		}
+	}
+}
+
+func (t *tlsConn) notify() {
+	select {
+	case t.signal <- struct{}{}:
+	default:
+	}
+}
+
+// seal encrypts a request for sending.
+func (t *tlsConn) seal(plain []byte) []byte {
+	t.out = t.out[:0]
+	if _, err := t.conn.Write(plain); err != nil {
+		return nil
+	}
+	return t.out
+}
+
+// open decrypts ciphertext from the socket and hands the plaintext to the
+// response parser. It reports whether the connection still waits for more.
+func (t *tlsConn) open(cipher []byte) bool {
+	c := t.c
+	t.in = append(t.in, cipher...)
+	plain := c.loop.plainBuf()
+	for c.fd >= 0 && c.tls == t {
+		n, err := t.conn.Read(plain)
+		if n > 0 && !c.take(plain[:n]) {
+			return false
+		}
+		var wb wouldBlock
+		switch {
+		case err == nil:
+		case errors.As(err, &wb):
+			return true
+		case err == io.EOF:
+			c.eof()
+			return false
+		default:
+			c.fail(fmt.Errorf("tls: %w", err), ClassReset)
+			return false
+		}
+	}
+	return false
+}
+
+func (t *tlsConn) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.notify()
+	if t.handshake != nil {
+		t.handshake()
+	}
+}
+
+// Read is called by crypto/tls: blocking during the handshake, on the loop after it.
+func (t *tlsConn) Read(b []byte) (int, error) {
+	for {
+		t.mu.Lock()
+		if len(t.in) > 0 {
+			n := copy(b, t.in)
+			t.in = t.in[:copy(t.in, t.in[n:])]
+			t.mu.Unlock()
+			return n, nil
+		}
+		if t.closed {
+			t.mu.Unlock()
+			return 0, errClosed
+		}
+		if t.inErr != nil {
+			err := t.inErr
+			t.mu.Unlock()
+			return 0, err
+		}
+		if !t.blocking {
+			t.mu.Unlock()
+			return 0, wouldBlock{}
+		}
+		t.mu.Unlock()
+		<-t.signal
+	}
+}
+
+// Write is called by crypto/tls. During the handshake it hands the bytes to
+// the loop; after it, it runs on the loop and only buffers them.
+func (t *tlsConn) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	blocking, closed := t.blocking, t.closed
+	if !blocking {
+		t.out = append(t.out, b...)
+		t.mu.Unlock()
+		return len(b), nil
+	}
+	t.mu.Unlock()
+	if closed {
+		return 0, errClosed
+	}
+	data := append([]byte(nil), b...)
+	c := t.c
+	c.loop.Post(func() {
+		if c.tls != t || c.fd < 0 {
+			return
+		}
+		c.out = append(c.out, data...)
+		c.flush()
+	})
+	return len(b), nil
+}
+
+// Close is called by crypto/tls when the handshake's context ends.
+func (t *tlsConn) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.notify()
+	return nil
+}
+
+func (t *tlsConn) LocalAddr() net.Addr              { return nil }
+func (t *tlsConn) RemoteAddr() net.Addr             { return nil }
+func (t *tlsConn) SetDeadline(time.Time) error      { return nil }
+func (t *tlsConn) SetReadDeadline(time.Time) error  { return nil }
+func (t *tlsConn) SetWriteDeadline(time.Time) error { return nil }

@@ -1,0 +1,173 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// Collector turns the workers' Intervals into the run's time series. Workers
+// call Submit from their own goroutines; the merging happens on the
+// collector's goroutine so that a worker never stalls on it.
+type Collector struct {
+	workers int
+	in      chan submission
+	pool    chan *Interval
+	done    chan struct{}
+
+	mu      sync.Mutex
+	pending map[int]*slot
+	next    int // the next second to emit
+	series  []result.Point
+	onPoint func(result.Point)
+}
+
+type submission struct {
+	second int
+	length time.Duration
+	iv     *Interval
+}
+
+type slot struct {
+	iv      *Interval
+	length  time.Duration
+	reports int
+}
+
+// NewCollector makes a collector for the given number of workers. onPoint, if
+// not nil, is called on the collector's goroutine with each new point.
+func NewCollector(workers int, onPoint func(result.Point)) *Collector {
+	c := &Collector{
+		workers: workers,
+		in:      make(chan submission, 64*workers),
+		pool:    make(chan *Interval, 4*workers),
+		done:    make(chan struct{}),
+		pending: map[int]*slot{},
+		onPoint: onPoint,
+	}
+	go c.run()
+	return c
+}
+
+// NewInterval returns an empty interval for a worker's first second.
+func (c *Collector) NewInterval() *Interval {
+	select {
+	case iv := <-c.pool:
+		return iv
+	default:
+		return newInterval()
+	}
+}
+
+// Submit hands over a worker's figures for the given second, whose length is
+// normally one second (the last may be shorter), and returns an empty
+// interval for the next.
+func (c *Collector) Submit(second int, length time.Duration, iv *Interval) *Interval {
+	c.in <- submission{second, length, iv}
+	return c.NewInterval()
+}
+
+// Close waits until every submitted interval is in the series. Every worker
+// must have submitted its last interval.
+func (c *Collector) Close() {
+	close(c.in)
+	<-c.done
+}
+
+// Series returns the time series so far.
+func (c *Collector) Series() []result.Point {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]result.Point(nil), c.series...)
+}
+
+// Latest returns the newest point.
+func (c *Collector) Latest() (result.Point, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.series) == 0 {
+		return result.Point{}, false
+	}
+	return c.series[len(c.series)-1], true
+}
+
+func (c *Collector) run() {
+	defer close(c.done)
+	for s := range c.in {
+		sl := c.pending[s.second]
+		if sl == nil {
+			sl = &slot{iv: newInterval()}
+			c.pending[s.second] = sl
+		}
+		sl.iv.add(s.iv)
+		sl.length = max(sl.length, s.length)
+		sl.reports++
+		s.iv.reset()
+		select {
+		case c.pool <- s.iv:
+		default:
+		}
+		c.emit(false)
+	}
+	c.emit(true)
+}
+
+// emit appends the seconds that every worker has reported, in order; at the
+// end, whatever is left.
+func (c *Collector) emit(final bool) {
+	for {
+		sl := c.pending[c.next]
+		if sl == nil {
+			if !final || len(c.pending) == 0 {
+				return
+			}
+			c.next++ // a second nobody reported: a gap, skip it
+			continue
+		}
+		if sl.reports < c.workers && !final {
+			return
+		}
+		delete(c.pending, c.next)
+		p := point(c.next, sl)
+		c.mu.Lock()
+		c.series = append(c.series, p)
+		c.mu.Unlock()
+		if c.onPoint != nil {
+			c.onPoint(p)
+		}
+		c.next++
+	}
+}
+
+func point(second int, sl *slot) result.Point {
+	iv := sl.iv
+	length := sl.length.Seconds()
+	if length <= 0 {
+		length = 1
+	}
+	h := iv.Latency
+	p := result.Point{
+		T:          float64(second) + length,
+		Len:        length,
+		Requests:   iv.Requests,
+		Errors:     iv.Errors,
+		RPS:        float64(iv.Requests) / length,
+		Late:       iv.Late,
+		Dropped:    iv.Dropped,
+		Iterations: iv.Iterations,
+		Active:     iv.Active,
+		Bytes:      iv.Bytes,
+	}
+	if h.TotalCount() > 0 {
+		p.P50 = ms(h.ValueAtQuantile(50))
+		p.P90 = ms(h.ValueAtQuantile(90))
+		p.P95 = ms(h.ValueAtQuantile(95))
+		p.P99 = ms(h.ValueAtQuantile(99))
+		p.Max = ms(h.Max())
+	}
+	return p
+}
+
+// ms converts recorded microseconds to milliseconds.
+func ms(us int64) float64 { return float64(us) / 1000 }

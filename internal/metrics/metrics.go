@@ -1,0 +1,294 @@
+// Package metrics records what the load engine measures, and merges it.
+//
+// Each engine worker (one event loop on one OS thread) owns a Recorder and
+// records into it without locks: HDR histograms (1 µs to 1 h, 3 significant
+// digits) per step and status class, and counters. Once a second the worker
+// hands an Interval (its figures for that second, across all steps) to the
+// Collector, which builds the time series; at the end the Recorders are
+// merged into the run's totals. Memory does not grow with the number of
+// requests: a histogram is allocated per (step, class) on first use and is
+// fixed-size; the time series adds one small point per second.
+package metrics
+
+import (
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+)
+
+// Histogram range and precision: 1 µs to 1 hour at 3 significant digits, so
+// every figure is within 0.1% of the value measured.
+const (
+	lowestMicros  = 1
+	highestMicros = 3600 * 1000 * 1000
+	sigFigures    = 3
+	// Resolution states the precision of every latency figure.
+	Resolution = "1 µs, 3 significant digits (HdrHistogram)"
+)
+
+// NewHistogram returns an empty histogram of microseconds.
+func NewHistogram() *hdr.Histogram { return hdr.New(lowestMicros, highestMicros, sigFigures) }
+
+// micros converts a duration for recording, clamping it into range.
+func micros(d time.Duration) int64 {
+	us := int64(d / time.Microsecond)
+	if us < 0 {
+		return 0
+	}
+	if us > highestMicros {
+		return highestMicros
+	}
+	return us
+}
+
+// Class is the status class a histogram holds.
+type Class uint8
+
+const (
+	ClassOK     Class = iota // 1xx, 2xx and 3xx responses
+	Class4xx                 // client errors
+	Class5xx                 // server errors
+	ClassFailed              // no response: connect error, timeout, reset...
+	NumClasses
+)
+
+var classNames = [NumClasses]string{"ok", "4xx", "5xx", "failed"}
+
+func (c Class) String() string { return classNames[c] }
+
+// ClassOf classifies a finished exchange.
+func ClassOf(status int, failed bool) Class {
+	switch {
+	case failed:
+		return ClassFailed
+	case status >= 500:
+		return Class5xx
+	case status >= 400:
+		return Class4xx
+	}
+	return ClassOK
+}
+
+// numFailures is the number of httpx failure classes, ClassNone included.
+const numFailures = int(httpx.ClassTLS) + 1
+
+// Sample is one finished exchange, as the engine hands it to a Recorder.
+type Sample struct {
+	Step    int
+	Status  int         // zero when the exchange failed
+	Failure httpx.Class // ClassNone when there was a response
+	Latency time.Duration
+	Service time.Duration
+	TTFB    time.Duration
+	Connect time.Duration // zero when the connection was reused
+	Bytes   int64
+}
+
+// StepTotals are one step's figures.
+type StepTotals struct {
+	Latency  [NumClasses]*hdr.Histogram
+	Service  [NumClasses]*hdr.Histogram
+	TTFB     *hdr.Histogram // responses only
+	Count    [NumClasses]int64
+	Failures [numFailures]int64 // by httpx.Class
+	Bytes    int64
+	Checks   Checks
+}
+
+// Checks count the outcomes of a step's expectations.
+type Checks struct{ Passed, Failed int64 }
+
+// Counters are run-wide counts that belong to no step.
+type Counters struct {
+	Iterations int64 // journeys (or quick-mode requests) completed
+	Dropped    int64 // arrivals that found no free VU and were not started
+	Late       int64 // sent 1 ms or more after their due time
+	Unsent     int64 // due within the run but never sent
+}
+
+// LateAfter is how far past its due time a request must go out to count as late.
+const LateAfter = time.Millisecond
+
+// Recorder holds one worker's measurements. It is not safe for concurrent
+// use: one worker owns it.
+type Recorder struct {
+	Steps    []StepTotals
+	Connect  *hdr.Histogram
+	Lateness *hdr.Histogram
+	Counters Counters
+
+	iv *Interval
+}
+
+// NewRecorder makes a recorder for a run with the given number of steps.
+func NewRecorder(steps int) *Recorder {
+	return &Recorder{
+		Steps:    make([]StepTotals, steps),
+		Connect:  NewHistogram(),
+		Lateness: NewHistogram(),
+		iv:       newInterval(),
+	}
+}
+
+// Record adds one finished exchange.
+func (r *Recorder) Record(s *Sample) {
+	st := &r.Steps[s.Step]
+	class := ClassOf(s.Status, s.Failure != httpx.ClassNone)
+	st.Count[class]++
+	iv := r.iv
+	iv.Requests++
+	if class == ClassFailed {
+		st.Failures[s.Failure]++
+		iv.Errors++
+	} else {
+		if class != ClassOK {
+			iv.Errors++
+		}
+		if st.TTFB == nil {
+			st.TTFB = NewHistogram()
+		}
+		st.TTFB.RecordValue(micros(s.TTFB))
+		iv.Latency.RecordValue(micros(s.Latency))
+	}
+	if st.Latency[class] == nil {
+		st.Latency[class], st.Service[class] = NewHistogram(), NewHistogram()
+	}
+	st.Latency[class].RecordValue(micros(s.Latency))
+	st.Service[class].RecordValue(micros(s.Service))
+	if s.Connect > 0 {
+		r.Connect.RecordValue(micros(s.Connect))
+	}
+	st.Bytes += s.Bytes
+	iv.Bytes += s.Bytes
+}
+
+// RecordLateness records how long after its due time a request went out.
+func (r *Recorder) RecordLateness(late time.Duration) {
+	r.Lateness.RecordValue(micros(late))
+	if late >= LateAfter {
+		r.Counters.Late++
+		r.iv.Late++
+	}
+}
+
+// Iteration counts a completed journey.
+func (r *Recorder) Iteration() {
+	r.Counters.Iterations++
+	r.iv.Iterations++
+}
+
+// Dropped counts an arrival that could not start.
+func (r *Recorder) Dropped() {
+	r.Counters.Dropped++
+	r.iv.Dropped++
+}
+
+// Unsent counts requests that were due but never sent.
+func (r *Recorder) Unsent(n int64) { r.Counters.Unsent += n }
+
+// Check counts the outcome of one expectation of a step.
+func (r *Recorder) Check(step int, passed bool) {
+	if passed {
+		r.Steps[step].Checks.Passed++
+	} else {
+		r.Steps[step].Checks.Failed++
+	}
+}
+
+// Rotate ends the current interval and starts next, which must be empty
+// (from the Collector's pool). It returns the finished interval.
+func (r *Recorder) Rotate(next *Interval, active int64) *Interval {
+	iv := r.iv
+	iv.Active = active
+	r.iv = next
+	return iv
+}
+
+// ResetTotals forgets everything but the time series: the end of a warmup.
+func (r *Recorder) ResetTotals() {
+	for i := range r.Steps {
+		st := &r.Steps[i]
+		for c := range NumClasses {
+			if st.Latency[c] != nil {
+				st.Latency[c].Reset()
+				st.Service[c].Reset()
+			}
+		}
+		if st.TTFB != nil {
+			st.TTFB.Reset()
+		}
+		st.Count, st.Failures, st.Bytes, st.Checks = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}
+	}
+	r.Connect.Reset()
+	r.Lateness.Reset()
+	r.Counters = Counters{}
+}
+
+// Merge adds the measurements of o into r.
+func (r *Recorder) Merge(o *Recorder) {
+	for i := range r.Steps {
+		a, b := &r.Steps[i], &o.Steps[i]
+		for c := range NumClasses {
+			if b.Latency[c] == nil {
+				continue
+			}
+			if a.Latency[c] == nil {
+				a.Latency[c], a.Service[c] = NewHistogram(), NewHistogram()
+			}
+			a.Latency[c].Merge(b.Latency[c])
+			a.Service[c].Merge(b.Service[c])
+			a.Count[c] += b.Count[c]
+		}
+		if b.TTFB != nil {
+			if a.TTFB == nil {
+				a.TTFB = NewHistogram()
+			}
+			a.TTFB.Merge(b.TTFB)
+		}
+		for k := range b.Failures {
+			a.Failures[k] += b.Failures[k]
+		}
+		a.Bytes += b.Bytes
+		a.Checks.Passed += b.Checks.Passed
+		a.Checks.Failed += b.Checks.Failed
+	}
+	r.Connect.Merge(o.Connect)
+	r.Lateness.Merge(o.Lateness)
+	r.Counters.Iterations += o.Counters.Iterations
+	r.Counters.Dropped += o.Counters.Dropped
+	r.Counters.Late += o.Counters.Late
+	r.Counters.Unsent += o.Counters.Unsent
+}
+
+// Interval is one worker's figures for one interval of the time series,
+// across all steps.
+type Interval struct {
+	Latency    *hdr.Histogram // responses of any status
+	Requests   int64
+	Errors     int64 // failures and 4xx/5xx responses
+	Bytes      int64
+	Late       int64
+	Dropped    int64
+	Iterations int64
+	Active     int64
+}
+
+func newInterval() *Interval { return &Interval{Latency: NewHistogram()} }
+
+func (iv *Interval) reset() {
+	iv.Latency.Reset()
+	*iv = Interval{Latency: iv.Latency}
+}
+
+func (iv *Interval) add(o *Interval) {
+	iv.Latency.Merge(o.Latency)
+	iv.Requests += o.Requests
+	iv.Errors += o.Errors
+	iv.Bytes += o.Bytes
+	iv.Late += o.Late
+	iv.Dropped += o.Dropped
+	iv.Iterations += o.Iterations
+	iv.Active += o.Active
+}

@@ -1,0 +1,155 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// Percentiles summarizes a histogram of microseconds in milliseconds.
+func Percentiles(h *hdr.Histogram) result.Percentiles {
+	if h == nil || h.TotalCount() == 0 {
+		return result.Percentiles{}
+	}
+	return result.Percentiles{
+		Count: h.TotalCount(),
+		Min:   ms(h.Min()),
+		Mean:  h.Mean() / 1000,
+		P50:   ms(h.ValueAtQuantile(50)),
+		P90:   ms(h.ValueAtQuantile(90)),
+		P95:   ms(h.ValueAtQuantile(95)),
+		P99:   ms(h.ValueAtQuantile(99)),
+		P999:  ms(h.ValueAtQuantile(99.9)),
+		Max:   ms(h.Max()),
+	}
+}
+
+// merged returns the merge of the non-nil histograms of the given classes.
+func merged(hs []*hdr.Histogram) *hdr.Histogram {
+	out := NewHistogram()
+	for _, h := range hs {
+		if h != nil {
+			out.Merge(h)
+		}
+	}
+	return out
+}
+
+// responses picks a step's histograms of the classes that had a response.
+func responses(hs *[NumClasses]*hdr.Histogram) []*hdr.Histogram {
+	return []*hdr.Histogram{hs[ClassOK], hs[Class4xx], hs[Class5xx]}
+}
+
+// Summarize computes the figures of a set of steps measured over elapsed.
+// Latency, service time and TTFB cover every response, whatever its status;
+// failures (no response) are counted in Errors only.
+func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
+	var lat, svc, ttfb []*hdr.Histogram
+	s := result.Summary{Schema: result.SchemaSummary, Resolution: Resolution}
+	for _, i := range steps {
+		st := &r.Steps[i]
+		lat = append(lat, responses(&st.Latency)...)
+		svc = append(svc, responses(&st.Service)...)
+		ttfb = append(ttfb, st.TTFB)
+		for c := range NumClasses {
+			s.Requests += st.Count[c]
+		}
+		s.Responses += st.Count[ClassOK] + st.Count[Class4xx] + st.Count[Class5xx]
+		s.Errors.Status4xx += st.Count[Class4xx]
+		s.Errors.Status5xx += st.Count[Class5xx]
+		s.Errors.Connect += st.Failures[httpx.ClassConnect]
+		s.Errors.Timeout += st.Failures[httpx.ClassTimeout]
+		s.Errors.Reset += st.Failures[httpx.ClassReset]
+		s.Errors.Protocol += st.Failures[httpx.ClassProtocol]
+		s.Errors.TLS += st.Failures[httpx.ClassTLS]
+		s.BytesReceived += st.Bytes
+	}
+	e := &s.Errors
+	e.Total = e.Connect + e.Timeout + e.Reset + e.Protocol + e.TLS + e.Status4xx + e.Status5xx
+	s.DurationS = elapsed.Seconds()
+	if s.DurationS > 0 {
+		s.ThroughputRPS = float64(s.Requests) / s.DurationS
+	}
+	if s.Requests > 0 {
+		s.ErrorRate = float64(e.Total) / float64(s.Requests)
+	}
+	s.Latency = Percentiles(merged(lat))
+	s.Service = Percentiles(merged(svc))
+	s.TTFB = Percentiles(merged(ttfb))
+	return s
+}
+
+// RunSummary is Summarize over every step, plus the run-wide figures.
+func RunSummary(r *Recorder, elapsed time.Duration) result.Summary {
+	all := make([]int, len(r.Steps))
+	for i := range all {
+		all[i] = i
+	}
+	s := Summarize(r, all, elapsed)
+	if r.Connect.TotalCount() > 0 {
+		c := Percentiles(r.Connect)
+		s.Connect = &c
+	}
+	s.Late = result.Late{Count: r.Counters.Late}
+	if r.Lateness.TotalCount() > 0 {
+		s.Late.P50 = ms(r.Lateness.ValueAtQuantile(50))
+		s.Late.P99 = ms(r.Lateness.ValueAtQuantile(99))
+		s.Late.Max = ms(r.Lateness.Max())
+	}
+	s.Unsent = r.Counters.Unsent
+	return s
+}
+
+// Encode returns h in HdrHistogram's V2 compressed base64 encoding, or "" for
+// an empty or missing histogram.
+func Encode(h *hdr.Histogram) (string, error) {
+	if h == nil || h.TotalCount() == 0 {
+		return "", nil
+	}
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", fmt.Errorf("encode histogram: %w", err)
+	}
+	return string(b), nil
+}
+
+// Decode reads a histogram written by Encode.
+func Decode(s string) (*hdr.Histogram, error) {
+	if s == "" {
+		return NewHistogram(), nil
+	}
+	h, err := hdr.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	return h, nil
+}
+
+// StepHistograms encodes a step's histograms for result.json.
+func StepHistograms(st *StepTotals) (result.StepHistograms, error) {
+	var out result.StepHistograms
+	for c := range NumClasses {
+		if st.Latency[c] == nil || st.Latency[c].TotalCount() == 0 {
+			continue
+		}
+		lat, err := Encode(st.Latency[c])
+		if err != nil {
+			return out, err
+		}
+		svc, err := Encode(st.Service[c])
+		if err != nil {
+			return out, err
+		}
+		if out.Latency == nil {
+			out.Latency, out.Service = map[string]string{}, map[string]string{}
+		}
+		out.Latency[c.String()], out.Service[c.String()] = lat, svc
+	}
+	ttfb, err := Encode(st.TTFB)
+	out.TTFB = ttfb
+	return out, err
+}

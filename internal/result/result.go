@@ -1,0 +1,198 @@
+// Package result defines what a run leaves behind: the versioned schema of
+// result.json and of the summary that `loadlab run --json` prints. It owns no
+// behaviour beyond encoding, decoding and checking the schema version, so
+// every other package (engine, report, store, compare) can depend on it.
+//
+// Compatibility: fields are only ever added within a schema version. A
+// change that removes or renames a field, or changes a unit, bumps the
+// version; Decode refuses versions it does not know.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Schema versions.
+const (
+	SchemaResult  = "loadlab.result/v1"
+	SchemaSummary = "loadlab.summary/v1"
+)
+
+// Result is the content of result.json.
+type Result struct {
+	Schema  string    `json:"schema"`
+	Version string    `json:"loadlab_version"`
+	Name    string    `json:"name"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+
+	Settings Settings `json:"settings"`
+	Summary  Summary  `json:"summary"`
+	Steps    []Step   `json:"steps"`
+	// Histograms for the whole run, encoded losslessly.
+	Histograms RunHistograms `json:"histograms"`
+	Series     []Point       `json:"series"`
+	Validity   []Warning     `json:"validity,omitempty"`
+}
+
+// Settings are what the run was asked to do.
+type Settings struct {
+	Mode        string            `json:"mode"` // "closed" or "open"
+	URL         string            `json:"url,omitempty"`
+	Method      string            `json:"method,omitempty"`
+	Headers     []string          `json:"headers,omitempty"` // "Name: value", secrets masked
+	BodyBytes   int               `json:"body_bytes,omitempty"`
+	Connections int               `json:"connections,omitempty"` // closed: connections (VUs); open: the cap
+	Duration    Duration          `json:"duration,omitempty"`
+	Requests    int64             `json:"requests,omitempty"` // -n: total requests
+	Rate        float64           `json:"rate_per_s,omitempty"`
+	Timeout     Duration          `json:"timeout"`
+	KeepAlive   bool              `json:"keepalive"`
+	Insecure    bool              `json:"insecure,omitempty"`
+	MaxBody     int64             `json:"max_body_bytes"`
+	MaxHeader   int               `json:"max_header_bytes"`
+	Workers     int               `json:"workers"` // event loops (OS threads) that sent the load
+	Extra       map[string]string `json:"extra,omitempty"`
+}
+
+// Summary is the run's headline figures; `loadlab run --json` prints it.
+type Summary struct {
+	Schema        string       `json:"schema"`
+	Requests      int64        `json:"requests"`  // exchanges finished: responses of any status plus failures
+	Responses     int64        `json:"responses"` // of any status
+	DurationS     float64      `json:"duration_s"`
+	ThroughputRPS float64      `json:"throughput_rps"` // requests / duration_s
+	Errors        Errors       `json:"errors"`
+	ErrorRate     float64      `json:"error_rate"` // errors.total / requests
+	Latency       Percentiles  `json:"latency_ms"`
+	Service       Percentiles  `json:"service_time_ms"`
+	TTFB          Percentiles  `json:"ttfb_ms"`
+	Connect       *Percentiles `json:"connect_ms,omitempty"`
+	Late          Late         `json:"late"`
+	Unsent        int64        `json:"unsent"`       // open load: due within the run but never sent
+	Interrupted   bool         `json:"interrupted"`  // stopped early by Ctrl-C or a signal
+	BytesReceived int64        `json:"bytes_received"`
+	Resolution    string       `json:"resolution"` // of every latency figure
+}
+
+// Errors counts failed requests by class. Total = every class below.
+type Errors struct {
+	Total     int64 `json:"total"`
+	Connect   int64 `json:"connect"`
+	Timeout   int64 `json:"timeout"`
+	Reset     int64 `json:"reset"`
+	Protocol  int64 `json:"protocol"`
+	TLS       int64 `json:"tls"`
+	Status4xx int64 `json:"status_4xx"`
+	Status5xx int64 `json:"status_5xx"`
+}
+
+// Percentiles of a duration distribution, in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	Min   float64 `json:"min"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+}
+
+// Late describes requests of an open workload that went out after their due
+// time. Their latency still counts from the due time.
+type Late struct {
+	Count int64   `json:"count"` // sent 1 ms or more after due
+	P50   float64 `json:"p50_ms"`
+	P99   float64 `json:"p99_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+// Step is the figures of one step of one scenario. Quick mode has one.
+type Step struct {
+	Scenario   string         `json:"scenario"`
+	Name       string         `json:"step"`
+	Summary    Summary        `json:"summary"`
+	Histograms StepHistograms `json:"histograms"`
+}
+
+// StepHistograms are a step's distributions in HdrHistogram's V2 compressed
+// encoding (base64), by status class: "ok" (1xx to 3xx), "4xx", "5xx", and
+// "failed" (no response). Two results merge exactly by merging these.
+type StepHistograms struct {
+	Latency map[string]string `json:"latency,omitempty"`
+	Service map[string]string `json:"service,omitempty"`
+	TTFB    string            `json:"ttfb,omitempty"`
+}
+
+// RunHistograms are the run-wide distributions, encoded as in StepHistograms.
+type RunHistograms struct {
+	Connect  string `json:"connect,omitempty"`
+	Lateness string `json:"lateness,omitempty"`
+}
+
+// Point is one interval of the time series, normally one second.
+type Point struct {
+	T          float64 `json:"t"`   // end of the interval, seconds since the start
+	Len        float64 `json:"len"` // its length in seconds (the last one may be short)
+	Requests   int64   `json:"requests"`
+	Errors     int64   `json:"errors"`
+	RPS        float64 `json:"rps"`
+	P50        float64 `json:"p50_ms"`
+	P90        float64 `json:"p90_ms"`
+	P95        float64 `json:"p95_ms"`
+	P99        float64 `json:"p99_ms"`
+	Max        float64 `json:"max_ms"`
+	Late       int64   `json:"late"`
+	Dropped    int64   `json:"dropped"`
+	Iterations int64   `json:"iterations"`
+	Active     int64   `json:"active"` // exchanges in flight at the end of the interval
+	Bytes      int64   `json:"bytes"`
+}
+
+// Warning says why a run's figures may not be trusted.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("1m30s").
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Encode writes r as indented JSON.
+func Encode(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Decode reads a result and checks its schema version.
+func Decode(rd io.Reader) (*Result, error) {
+	var r Result
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("not a loadlab result: %w", err)
+	}
+	if r.Schema != SchemaResult {
+		return nil, fmt.Errorf("unsupported result schema %q (this loadlab reads %s)", r.Schema, SchemaResult)
+	}
+	return &r, nil
+}
