@@ -196,3 +196,5 @@ func Decode(rd io.Reader) (*Result, error) {
 	}
 	return &r, nil
 }
+
+func (d Duration) String() string { return time.Duration(d).String() }

@@ -17,34 +17,13 @@ import (
 	"math/bits"
 	"sort"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/quantity"
 )
 
 // Rate is a count per period: 7000 per 10 minutes is {7000, 10 * time.Minute}.
 // Keeping it as a fraction keeps constant-rate due times exact.
-type Rate struct {
-	Count float64
-	Per   time.Duration
-}
-
-// PerSecond is the rate in arrivals per second.
-func (r Rate) PerSecond() float64 {
-	if r.Per <= 0 {
-		return 0
-	}
-	return r.Count / r.Per.Seconds()
-}
-
-func (r Rate) String() string {
-	switch r.Per {
-	case time.Second:
-		return fmt.Sprintf("%g/s", r.Count)
-	case time.Minute:
-		return fmt.Sprintf("%g/m", r.Count)
-	case time.Hour:
-		return fmt.Sprintf("%g/h", r.Count)
-	}
-	return fmt.Sprintf("%g/%v", r.Count, r.Per)
-}
+type Rate = quantity.Rate
 
 // Stage moves the rate linearly from where the previous stage left it to
 // Target over Over. Holding is a stage whose Target equals the current rate.
@@ -96,7 +75,7 @@ func Stages(start Rate, stages []Stage) (*Open, error) {
 		return nil, errors.New("no stages")
 	}
 	o := &Open{}
-	r := start.PerSecond()
+	r := perSecond(start)
 	var at time.Duration
 	var cum float64
 	for i, s := range stages {
@@ -106,7 +85,7 @@ func Stages(start Rate, stages []Stage) (*Open, error) {
 		if s.Target.Count < 0 || s.Target.Per < 0 {
 			return nil, fmt.Errorf("stage %d: rate must not be negative", i+1)
 		}
-		r1 := s.Target.PerSecond()
+		r1 := perSecond(s.Target)
 		o.segments = append(o.segments, segment{start: at, length: s.Over, r0: r, r1: r1, cumBefore: cum})
 		cum += (r + r1) / 2 * s.Over.Seconds()
 		at += s.Over
@@ -247,4 +226,11 @@ func (r *Ramp) VUs(t time.Duration) int {
 		from = s.Target
 	}
 	return from
+}
+
+func perSecond(r Rate) float64 {
+	if r.Per <= 0 {
+		return 0
+	}
+	return r.PerSecond()
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+)
+
+// stdio is the process state a command may touch, so that tests can run the
+// real command with their own streams.
+type stdio struct {
+	in          io.Reader
+	out, err    io.Writer
+	isTerminal  func(w io.Writer) bool
+}
+
+// run executes the loadlab command line in args.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	io := &stdio{in: stdin, out: stdout, err: stderr, isTerminal: isTerminal}
+	root := newRoot(io)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	_, err := root.ExecuteContextC(ctx)
+	return err
+}
+
+func newRoot(io *stdio) *cobra.Command {
+	httpx.UserAgent = "loadlab/" + version()
+	root := &cobra.Command{
+		Use:   "loadlab",
+		Short: "Load tests and performance experiments for web servers",
+		Long: `loadlab measures web servers honestly and answers tuning questions.
+
+Exit codes: 0 success; 1 the run failed (target unreachable, server crashed,
+interrupted); 2 invalid input (flags, plan file), no load sent; 3 a threshold
+or a compare verdict failed.`,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError(fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath()))
+	})
+	root.AddCommand(newRunCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))
+	for _, c := range root.Commands() {
+		c.Args = wrapArgs(c.Args)
+	}
+	return root
+}
+
+// wrapArgs makes argument-count errors usage errors.
+func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		return nil
+	}
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return usageError(fmt.Errorf("%s: %w", c.CommandPath(), err))
+		}
+		return nil
+	}
+}
+
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "dev"
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v = "dev-" + s.Value[:12]
+			}
+		}
+	}
+	return v
+}
+
+func newVersionCommand(io *stdio) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print loadlab's version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(io.out, "loadlab", version())
+			return err
+		},
+	}
+}

@@ -1,0 +1,226 @@
+// Package engine runs a Program of VUs against its targets under a workload:
+// closed (a fixed or ramping number of VUs, each starting its next iteration
+// when the last one ends) or open (iterations start on a schedule whatever the
+// server does).
+//
+// The engine runs one worker per CPU it may use. A worker is an httpx.Loop on
+// its own OS thread that owns a share of the VUs and a metrics.Recorder, so
+// nothing on the request path takes a lock. Latency is measured from the
+// moment a request was due: in an open workload that is its scheduled time,
+// even if every connection was busy then, which corrects coordinated omission
+// by construction; in a closed workload it is when the VU was ready to send.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/schedule"
+)
+
+// Kind is the shape of a workload.
+type Kind int
+
+const (
+	Closed Kind = iota // VUs loop: a fixed number, for iterations or a duration
+	Ramp               // VUs loop; their number follows stages
+	Open               // iterations start on a schedule
+)
+
+// Workload says how much load to send and when.
+type Workload struct {
+	Kind Kind
+
+	// Closed: VUs, each running IterationsPerVU iterations (0: no limit), or
+	// all together SharedIterations (0: no limit), until Duration (0: no limit).
+	VUs              int
+	IterationsPerVU  int64
+	SharedIterations int64
+	Duration         time.Duration
+
+	// Ramp: the number of VUs over time.
+	Ramp *schedule.Ramp
+
+	// Open: when iterations are due, and at most MaxVUs at once. An arrival
+	// that finds every VU busy is dropped (counted), unless Queue is set:
+	// then it waits for a VU and goes out late (quick mode's --rate with -c).
+	Arrivals *schedule.Open
+	MaxVUs   int
+	Queue    bool
+
+	// Grace is how long requests in flight at the end may take to finish
+	// before they are abandoned. Zero means the request timeout.
+	Grace time.Duration
+}
+
+// Config is everything a run needs.
+type Config struct {
+	Program  *Program
+	Workload Workload
+	HTTP     httpx.Options
+	// Workers is the number of event loops; zero means GOMAXPROCS, and never
+	// more than there are VUs.
+	Workers int
+	// Warmup is left out of the totals (not of the time series).
+	Warmup time.Duration
+	// OnPoint, if set, receives each point of the time series as it is made.
+	OnPoint func(result.Point)
+	// Seed makes scenario choice and think times reproducible; zero picks one.
+	Seed uint64
+}
+
+// Outcome is what a run measured.
+type Outcome struct {
+	Totals      *metrics.Recorder
+	Series      []result.Point
+	Started     time.Time     // when the load began
+	Elapsed     time.Duration // the measured window: after any warmup, until the last response
+	Interrupted bool          // stopped by ctx before its end
+	Workers     int
+	// InFlight is how many exchanges were abandoned at the end: still in
+	// flight when the grace period ran out or the run was interrupted.
+	InFlight int64
+}
+
+// Run runs the program under the workload until it ends or ctx is done.
+// Interrupted by ctx, it still returns everything measured so far.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	w := cfg.Workload
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, cfg.maxVUs()))
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64()
+	}
+	if w.Grace <= 0 {
+		w.Grace = cfg.HTTP.Timeout
+		if w.Grace <= 0 {
+			w.Grace = httpx.DefaultTimeout
+		}
+		cfg.Workload.Grace = w.Grace
+	}
+
+	// The epoch is a little ahead so that every loop is running at time zero.
+	epoch := time.Now().Add(5 * time.Millisecond)
+	coll := metrics.NewCollector(workers, cfg.OnPoint)
+	run := &run{cfg: &cfg, workers: make([]*worker, workers), epoch: epoch}
+	if w.SharedIterations > 0 {
+		run.shared.Store(w.SharedIterations)
+	}
+	for i := range workers {
+		loop, err := httpx.NewLoop(epoch, cfg.HTTP)
+		if err != nil {
+			for _, wk := range run.workers[:i] {
+				wk.loop.Stop()
+			}
+			return nil, err
+		}
+		run.workers[i] = newWorker(run, i, loop, coll)
+	}
+
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for i, wk := range run.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk.loop.Post(wk.start)
+			errs[i] = wk.loop.Run()
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+
+	interrupted := false
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		interrupted = true
+		for _, wk := range run.workers {
+			wk.loop.Post(wk.interrupt)
+		}
+		<-finished
+	}
+	coll.Close()
+
+	out := &Outcome{
+		Totals:      metrics.NewRecorder(len(cfg.Program.Steps)),
+		Series:      coll.Series(),
+		Started:     epoch,
+		Interrupted: interrupted,
+		Workers:     workers,
+	}
+	var end time.Duration
+	for _, wk := range run.workers {
+		out.Totals.Merge(wk.rec)
+		end = max(end, wk.end)
+		out.InFlight += wk.abandoned
+	}
+	out.Elapsed = max(end-cfg.Warmup, 0)
+	return out, errors.Join(errs...)
+}
+
+func (cfg *Config) check() error {
+	if cfg.Program == nil || len(cfg.Program.Scenarios) == 0 {
+		return errors.New("engine: no scenarios")
+	}
+	w := cfg.Workload
+	switch w.Kind {
+	case Closed:
+		if w.VUs <= 0 {
+			return fmt.Errorf("engine: %d VUs", w.VUs)
+		}
+		if w.IterationsPerVU <= 0 && w.SharedIterations <= 0 && w.Duration <= 0 {
+			return errors.New("engine: a closed workload needs iterations or a duration")
+		}
+	case Ramp:
+		if w.Ramp == nil {
+			return errors.New("engine: ramp without stages")
+		}
+	case Open:
+		if w.Arrivals == nil || w.MaxVUs <= 0 {
+			return errors.New("engine: open workload without arrivals or VUs")
+		}
+	}
+	return nil
+}
+
+func (cfg *Config) maxVUs() int {
+	switch cfg.Workload.Kind {
+	case Ramp:
+		return max(cfg.Workload.Ramp.Max(), 1)
+	case Open:
+		return cfg.Workload.MaxVUs
+	}
+	return cfg.Workload.VUs
+}
+
+// run is the state the workers share.
+type run struct {
+	cfg     *Config
+	workers []*worker
+	epoch   time.Time
+	shared  atomic.Int64 // shared iterations left
+}
+
+// claim takes one shared iteration; false when none is left.
+func (r *run) claim() bool {
+	if r.cfg.Workload.SharedIterations <= 0 {
+		return true
+	}
+	return r.shared.Add(-1) >= 0
+}

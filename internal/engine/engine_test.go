@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/schedule"
+)
+
+func quick(t *testing.T, rawURL string) *Program {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := httpx.ResolveTarget(context.Background(), u, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httpx.Request{Method: "GET", Target: "/", Host: tg.Host}
+	return QuickProgram("GET /", tg, r.Append(nil), "GET", false)
+}
+
+func okServer(t *testing.T, delay time.Duration) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(delay)
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestClosedSharedIterations(t *testing.T) {
+	srv := okServer(t, 0)
+	out, err := Run(context.Background(), Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Closed, VUs: 7, SharedIterations: 1000},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := metrics.RunSummary(out.Totals, out.Elapsed)
+	if s.Requests != 1000 || s.Responses != 1000 || s.Errors.Total != 0 {
+		t.Fatalf("requests %d responses %d errors %+v, want exactly 1000 ok", s.Requests, s.Responses, s.Errors)
+	}
+	if out.Totals.Counters.Iterations != 1000 {
+		t.Errorf("iterations %d", out.Totals.Counters.Iterations)
+	}
+}
+
+func TestClosedIterationsPerVU(t *testing.T) {
+	srv := okServer(t, 0)
+	out, err := Run(context.Background(), Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Closed, VUs: 5, IterationsPerVU: 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := out.Totals.Counters.Iterations; n != 15 {
+		t.Fatalf("iterations %d, want 15", n)
+	}
+}
+
+func TestClosedDuration(t *testing.T) {
+	srv := okServer(t, 10*time.Millisecond)
+	start := time.Now()
+	out, err := Run(context.Background(), Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Closed, VUs: 4, Duration: 1500 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if took < 1500*time.Millisecond || took > 2500*time.Millisecond {
+		t.Errorf("took %v, want about 1.5s", took)
+	}
+	s := metrics.RunSummary(out.Totals, out.Elapsed)
+	// 4 VUs at ~10 ms each: ~400/s for 1.5s.
+	if s.Requests < 200 || s.Requests > 650 {
+		t.Errorf("requests %d, want about 600", s.Requests)
+	}
+	if len(out.Series) != 2 {
+		t.Errorf("series has %d points, want 2 (1s and 0.5s)", len(out.Series))
+	}
+	var total int64
+	for _, p := range out.Series {
+		total += p.Requests
+	}
+	if total != s.Requests {
+		t.Errorf("series adds up to %d requests, totals say %d", total, s.Requests)
+	}
+}
+
+func TestOpenExactArrivals(t *testing.T) {
+	srv := okServer(t, 0)
+	arr, err := schedule.Constant(schedule.Rate{Count: 400, Per: time.Second}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 20, Queue: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := metrics.RunSummary(out.Totals, out.Elapsed)
+	if s.Requests != 400 || s.Unsent != 0 {
+		t.Fatalf("requests %d unsent %d, want 400 and 0", s.Requests, s.Unsent)
+	}
+	if s.Late.P99 > 1 {
+		t.Errorf("p99 lateness %.3f ms, want under 1 ms", s.Late.P99)
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	srv := okServer(t, 5*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	out, err := Run(ctx, Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Closed, VUs: 4, Duration: time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("stopped after %v, want within a second of the interrupt", took)
+	}
+	if !out.Interrupted || out.Totals.Counters.Iterations == 0 {
+		t.Errorf("interrupted %v with %d iterations", out.Interrupted, out.Totals.Counters.Iterations)
+	}
+}

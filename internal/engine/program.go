@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+)
+
+// Program is what the VUs run: weighted scenarios of steps. Quick mode is a
+// program of one scenario with one request step.
+type Program struct {
+	Scenarios []*Scenario
+	// Steps lists every request step of every scenario; a step's ID is its
+	// index here, and the metrics are kept per ID.
+	Steps []StepInfo
+}
+
+// StepInfo names a request step for the results.
+type StepInfo struct {
+	Scenario string
+	Name     string
+}
+
+// Scenario is one user journey.
+type Scenario struct {
+	Name   string
+	Weight int
+	Steps  []*Step
+}
+
+// Step is a request or a pause. Exactly one of Think and Request is set.
+type Step struct {
+	ID   int // index into Program.Steps; unused for pauses
+	Name string
+
+	// Think returns how long the VU pauses.
+	Think func(v *VU) time.Duration
+
+	Request *RequestStep
+}
+
+// RequestStep sends one request and looks at the response.
+type RequestStep struct {
+	Target *httpx.Target
+	// Static is the encoded request when it never changes; otherwise Build
+	// appends the encoded request for this VU to dst.
+	Static []byte
+	Build  func(v *VU, dst []byte) ([]byte, error)
+	// Method facts the connection needs.
+	Head       bool
+	Idempotent bool
+	CloseAfter bool
+	// Keep asks for the header block and body, for After.
+	Keep bool
+	// After inspects the response: checks and captures. It returns false to
+	// end the iteration early (a failed check that is marked fatal, say).
+	After func(v *VU, x *httpx.Exchange) bool
+}
+
+// QuickProgram is the program of `loadlab run --url`: one request, again and again.
+func QuickProgram(name string, target *httpx.Target, request []byte, method string, closeAfter bool) *Program {
+	step := &Step{Name: name, Request: &RequestStep{
+		Target:     target,
+		Static:     request,
+		Head:       method == "HEAD",
+		Idempotent: httpx.Idempotent(method),
+		CloseAfter: closeAfter,
+	}}
+	return &Program{
+		Scenarios: []*Scenario{{Name: "default", Weight: 1, Steps: []*Step{step}}},
+		Steps:     []StepInfo{{Scenario: "default", Name: name}},
+	}
+}

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// Result turns what a run measured into the result.json schema. The caller
+// fills in the name, settings and validity.
+func (o *Outcome) Result(p *Program) (*result.Result, error) {
+	r := &result.Result{
+		Schema:  result.SchemaResult,
+		Started: o.Started,
+		Ended:   o.Started.Add(o.Elapsed),
+		Summary: metrics.RunSummary(o.Totals, o.Elapsed),
+		Series:  o.Series,
+	}
+	r.Summary.Interrupted = o.Interrupted
+	for i, info := range p.Steps {
+		st := &o.Totals.Steps[i]
+		h, err := metrics.StepHistograms(st)
+		if err != nil {
+			return nil, err
+		}
+		r.Steps = append(r.Steps, result.Step{
+			Scenario:   info.Scenario,
+			Name:       info.Name,
+			Summary:    metrics.Summarize(o.Totals, []int{i}, o.Elapsed),
+			Histograms: h,
+		})
+	}
+	var err error
+	if r.Histograms.Connect, err = metrics.Encode(o.Totals.Connect); err != nil {
+		return nil, err
+	}
+	if r.Histograms.Lateness, err = metrics.Encode(o.Totals.Lateness); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

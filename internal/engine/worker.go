@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
+)
+
+// worker owns one event loop and everything that runs on it: a share of the
+// VUs, its Recorder, and its share of the arrivals of an open workload.
+// Every method runs on the loop's goroutine.
+type worker struct {
+	run  *run
+	id   int
+	loop *httpx.Loop
+	rec  *metrics.Recorder
+	coll *metrics.Collector
+	rng  *rand.Rand
+	wl   *Workload
+
+	vus      []*VU
+	idle     []*VU // open: VUs free for the next arrival
+	active   int   // VUs in an iteration
+	inflight int   // exchanges in flight
+	sample   metrics.Sample
+
+	second    int // of the time series, being recorded now
+	stopping  bool
+	finished  bool
+	end       time.Duration
+	abandoned int64
+
+	// open workloads
+	nextArrival  int64 // the next arrival index this worker owns
+	arrivalsDone bool
+	queued       int64 // arrivals due, waiting for a VU (Queue)
+	queueNext    int64 // the oldest queued arrival index
+
+	// ramping workloads
+	wanted int // VUs wanted on this worker now
+	timers workerTimers
+}
+
+// workerTimers are the worker's own timers, each a small type so that
+// setting one does not allocate.
+type workerTimers struct {
+	tick     tickTimer
+	end      endTimer
+	grace    graceTimer
+	warmup   warmupTimer
+	arrivals arrivalTimer
+	ramp     rampTimer
+}
+
+func newWorker(r *run, id int, loop *httpx.Loop, coll *metrics.Collector) *worker {
+	w := &worker{
+		run:  r,
+		id:   id,
+		loop: loop,
+		rec:  metrics.NewRecorder(len(r.cfg.Program.Steps)),
+		coll: coll,
+		rng:  rand.New(rand.NewPCG(r.cfg.Seed, uint64(id))),
+		wl:   &r.cfg.Workload,
+	}
+	w.timers = workerTimers{tickTimer{w}, endTimer{w}, graceTimer{w}, warmupTimer{w}, arrivalTimer{w}, rampTimer{w}}
+	n := len(r.workers)
+	total := r.cfg.maxVUs()
+	for g := id; g < total; g += n {
+		w.vus = append(w.vus, newVU(w, g))
+	}
+	w.nextArrival = int64(id)
+	return w
+}
+
+// start runs at time zero (or as soon after as the loop gets going).
+func (w *worker) start() {
+	wl := w.wl
+	now := w.loop.Now()
+	if now < 0 {
+		// Wait for the epoch so that every worker starts together.
+		w.loop.At(0, startTimer{w})
+		return
+	}
+	w.loop.At(time.Second, &w.timers.tick)
+	if w.run.cfg.Warmup > 0 {
+		w.loop.At(w.run.cfg.Warmup, &w.timers.warmup)
+	}
+	switch wl.Kind {
+	case Closed:
+		if wl.Duration > 0 {
+			w.loop.At(wl.Duration, &w.timers.end)
+		}
+		for _, v := range w.vus {
+			if !w.run.claim() {
+				break
+			}
+			v.begin(now)
+		}
+	case Ramp:
+		w.loop.At(wl.Ramp.Duration(), &w.timers.end)
+		w.timers.ramp.Fire(now)
+	case Open:
+		w.idle = append(w.idle, w.vus...)
+		w.loop.At(wl.Arrivals.Duration(), &w.timers.end)
+		w.timers.arrivals.Fire(now)
+	}
+	w.checkDone()
+}
+
+type startTimer struct{ w *worker }
+
+func (t startTimer) Fire(time.Duration) { t.w.start() }
+
+// pick chooses the scenario of the next iteration by weight.
+func (w *worker) pick() *Scenario {
+	sc := w.run.cfg.Program.Scenarios
+	if len(sc) == 1 {
+		return sc[0]
+	}
+	total := 0
+	for _, s := range sc {
+		total += s.Weight
+	}
+	n := w.rng.IntN(total)
+	for _, s := range sc {
+		if n < s.Weight {
+			return s
+		}
+		n -= s.Weight
+	}
+	return sc[len(sc)-1]
+}
+
+// iterationDone decides what a VU does after an iteration ends.
+func (w *worker) iterationDone(v *VU, completed bool) {
+	if completed {
+		w.rec.Iteration()
+	}
+	v.running = false
+	w.active--
+	now := w.loop.Now()
+	if !w.stopping {
+		wl := w.wl
+		switch wl.Kind {
+		case Closed:
+			if (wl.IterationsPerVU == 0 || v.iterations < wl.IterationsPerVU) && w.run.claim() {
+				v.begin(now)
+			}
+		case Ramp:
+			if v.index < w.wanted {
+				v.begin(now)
+			}
+		case Open:
+			w.idle = append(w.idle, v)
+			w.startQueued(now)
+		}
+	} else if w.wl.Kind == Open {
+		w.idle = append(w.idle, v)
+		w.startQueued(now)
+	}
+	w.checkDone()
+}
+
+// startQueued gives free VUs to arrivals that waited for one.
+func (w *worker) startQueued(now time.Duration) {
+	for w.queued > 0 && len(w.idle) > 0 {
+		due, _ := w.wl.Arrivals.Due(w.queueNext)
+		w.queueNext += int64(len(w.run.workers))
+		w.queued--
+		w.beginArrival(now, due)
+	}
+}
+
+func (w *worker) popIdle() *VU {
+	n := len(w.idle)
+	if n == 0 {
+		return nil
+	}
+	v := w.idle[n-1]
+	w.idle = w.idle[:n-1]
+	return v
+}
+
+func (w *worker) beginArrival(now, due time.Duration) {
+	v := w.popIdle()
+	w.rec.RecordLateness(now - due)
+	v.begin(due)
+}
+
+// checkDone finishes the worker when no more work can come.
+func (w *worker) checkDone() {
+	if w.finished || w.active > 0 {
+		return
+	}
+	switch {
+	case w.stopping:
+		if w.queued > 0 {
+			return // queued arrivals still go out within the grace period
+		}
+	case w.wl.Kind == Open:
+		if !w.arrivalsDone || w.queued > 0 {
+			return
+		}
+	case w.wl.Kind == Ramp:
+		return // the end timer stops it
+	case w.wl.Kind == Closed:
+		if w.wl.IterationsPerVU == 0 && w.wl.SharedIterations == 0 {
+			return // duration only: the end timer stops it
+		}
+	}
+	w.finish()
+}
+
+// stop ends the workload: no new iterations start; those in progress may
+// finish within the grace period, as k6's gracefulStop lets them.
+func (w *worker) stop() {
+	if w.stopping {
+		return
+	}
+	w.stopping = true
+	if !w.finished {
+		w.loop.At(w.loop.Now()+w.wl.Grace, &w.timers.grace)
+		w.checkDone()
+	}
+}
+
+// finish submits the last interval and stops the loop.
+func (w *worker) finish() {
+	if w.finished {
+		return
+	}
+	w.finished = true
+	w.end = w.loop.Now()
+	w.abandoned = int64(w.inflight)
+	w.rec.Unsent(w.queued)
+	length := w.end - time.Duration(w.second)*time.Second
+	w.coll.Submit(w.second, max(length, 0), w.rec.Rotate(w.coll.NewInterval(), int64(w.active)))
+	w.loop.Stop()
+}
+
+// interrupt stops at once: Ctrl-C.
+func (w *worker) interrupt() {
+	w.stopping = true
+	w.finish()
+}
+
+type tickTimer struct{ w *worker }
+
+func (t *tickTimer) Fire(now time.Duration) {
+	w := t.w
+	if w.finished {
+		return
+	}
+	w.coll.Submit(w.second, time.Second, w.rec.Rotate(w.coll.NewInterval(), int64(w.active)))
+	w.second++
+	w.loop.At(time.Duration(w.second+1)*time.Second, t)
+}
+
+type endTimer struct{ w *worker }
+
+func (t *endTimer) Fire(time.Duration) { t.w.stop() }
+
+type graceTimer struct{ w *worker }
+
+func (t *graceTimer) Fire(time.Duration) { t.w.finish() }
+
+type warmupTimer struct{ w *worker }
+
+func (t *warmupTimer) Fire(time.Duration) { t.w.rec.ResetTotals() }
+
+// arrivalTimer starts the arrivals that are due and sleeps until the next.
+type arrivalTimer struct{ w *worker }
+
+func (t *arrivalTimer) Fire(now time.Duration) {
+	w := t.w
+	step := int64(len(w.run.workers))
+	for !w.stopping {
+		due, ok := w.wl.Arrivals.Due(w.nextArrival)
+		if !ok {
+			w.arrivalsDone = true
+			w.checkDone()
+			return
+		}
+		if due > now {
+			w.loop.At(due, t)
+			return
+		}
+		w.nextArrival += step
+		switch {
+		case w.queued == 0 && len(w.idle) > 0:
+			w.beginArrival(now, due)
+		case w.wl.Queue:
+			if w.queued == 0 {
+				w.queueNext = w.nextArrival - step
+			}
+			w.queued++
+		default:
+			w.rec.Dropped()
+		}
+		now = w.loop.Now()
+	}
+}
+
+// rampTimer follows the number of VUs a ramping workload wants.
+type rampTimer struct{ w *worker }
+
+// rampEvery is how often a ramping workload adjusts its VUs.
+const rampEvery = 100 * time.Millisecond
+
+func (t *rampTimer) Fire(now time.Duration) {
+	w := t.w
+	if w.stopping {
+		return
+	}
+	n := len(w.run.workers)
+	total := w.wl.Ramp.VUs(now)
+	// VUs g ≡ id (mod n) with g < total live on this worker.
+	w.wanted = 0
+	if total > w.id {
+		w.wanted = (total - w.id + n - 1) / n
+	}
+	for _, v := range w.vus[:min(w.wanted, len(w.vus))] {
+		if !v.running {
+			v.begin(now)
+		}
+	}
+	// VUs above the wanted number stop at the end of their iteration.
+	w.loop.At(now+rampEvery, t)
+}

@@ -1,0 +1,194 @@
+// Package report renders results for people and tools: the terminal summary,
+// the JSON summary that scripts parse, and (with later work) markdown, HTML
+// and CSV. Every renderer takes a result and an io.Writer, and reports the
+// first write error.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// errWriter remembers the first write error so renderers can write freely
+// and check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// JSON writes the run's summary as one JSON object: the stable interface for
+// scripts (schema loadlab.summary/v1).
+func JSON(w io.Writer, r *result.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.Summary)
+}
+
+// Text writes the terminal summary of a run.
+func Text(w io.Writer, r *result.Result) error {
+	ew := &errWriter{w: w}
+	s := &r.Summary
+	ew.printf("%s\n", headline(r))
+	errs := "no errors"
+	if s.Errors.Total > 0 {
+		errs = fmt.Sprintf("%s errors (%.2f%%)", count(s.Errors.Total), 100*s.ErrorRate)
+	}
+	ew.printf("%s requests in %.2fs, %s/s, %s\n", count(s.Requests), s.DurationS, rate(s.ThroughputRPS), errs)
+	if s.Interrupted {
+		ew.printf("interrupted: these are the figures measured until then\n")
+	}
+	ew.printf("\n")
+	open := r.Settings.Mode == "open"
+	rows := []row{{"latency", s.Latency}}
+	if open {
+		rows = append(rows, row{"service time", s.Service})
+	}
+	rows = append(rows, row{"first byte", s.TTFB})
+	if s.Connect != nil {
+		rows = append(rows, row{"connect", *s.Connect})
+	}
+	percentileTable(ew, "(ms)", rows)
+	if e := errorList(&s.Errors); e != "" {
+		ew.printf("\nerrors      %s\n", e)
+	}
+	if open || s.Late.Count > 0 {
+		ew.printf("late        %s requests went out 1 ms or more after their due time (p50 %s ms, p99 %s ms, max %s ms)\n",
+			count(s.Late.Count), ms(s.Late.P50), ms(s.Late.P99), ms(s.Late.Max))
+	}
+	if s.Unsent > 0 {
+		ew.printf("unsent      %s requests were due but never sent before the run ended\n", count(s.Unsent))
+	}
+	if len(r.Steps) > 1 {
+		ew.printf("\n")
+		stepTable(ew, r.Steps)
+	}
+	ew.printf("received    %s\n", quantity.FormatBytes(s.BytesReceived))
+	for _, v := range r.Validity {
+		ew.printf("WARNING     %s\n", v.Message)
+	}
+	ew.printf("resolution  %s\n", s.Resolution)
+	return ew.err
+}
+
+func headline(r *result.Result) string {
+	st := &r.Settings
+	parts := []string{}
+	if st.URL != "" {
+		parts = append(parts, st.Method+" "+st.URL)
+	} else if r.Name != "" {
+		parts = append(parts, r.Name)
+	}
+	switch st.Mode {
+	case "open":
+		parts = append(parts, fmt.Sprintf("open, %s/s, up to %d connections", rate(st.Rate), st.Connections))
+	default:
+		parts = append(parts, fmt.Sprintf("closed, %d connections", st.Connections))
+	}
+	if st.Duration > 0 {
+		parts = append(parts, st.Duration.String())
+	}
+	if st.Requests > 0 {
+		parts = append(parts, count(st.Requests)+" requests")
+	}
+	return strings.Join(parts, " · ")
+}
+
+type row struct {
+	name string
+	p    result.Percentiles
+}
+
+func percentileTable(ew *errWriter, unit string, rows []row) {
+	ew.printf("%-18s %9s %9s %9s %9s %9s %9s %9s\n", unit, "min", "p50", "p90", "p95", "p99", "p99.9", "max")
+	for _, r := range rows {
+		p := r.p
+		if p.Count == 0 {
+			ew.printf("%-18s %9s\n", r.name, "-")
+			continue
+		}
+		ew.printf("%-18s %9s %9s %9s %9s %9s %9s %9s\n", r.name, ms(p.Min), ms(p.P50), ms(p.P90), ms(p.P95), ms(p.P99), ms(p.P999), ms(p.Max))
+	}
+}
+
+func stepTable(ew *errWriter, steps []result.Step) {
+	ew.printf("%-28s %10s %8s %9s %9s %9s %9s\n", "step", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "max ms")
+	for _, st := range steps {
+		s := &st.Summary
+		name := st.Name
+		if st.Scenario != "" && st.Scenario != "default" {
+			name = st.Scenario + " / " + name
+		}
+		ew.printf("%-28s %10s %8s %9s %9s %9s %9s\n", clip(name, 28), count(s.Requests), count(s.Errors.Total),
+			ms(s.Latency.P50), ms(s.Latency.P95), ms(s.Latency.P99), ms(s.Latency.Max))
+	}
+	ew.printf("\n")
+}
+
+func errorList(e *result.Errors) string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"protocol", e.Protocol}, {"tls", e.TLS}, {"4xx", e.Status4xx}, {"5xx", e.Status5xx}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", c.name, count(c.n)))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+// ms formats milliseconds with three significant digits.
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 1:
+		return fmt.Sprintf("%.3f", v)
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func rate(v float64) string {
+	if v >= 100 {
+		return count(int64(v + 0.5))
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// count writes an integer with thousands separators.
+func count(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + count(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

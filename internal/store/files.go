@@ -1,0 +1,93 @@
+// Package store keeps results on disk: each run's directory (result.json and
+// the files beside it), written atomically so that an interrupted run or a
+// full disk never leaves a half-written file, and the SQLite history of an
+// experiment's runs.
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// ResultFile is the name of a run's result in its directory.
+const ResultFile = "result.json"
+
+// CheckWritable makes sure dir exists (creating it) and that a file can be
+// written in it, so that a run fails before any load rather than after.
+func CheckWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create output directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".loadlab-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in output directory: %w", err)
+	}
+	name := f.Name()
+	_, werr := f.Write([]byte("ok"))
+	cerr := f.Close()
+	os.Remove(name)
+	if err := errors.Join(werr, cerr); err != nil {
+		return fmt.Errorf("cannot write in output directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// WriteFile writes data to path atomically: to a temporary file in the same
+// directory, synced, then renamed over path. On any error path is untouched.
+func WriteFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteResult writes r as dir/result.json, atomically.
+func WriteResult(dir string, r *result.Result) error {
+	var buf bytes.Buffer
+	if err := result.Encode(&buf, r); err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	return WriteFile(filepath.Join(dir, ResultFile), buf.Bytes())
+}
+
+// ReadResult reads a result from a run directory or a result file.
+func ReadResult(path string) (*result.Result, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, ResultFile)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := result.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
