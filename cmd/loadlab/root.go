@@ -14,9 +14,9 @@ import (
 // stdio is the process state a command may touch, so that tests can run the
 // real command with their own streams.
 type stdio struct {
-	in          io.Reader
-	out, err    io.Writer
-	isTerminal  func(w io.Writer) bool
+	in         io.Reader
+	out, err   io.Writer
+	isTerminal func(w io.Writer) bool
 }
 
 // run executes the loadlab command line in args.

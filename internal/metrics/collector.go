@@ -50,7 +50,7 @@ func NewCollector(workers int, onPoint func(result.Point)) *Collector {
 	return c
 }
 
-// NewInterval returns an empty interval for a worker's first second.
+// NewInterval returns an empty interval for a worker's next second.
 func (c *Collector) NewInterval() *Interval {
 	select {
 	case iv := <-c.pool:
@@ -61,11 +61,9 @@ func (c *Collector) NewInterval() *Interval {
 }
 
 // Submit hands over a worker's figures for the given second, whose length is
-// normally one second (the last may be shorter), and returns an empty
-// interval for the next.
-func (c *Collector) Submit(second int, length time.Duration, iv *Interval) *Interval {
+// normally one second (the last may be shorter). The collector owns iv after.
+func (c *Collector) Submit(second int, length time.Duration, iv *Interval) {
 	c.in <- submission{second, length, iv}
-	return c.NewInterval()
 }
 
 // Close waits until every submitted interval is in the series. Every worker

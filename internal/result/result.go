@@ -72,8 +72,8 @@ type Summary struct {
 	TTFB          Percentiles  `json:"ttfb_ms"`
 	Connect       *Percentiles `json:"connect_ms,omitempty"`
 	Late          Late         `json:"late"`
-	Unsent        int64        `json:"unsent"`       // open load: due within the run but never sent
-	Interrupted   bool         `json:"interrupted"`  // stopped early by Ctrl-C or a signal
+	Unsent        int64        `json:"unsent"`      // open load: due within the run but never sent
+	Interrupted   bool         `json:"interrupted"` // stopped early by Ctrl-C or a signal
 	BytesReceived int64        `json:"bytes_received"`
 	Resolution    string       `json:"resolution"` // of every latency figure
 }

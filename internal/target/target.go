@@ -72,10 +72,10 @@ func ParseStatusMix(s string) ([]StatusWeight, error) {
 
 // Server is the handler plus the state it shares across requests.
 type Server struct {
-	opts    Options
-	start   time.Time
-	slots   chan struct{}
-	body    []byte
+	opts      Options
+	start     time.Time
+	slots     chan struct{}
+	body      []byte
 	Served    atomic.Int64
 	running   atomic.Int64
 	wakeDelay atomic.Int64 // ns: how late a nanosleep wakes, on average
