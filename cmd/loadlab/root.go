@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"io"
 	"runtime/debug"
 
@@ -28,6 +30,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	_, err := root.ExecuteContextC(ctx)
+	var ee *exitError
+	if err != nil && !errors.As(err, &ee) && strings.HasPrefix(err.Error(), "unknown command") {
+		return usageError(err)
+	}
 	return err
 }
 

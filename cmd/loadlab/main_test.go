@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+func TestMain(m *testing.M) {
+	targettest.Main()
+	os.Exit(m.Run())
+}
+
+// cli runs the loadlab command line and returns its output and exit code.
+func cli(ctx context.Context, t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(ctx, args, strings.NewReader(""), &out, &errb)
+	code = reportExit(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+// counting is an in-process server that counts the requests it gets.
+func counting(t *testing.T) (string, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &n
+}
+
+func TestBadInput(t *testing.T) {
+	url, served := counting(t)
+	ok := url + "/"
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"malformed url", []string{"run", "--url", "http://[::1"}, 2, "bad --url"},
+		{"unknown scheme", []string{"run", "--url", "ftp://127.0.0.1/"}, 2, "scheme must be http or https"},
+		{"no host", []string{"run", "--url", "http:///x"}, 2, "no host"},
+		{"bad port", []string{"run", "--url", "http://127.0.0.1:99999/"}, 2, "bad port"},
+		{"no url", []string{"run"}, 2, "give --url"},
+		{"zero connections", []string{"run", "--url", ok, "-c", "0"}, 2, "-c must be positive"},
+		{"negative connections", []string{"run", "--url", ok, "-c", "-3"}, 2, "-c must be positive"},
+		{"negative count", []string{"run", "--url", ok, "-n", "-1"}, 2, "-n must be positive"},
+		{"negative duration", []string{"run", "--url", ok, "-d", "-1s"}, 2, "-d must be positive"},
+		{"zero rate", []string{"run", "--url", ok, "--rate", "0/s"}, 2, "count must be positive"},
+		{"negative rate", []string{"run", "--url", ok, "--rate", "-5/s"}, 2, "count must be positive"},
+		{"rate without unit", []string{"run", "--url", ok, "--rate", "5/fortnight"}, 2, "bad rate"},
+		{"zero timeout", []string{"run", "--url", ok, "--timeout", "0s"}, 2, "--timeout must be positive"},
+		{"bad header", []string{"run", "--url", ok, "-H", "NoColon"}, 2, "want 'Name: value'"},
+		{"bad method", []string{"run", "--url", ok, "-X", "GE T"}, 2, "bad method"},
+		{"two bodies", []string{"run", "--url", ok, "--body", "a", "--body-file", "b"}, 2, "not both"},
+		{"unknown flag", []string{"run", "--url", ok, "--bogus"}, 2, "unknown flag: --bogus"},
+		{"unknown command", []string{"bogus"}, 2, "unknown command"},
+		{"extra argument", []string{"run", "--url", ok, "extra"}, 2, "unknown command"},
+		{"unwritable out", []string{"run", "--url", ok, "-n", "5", "--out", "/proc/loadlab-nope"}, 2, "--out"},
+		{"unresolvable host", []string{"run", "--url", "http://loadlab-test.invalid/"}, 1, "resolve loadlab-test.invalid"},
+		{"refused", []string{"run", "--url", "http://127.0.0.1:1/"}, 1, "connection refused"},
+		{"report of nothing", []string{"report", filepath.Join(t.TempDir(), "none")}, 2, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := cli(context.Background(), t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q does not say %q", stderr, tt.want)
+			}
+			if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 || strings.Contains(stderr, "goroutine") {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+		})
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("bad input sent %d requests", n)
+	}
+}
+
+func TestJSONSummary(t *testing.T) {
+	url := targettest.Start(t, target.Options{})
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "300", "-c", "4", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	// The documented keys that scripts rely on.
+	for _, key := range []string{"schema", "requests", "throughput_rps", "errors", "latency_ms", "service_time_ms", "late"} {
+		if _, ok := raw[key]; !ok {
+			t.Errorf("summary has no %q", key)
+		}
+	}
+	for _, group := range []string{"latency_ms", "service_time_ms"} {
+		m, _ := raw[group].(map[string]any)
+		for _, key := range []string{"p50", "p90", "p95", "p99", "p999", "max"} {
+			if _, ok := m[key]; !ok {
+				t.Errorf("%s has no %q", group, key)
+			}
+		}
+	}
+	errs, _ := raw["errors"].(map[string]any)
+	for _, key := range []string{"connect", "timeout", "status_4xx", "status_5xx"} {
+		if _, ok := errs[key]; !ok {
+			t.Errorf("errors has no %q", key)
+		}
+	}
+	var s result.Summary
+	json.Unmarshal([]byte(stdout), &s)
+	if s.Schema != result.SchemaSummary || s.Requests != 300 || s.Errors.Total != 0 || s.ThroughputRPS <= 0 || s.Latency.P50 <= 0 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+func TestOutAndReport(t *testing.T) {
+	url := targettest.Start(t, target.Options{Status: []target.StatusWeight{{200, 3}, {503, 1}}})
+	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
+	for _, dir := range dirs {
+		_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "400", "-c", "3", "--out", dir)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	var total int64
+	merged := metrics.NewHistogram()
+	for _, dir := range dirs {
+		r, err := store.ReadResult(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Summary.Requests != 400 || r.Summary.Errors.Status5xx == 0 || len(r.Series) == 0 {
+			t.Fatalf("result %+v", r.Summary)
+		}
+		for _, class := range []string{"ok", "5xx"} {
+			h, err := metrics.Decode(r.Steps[0].Histograms.Latency[class])
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged.Merge(h)
+		}
+		total += r.Summary.Responses
+	}
+	if merged.TotalCount() != total || total != 800 {
+		t.Errorf("merged histograms count %d, results say %d", merged.TotalCount(), total)
+	}
+
+	stdout, _, code := cli(context.Background(), t, "report", dirs[0])
+	if code != 0 || !strings.Contains(stdout, "400 requests") || !strings.Contains(stdout, "5xx") {
+		t.Errorf("report: exit %d\n%s", code, stdout)
+	}
+	stdout, _, code = cli(context.Background(), t, "report", "--format", "json", filepath.Join(dirs[0], "result.json"))
+	var s result.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Requests != 400 {
+		t.Errorf("report --format json: exit %d, %v", code, err)
+	}
+}
+
+func TestInterruptKeepsResults(t *testing.T) {
+	url := targettest.Start(t, target.Options{Delay: 5 * time.Millisecond})
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	start := time.Now()
+	stdout, stderr, code := cli(ctx, t, "run", "--url", url+"/", "-c", "8", "-d", "1m", "--out", dir)
+	if took := time.Since(start) - 700*time.Millisecond; took > time.Second {
+		t.Errorf("stopped %v after the interrupt, want within a second", took)
+	}
+	if code != exitFailed || !strings.Contains(stderr, "interrupted") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(stdout, "requests in") || !strings.Contains(stdout, "interrupted") {
+		t.Errorf("no summary on interrupt:\n%s", stdout)
+	}
+	r, err := store.ReadResult(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Summary.Interrupted || r.Summary.Requests == 0 {
+		t.Errorf("result: interrupted %v, %d requests", r.Summary.Interrupted, r.Summary.Requests)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(matches) > 0 {
+		t.Errorf("temporary files left: %v", matches)
+	}
+}

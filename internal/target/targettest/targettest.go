@@ -1,0 +1,89 @@
+// Package targettest runs loadlab's test server in a separate process for
+// tests, the way httptest runs one in the same process. A separate process
+// matters for timing tests: a server sharing the test's Go scheduler would
+// delay the load generator's threads and blur what is measured.
+//
+// The child is the test binary itself: call Main from TestMain.
+package targettest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/target"
+)
+
+const envOptions = "LOADLAB_TARGETTEST_OPTIONS"
+
+// Main serves as a target and exits if this process was started by Start;
+// otherwise it returns at once. Call it first thing in TestMain.
+func Main() {
+	raw := os.Getenv(envOptions)
+	if raw == "" {
+		return
+	}
+	var o target.Options
+	if err := json.Unmarshal([]byte(raw), &o); err != nil {
+		fmt.Fprintln(os.Stderr, "targettest:", err)
+		os.Exit(2)
+	}
+	err := target.Serve(context.Background(), "127.0.0.1:0", o, func(a net.Addr) {
+		fmt.Printf("listening %s\n", a)
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "targettest:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Start runs a target with the given options in a child process and returns
+// its base URL ("http://127.0.0.1:PORT"). The child is killed at cleanup.
+func Start(t testing.TB, o target.Options) string {
+	t.Helper()
+	raw, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envOptions+"="+string(raw))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	select {
+	case line, ok := <-lines:
+		addr, found := strings.CutPrefix(line, "listening ")
+		if !ok || !found {
+			t.Fatalf("targettest: child said %q", line)
+		}
+		return "http://" + addr
+	case <-time.After(10 * time.Second):
+		t.Fatal("targettest: the child did not start within 10s")
+	}
+	return ""
+}
