@@ -139,7 +139,7 @@ func TestJSONSummary(t *testing.T) {
 }
 
 func TestOutAndReport(t *testing.T) {
-	url := targettest.Start(t, target.Options{Status: []target.StatusWeight{{200, 3}, {503, 1}}})
+	url := targettest.Start(t, target.Options{Status: []target.StatusWeight{{Code: 200, Weight: 3}, {Code: 503, Weight: 1}}})
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	for _, dir := range dirs {
 		_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "400", "-c", "3", "--out", dir)

@@ -103,6 +103,15 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(1, min(workers, cfg.maxVUs()))
+	// Keep one P more than there are loops. A loop that sleeps in epoll is
+	// "in a system call" to the Go runtime, whose monitor takes its P away
+	// after 20 µs unless another P is idle, then has to hand it back when the
+	// loop wakes: thousands of thread wake-ups a second, measured at about 18%
+	// more CPU per request. The spare P also runs everything that is not a
+	// loop (the collector, the progress line, the garbage collector).
+	if procs := runtime.GOMAXPROCS(0); procs <= workers {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(workers + 1))
+	}
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64()
 	}

@@ -208,7 +208,7 @@ func (c *Conn) send() {
 // flush writes what it can of c.out and waits for EPOLLOUT for the rest.
 func (c *Conn) flush() {
 	for len(c.out) > 0 {
-		n, err := unix.Write(c.fd, c.out)
+		n, err := rawWrite(c.fd, c.out)
 		if err == unix.EAGAIN {
 			c.setOut(true)
 			return
@@ -248,7 +248,7 @@ func (c *Conn) event(ev uint32) {
 func (c *Conn) readable() {
 	buf := c.loop.buf
 	for c.fd >= 0 {
-		n, err := unix.Read(c.fd, buf)
+		n, err := rawRead(c.fd, buf)
 		switch {
 		case err == unix.EAGAIN:
 			return

@@ -89,7 +89,7 @@ func (t *tlsConn) event(ev uint32) {
 	}
 	buf := c.loop.buf
 	for {
-		n, err := unix.Read(c.fd, buf)
+		n, err := rawRead(c.fd, buf)
 		if err == unix.EAGAIN {
 			return
 		}
