@@ -1,0 +1,72 @@
+// Package stats turns repeated measurements into the statistical claims
+// loadlab reports: a median with its confidence interval, whether two sets
+// of runs really differ, how a server scales with concurrency, and where
+// adding concurrency stops paying.
+//
+// It is a pure library: no I/O, no clocks, no globals that change. The
+// experiment runner and `loadlab compare` own the measurements and pass
+// plain float64 slices in; stats owns nothing but the arithmetic. Every
+// result type is made of finite numbers, strings and booleans, so it can be
+// stored in result.json as is (encoding/json rejects NaN and Inf).
+//
+// # Summaries and comparisons
+//
+// Summarize and Compare follow benchstat's rules exactly, by calling
+// golang.org/x/perf/benchmath with the AssumeNothing assumption: the center
+// is the median, its confidence interval is distribution-free (order
+// statistics), and two sample sets are compared with the two-sided
+// Mann-Whitney U test. A difference is significant when p <= alpha
+// (benchstat prints "~" only when p > alpha). The strings match benchstat's
+// columns:
+//
+//	FormatCells(base, test)  "1000.5 ± 1%", "900.5 ± 1%" (one scale per row, as benchstat)
+//	Summary.String()         "101.0 ± 2%", "11.00 ± ∞"
+//	Comparison.String()      "+11.88% (p=0.008 n=5)", "~ (p=0.817 n=5)", "-6.10% (p=0.001 n=5+10)"
+//
+// benchstat writes "n=5" rather than "n=5+5" when both sides have the same
+// size, "p=0.000" for a tiny p, and "?" as the delta when the baseline
+// center is zero; so do we. Warnings that benchstat prints as footnotes
+// (too few samples for an interval, too few to ever detect a difference,
+// all samples equal) are returned in Warnings. Non-finite samples are
+// dropped with a warning; empty input gives a zero Summary (N == 0) with a
+// warning, never a panic. Where benchmath would give an infinite interval,
+// Summary.Bounded is false instead.
+//
+//	func Summarize(samples []float64, confidence float64) Summary
+//	func Compare(base, test []float64, alpha float64) Comparison
+//	func CompareWith(base, test []float64, alpha, confidence float64) Comparison
+//	func FormatCells(summaries ...Summary) []string
+//
+// # Universal Scalability Law
+//
+// FitUSL fits Gunther's Universal Scalability Law
+//
+//	X(N) = λN / (1 + σ(N-1) + κN(N-1))
+//
+// to throughput X measured at concurrency N by bounded nonlinear least
+// squares (Levenberg-Marquardt with σ >= 0, κ >= 0, λ > 0, started from
+// λ at the smallest N and Gunther's linearisation), and reports σ
+// (contention), κ (coherency), λ (throughput of one unit), the peak
+// concurrency N* = sqrt((1-σ)/κ), the throughput there, and R². When κ is 0
+// there is no peak: throughput rises forever toward λ/σ, and the fit says so
+// (HasPeak is false, String says "no peak") rather than reporting an
+// infinite N*. Input with fewer than three distinct concurrency levels or
+// non-positive values is an error wrapping ErrCannotFit.
+//
+//	func FitUSL(concurrency, throughput []float64) (USLFit, error)
+//	func (USLFit) Throughput(n float64) float64
+//
+// # Knees and the best point
+//
+// For a curve y(x) measured at increasing x, where higher y is better
+// (throughput against threads):
+//
+//	func BestIndex(y []float64) int                             // the highest y
+//	func WithinOfBest(x, y []float64, fraction float64) int     // the smallest x with y >= best - fraction*|best|
+//	func Knee(x, y []float64) (i int, ok bool)                  // where gains flatten (Kneedle)
+//
+// Knee implements Kneedle (Satopaa, Albrecht, Irwin, Raghavan: "Finding a
+// 'Kneedle' in a Haystack: Detecting Knee Points in System Behavior", ICDCS
+// workshops 2011) on the part of the curve up to the end of its plateau; see
+// Knee.
+package stats
