@@ -1,0 +1,590 @@
+//go:build linux
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// readyPollInterval is the pause between readiness probes.
+	readyPollInterval = 50 * time.Millisecond
+	// maxProbeTime bounds one probe, so a server that accepts and never answers is
+	// probed again rather than waited on until ReadyTimeout.
+	maxProbeTime = time.Second
+	// stopPollInterval is how often Stop looks for what is left of the tree.
+	stopPollInterval = 20 * time.Millisecond
+	// killWait is how long SIGKILL may take: only a process stuck in the kernel
+	// (uninterruptible I/O) outlives it.
+	killWait = 5 * time.Second
+	// rootUsageWait bounds the wait for exec.Cmd.Wait to record the root's rusage once
+	// the root is gone from /proc, which takes microseconds.
+	rootUsageWait = time.Second
+)
+
+// Process is a started server: its process tree, its log and its samples.
+type Process struct {
+	spec    Spec
+	command string
+	cmd     *exec.Cmd
+	pid     int
+	started time.Time
+	readyAt time.Time
+	logPath string
+	tempLog bool // the log is ours to remove
+
+	series *series
+	tree   *tree // used by the monitor goroutine only
+
+	mu        sync.Mutex
+	members   []Member // at the last collection
+	sampleErr error    // the first failed collection, if any
+
+	// Used by the monitor goroutine only.
+	rootSeen bool       // the root's exit has been looked at
+	lastExit reapedExit // the last exit seen, reported when the tree empties
+
+	rootDone  chan struct{}    // closed when exec.Cmd.Wait has returned
+	rootState *os.ProcessState // set before rootDone is closed; nil if Wait failed
+
+	stopOnce  sync.Once
+	stopReq   chan struct{}
+	cleanOnce sync.Once
+	done      chan struct{} // closed when the tree is gone and the monitor has returned
+	err       error         // why the server ended; set before done is closed
+	stopErr   error         // what could not be stopped; set before done is closed
+}
+
+// Start writes spec's files, starts the server and waits until it is ready. On error,
+// everything it started is stopped and the error is a *StartError (or, for an invalid
+// spec, *SpecError values joined). Cancelling ctx before the server is ready fails the
+// start; cancelling it later stops the server, and Err then wraps ctx's error.
+func Start(ctx context.Context, spec Spec) (*Process, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	spec = spec.withDefaults()
+	var probe *readyProbe
+	if spec.Ready != "" {
+		parsed, err := parseReady(spec.Ready)
+		if err != nil {
+			return nil, err // Validate has checked it; kept for safety
+		}
+		probe = &parsed
+	}
+	command := spec.command()
+	fail := func(f StartFailure, err error) error {
+		return &StartError{Failure: f, Command: command, Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fail(Canceled, err)
+	}
+	if err := becomeSubreaper(); err != nil {
+		return nil, fail(FailedSpawn, fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER), without which a daemonizing server could escape: %w", err))
+	}
+	if err := writeFiles(spec); err != nil {
+		return nil, fail(FailedFiles, err)
+	}
+	if probe != nil && probe.answers(ctx) {
+		return nil, fail(AddressInUse, fmt.Errorf("%s accepts connections: another server is listening there", probe.address))
+	}
+	logFile, logPath, tempLog, err := openLog(spec.LogPath)
+	if err != nil {
+		return nil, fail(FailedLog, err)
+	}
+
+	var cmd *exec.Cmd
+	if spec.Shell != "" {
+		cmd = exec.Command("/bin/sh", "-c", spec.Shell)
+	} else {
+		cmd = exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	}
+	cmd.Dir = spec.Dir
+	cmd.Env = environment(spec.Env)
+	cmd.Stdout, cmd.Stderr = logFile, logFile // files, not pipes: Wait must not wait for daemons holding them
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Group G: one signal reaches every worker that stays in it.
+		Setpgid: true,
+		// The root dies with loadlab. The kernel ties this to the thread that forked,
+		// and the Go runtime ends a thread only when a goroutine locked to it exits,
+		// so Start must not be called from a goroutine locked with LockOSThread.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	err = cmd.Start()
+	logFile.Close() // the server has its own descriptor; the tail is read by path
+	if err != nil {
+		if tempLog {
+			os.Remove(logPath)
+		}
+		return nil, fail(FailedSpawn, err)
+	}
+	started := time.Now()
+	pid := cmd.Process.Pid
+	reader := newProcReader()
+	// Nobody has waited for the root yet, so its stat is there even if it exited.
+	st, err := reader.stat(pid)
+	if err != nil {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+		_ = cmd.Wait()
+		if tempLog {
+			os.Remove(logPath)
+		}
+		return nil, fail(FailedSpawn, fmt.Errorf("reading the new process: %w", err))
+	}
+
+	p := &Process{
+		spec: spec, command: command, cmd: cmd, pid: pid, started: started,
+		logPath: logPath, tempLog: tempLog,
+		series:   newSeries(cpuCapacity(pid), spec.MemoryQuota),
+		rootDone: make(chan struct{}),
+		stopReq:  make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	p.tree = newTree(treeOptions{
+		root: pid, rootStart: st.start, group: pid,
+		claimOrphans: true, reap: true, rootUsage: p.rootUsage,
+	}, !childrenFileWorks())
+	go p.waitRoot()
+	go p.monitor(ctx)
+
+	if probe == nil {
+		p.readyAt = started
+		return p, nil
+	}
+	if err := p.waitReady(ctx, *probe); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// PID is the pid of the started process (R in the package comment).
+func (p *Process) PID() int { return p.pid }
+
+// StartedAt is when the command was started; ReadyAt when the probe first succeeded
+// (StartedAt without a probe). Warmup windows are measured from ReadyAt.
+func (p *Process) StartedAt() time.Time { return p.started }
+func (p *Process) ReadyAt() time.Time   { return p.readyAt }
+
+// LogPath is the file that receives the server's stdout and stderr.
+func (p *Process) LogPath() string { return p.logPath }
+
+// Done is closed when the server has ended: stopped, crashed, or exited by itself.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err reports why the server ended once Done is closed, and nil before. It is nil when
+// Stop ended it, an *ExitError when it crashed or exited by itself (ExitError.Crashed
+// tells which), and wraps the context's error when the context given to Start ended it.
+func (p *Process) Err() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// Stop ends the server (see the package comment) and returns once no process of its
+// tree is alive and every zombie of it that loadlab owns is reaped; a *StopError names
+// what survived. Stop is idempotent and may be called after the server ended by itself.
+func (p *Process) Stop() error {
+	p.halt()
+	p.cleanup()
+	return p.stopErr
+}
+
+// Members returns the processes of the tree at the last sample, the root first.
+func (p *Process) Members() []Member {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Member(nil), p.members...)
+}
+
+// Samples returns the time series so far.
+func (p *Process) Samples() []Sample { return p.series.all() }
+
+// Summary condenses the samples taken between from and to; zero times leave that end
+// open, so Summary(p.ReadyAt().Add(warmup), time.Time{}) leaves out the warmup.
+func (p *Process) Summary(from, to time.Time) Summary { return p.series.summary(from, to) }
+
+// SampleErr returns the first error met while sampling; samples are skipped while it
+// lasts. It can only happen when /proc cannot be listed.
+func (p *Process) SampleErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sampleErr
+}
+
+func (p *Process) halt() {
+	p.stopOnce.Do(func() { close(p.stopReq) })
+	<-p.done
+}
+
+func (p *Process) cleanup() {
+	p.cleanOnce.Do(func() {
+		if p.tempLog {
+			os.Remove(p.logPath)
+		}
+	})
+}
+
+func (p *Process) waitRoot() {
+	_ = p.cmd.Wait() // the status is read from ProcessState
+	p.rootState = p.cmd.ProcessState
+	close(p.rootDone)
+}
+
+// rootUsage returns the root's exact totals from its rusage, which includes the
+// children it reaped itself.
+func (p *Process) rootUsage() (totals, bool) {
+	select {
+	case <-p.rootDone:
+	case <-time.After(rootUsageWait):
+		return totals{}, false
+	}
+	if p.rootState == nil {
+		return totals{}, false
+	}
+	ru, ok := p.rootState.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return totals{}, false
+	}
+	return rusageTotals(ru), true
+}
+
+func (p *Process) waitReady(ctx context.Context, probe readyProbe) error {
+	client := newProbeClient()
+	defer client.CloseIdleConnections()
+	deadline := p.started.Add(p.spec.ReadyTimeout)
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
+	poll := time.NewTicker(readyPollInterval)
+	defer poll.Stop()
+	var lastErr error
+	for {
+		if remaining := time.Until(deadline); remaining > 0 {
+			err := probe.check(ctx, client, min(remaining, maxProbeTime))
+			if err == nil {
+				select {
+				case <-p.done:
+					// Something answered, but our server has already ended.
+				default:
+					p.readyAt = time.Now()
+					return nil
+				}
+			}
+			lastErr = err
+		}
+		select {
+		case <-p.done:
+			return p.startFailed(ExitedEarly, p.err)
+		case <-ctx.Done():
+			return p.startFailed(Canceled, context.Cause(ctx))
+		case <-timeout.C:
+			if lastErr == nil {
+				lastErr = errors.New("no probe finished")
+			}
+			return p.startFailed(NotReady, fmt.Errorf("last probe: %w", lastErr))
+		case <-poll.C:
+		}
+	}
+}
+
+// startFailed stops what was started and builds the StartError, with the log tail
+// read after the stop so it includes the server's last words.
+func (p *Process) startFailed(f StartFailure, cause error) error {
+	p.halt()
+	if f == ExitedEarly {
+		var exit *ExitError
+		if !errors.As(cause, &exit) {
+			// The monitor ended for another reason (the context): report that.
+			f = Canceled
+		}
+	}
+	err := &StartError{
+		Failure: f, Command: p.command, Err: cause,
+		Waited:  time.Since(p.started),
+		LogPath: p.logPath, LogTail: readTail(p.logPath, tailLines),
+	}
+	if p.stopErr != nil {
+		err.Err = errors.Join(cause, p.stopErr)
+	}
+	p.cleanup()
+	return err
+}
+
+// monitor samples the tree until it ends, and ends it on request. It owns p.tree.
+func (p *Process) monitor(ctx context.Context) {
+	defer close(p.done)
+	ticker := time.NewTicker(p.spec.SampleInterval)
+	defer ticker.Stop()
+	rootDone := p.rootDone
+	p.sample()
+	for {
+		select {
+		case <-p.stopReq:
+			p.sample() // the run's last figures, before shutdown changes them
+			if exit := p.ended(); exit != nil && exit.Crashed() {
+				p.err = exit // it crashed before Stop was called
+			}
+			p.stopErr = p.terminate()
+			return
+		case <-ctx.Done():
+			p.sample()
+			p.err = fmt.Errorf("server stopped because its context ended: %w", context.Cause(ctx))
+			if exit := p.ended(); exit != nil && exit.Crashed() {
+				p.err = exit
+			}
+			p.stopErr = p.terminate()
+			return
+		case <-rootDone:
+			rootDone = nil
+			p.sample()
+		case <-ticker.C:
+			p.sample()
+		}
+		if exit := p.ended(); exit != nil {
+			p.err = exit
+			if exit.Crashed() {
+				// The rest of the tree is orphaned workers: end them as Stop would.
+				p.stopErr = p.terminate()
+			}
+			return
+		}
+	}
+}
+
+func (p *Process) sample() {
+	now := time.Now()
+	u, err := p.tree.collect()
+	p.publish(err)
+	if err == nil {
+		p.series.add(now, u)
+	}
+}
+
+func (p *Process) publish(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil && p.sampleErr == nil {
+		p.sampleErr = err
+	}
+	if err == nil {
+		p.members = p.tree.members(p.members[:0])
+	}
+}
+
+// ended looks at what exited since the last collection: a failure of the root or of an
+// orphan we reaped is a crash; otherwise the server has ended when nothing is left, and
+// the last exit seen is reported.
+func (p *Process) ended() *ExitError {
+	if !p.rootSeen {
+		select {
+		case <-p.rootDone:
+			p.rootSeen = true
+			status := ExitStatus{} // Wait failed (someone else reaped it): nothing known
+			if p.rootState != nil {
+				if ws, ok := p.rootState.Sys().(syscall.WaitStatus); ok {
+					status = exitStatusOf(ws)
+				}
+			}
+			p.lastExit = reapedExit{pid: p.pid, name: filepath.Base(p.cmd.Path), status: status}
+			if !status.Success() {
+				return p.exitError(p.lastExit)
+			}
+		default:
+		}
+	}
+	for _, e := range p.tree.takeExits() {
+		p.lastExit = e
+		if !e.status.Success() {
+			return p.exitError(e)
+		}
+	}
+	if p.rootSeen && p.tree.empty() {
+		return p.exitError(p.lastExit)
+	}
+	return nil
+}
+
+func (p *Process) exitError(e reapedExit) *ExitError {
+	return &ExitError{
+		Command: p.command, PID: e.pid, Name: e.name, Status: e.status,
+		After: time.Since(p.started), LogPath: p.logPath,
+		LogTail: readTail(p.logPath, tailLines),
+	}
+}
+
+// terminate sends StopSignal to the tree, then SIGKILL after Grace, until nothing is
+// left and the root has been waited for.
+func (p *Process) terminate() error {
+	sig := p.spec.StopSignal
+	graceEnd := time.Now().Add(p.spec.Grace)
+	var killEnd time.Time
+	signaled := make(map[int]uint64)
+	groupSignaled := false
+	var signalErr error
+	rootDone := p.rootDone
+	for {
+		_, err := p.tree.collect()
+		p.publish(err)
+		rootWaited := false
+		select {
+		case <-p.rootDone:
+			rootWaited = true
+		default:
+		}
+		if err == nil && p.tree.empty() && rootWaited {
+			if signalErr != nil {
+				return &StopError{Err: signalErr}
+			}
+			return nil
+		}
+		now := time.Now()
+		if killEnd.IsZero() && (sig == syscall.SIGKILL || !now.Before(graceEnd)) {
+			sig, killEnd = syscall.SIGKILL, now.Add(killWait)
+		}
+		if !killEnd.IsZero() && now.After(killEnd) {
+			return &StopError{Survivors: p.alivePIDs(), Err: signalErr}
+		}
+		killing := sig == syscall.SIGKILL
+		inGroup := false
+		for _, st := range p.tree.found {
+			if st.zombie() {
+				continue
+			}
+			inGroup = inGroup || st.pgrp == p.pid
+			if killing || signaled[st.pid] != st.start {
+				if err := signalProcess(p.tree.r, st.pid, st.start, unix.Signal(sig)); err != nil {
+					signalErr = err
+				}
+				signaled[st.pid] = st.start
+			}
+		}
+		// The group catches a process forked between the collection and the signals.
+		// It is only signalled while a member is in it, so its id cannot have been
+		// reused.
+		if inGroup && (killing || !groupSignaled) {
+			if err := unix.Kill(-p.pid, unix.Signal(sig)); err != nil && !errors.Is(err, unix.ESRCH) {
+				signalErr = fmt.Errorf("signal %v to process group %d: %w", sig, p.pid, err)
+			}
+			groupSignaled = true
+		}
+		select {
+		case <-rootDone:
+			rootDone = nil
+		case <-time.After(stopPollInterval):
+		}
+	}
+}
+
+func (p *Process) alivePIDs() []int {
+	var pids []int
+	for _, st := range p.tree.found {
+		if !st.zombie() {
+			pids = append(pids, st.pid)
+		}
+	}
+	sort.Ints(pids)
+	return pids
+}
+
+// signalProcess signals pid if it is still the process that started at start. A pidfd
+// pins the process while its start time is checked, so a pid reused by an unrelated
+// process is never signalled; kernels before 5.3 have no pidfd and get a plain kill.
+func signalProcess(r *procReader, pid int, start uint64, sig unix.Signal) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err == nil {
+		defer unix.Close(fd)
+	}
+	if st, statErr := r.stat(pid); statErr != nil || st.start != start {
+		return nil // exited, or the pid now names another process
+	}
+	if err == nil {
+		err = unix.PidfdSendSignal(fd, sig, nil, 0)
+	} else {
+		err = unix.Kill(pid, sig)
+	}
+	if err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("signal %v to pid %d: %w", sig, pid, err)
+	}
+	return nil
+}
+
+func writeFiles(spec Spec) error {
+	for _, f := range spec.Files {
+		path := f.Path
+		if !filepath.IsAbs(path) && spec.Dir != "" {
+			path = filepath.Join(spec.Dir, path)
+		}
+		mode := f.Mode
+		if mode == 0 {
+			mode = DefaultFileMode
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		if err := os.WriteFile(path, f.Content, mode); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		// WriteFile keeps the mode of a file that already exists.
+		if err := os.Chmod(path, mode); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// openLog opens the server log for appending, which keeps the writes of several
+// processes sharing it from overwriting each other.
+func openLog(path string) (f *os.File, name string, temp bool, err error) {
+	if path == "" {
+		f, err = os.CreateTemp("", "loadlab-server-*.log")
+		if err != nil {
+			return nil, "", false, fmt.Errorf("creating a temporary log: %w", err)
+		}
+		f.Close()
+		path, temp = f.Name(), true
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, "", false, fmt.Errorf("creating the log's directory: %w", err)
+	}
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	if err != nil {
+		if temp {
+			os.Remove(path)
+		}
+		return nil, "", false, fmt.Errorf("opening the log: %w", err)
+	}
+	return f, path, temp, nil
+}
+
+// environment returns loadlab's environment with env added, in a stable order; later
+// entries win in exec.Cmd, so env overrides inherited variables.
+func environment(env map[string]string) []string {
+	if len(env) == 0 {
+		return nil // inherit
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := os.Environ()
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}

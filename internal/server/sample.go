@@ -1,0 +1,191 @@
+package server
+
+import (
+	"sync"
+	"time"
+)
+
+// Sample is the resource use of a process tree at one instant. Byte figures are bytes.
+type Sample struct {
+	Time time.Time
+
+	// User and System are cumulative CPU time since the tree started, including members
+	// that already exited.
+	User, System time.Duration
+	// CPU is the percentage of one core used since the previous sample (0 for the first);
+	// MachineCPU is the same as a percentage of the capacity (online CPUs or cgroup quota).
+	CPU, MachineCPU float64
+
+	RSS, PSS, Swap int64
+	// PSSFromRSS is set when smaps_rollup was unreadable for some member and its RSS
+	// stands in for its PSS.
+	PSSFromRSS bool
+	// PSSEstimated is set when some member's PSS was not read at this sample but carried
+	// from its last smaps_rollup read by its change in RSS (see the package comment).
+	PSSEstimated bool
+
+	MajorFaults int64 // cumulative, like User and System
+	Threads     int
+	FDs         int
+	// FDsUnknown is set when some member's /proc/PID/fd was unreadable (not counted).
+	FDsUnknown bool
+	Processes  int // live members; zombies are not counted
+}
+
+// Summary condenses the samples of a window.
+type Summary struct {
+	From, To time.Time // times of the first and last sample used
+	Samples  int
+
+	// User and System are the CPU time spent between From and To.
+	User, System time.Duration
+	// CPU figures are percentages of one core; Machine figures of Capacity CPUs.
+	// Averages are taken over the whole window; peaks over single sampling intervals.
+	CPUAverage, CPUPeak         float64
+	MachineAverage, MachinePeak float64
+	Capacity                    float64
+
+	RSSAverage, RSSPeak int64
+	PSSAverage, PSSPeak int64
+	PSSFromRSS          bool // some PSS figures are RSS (see Sample.PSSFromRSS)
+	SwapPeak            int64
+	MajorFaults         int64 // faults between From and To
+	ThreadsPeak         int
+	FDsPeak             int
+	ProcessesPeak       int
+
+	Quota QuotaCheck
+}
+
+// QuotaCheck compares the PSS figures of a summary with Spec.MemoryQuota. PSS is the
+// basis because summed RSS counts the pages forked workers share once per worker.
+type QuotaCheck struct {
+	Quota           int64 // bytes; 0: no quota, nothing else is set
+	PeakExceeded    bool
+	PeakOver        int64 // bytes of PSSPeak above Quota, 0 when under
+	AverageExceeded bool
+	AverageOver     int64 // bytes of PSSAverage above Quota, 0 when under
+}
+
+// usage is what one collection of a tree adds up, before it becomes a Sample.
+type usage struct {
+	user, system   time.Duration
+	rss, pss, swap int64
+	pssFromRSS     bool
+	pssEstimated   bool
+	majorFaults    int64
+	threads, fds   int
+	fdsUnknown     bool
+	processes      int
+}
+
+// series is the time series of one tree; it is written by one goroutine and read by any.
+type series struct {
+	capacity float64 // CPUs; > 0
+	quota    int64
+
+	mu      sync.Mutex
+	samples []Sample
+}
+
+func newSeries(capacity float64, quota int64) *series {
+	if capacity <= 0 {
+		capacity = 1
+	}
+	return &series{capacity: capacity, quota: quota}
+}
+
+// add turns u, measured at t, into the next Sample.
+func (s *series) add(t time.Time, u usage) Sample {
+	sample := Sample{
+		Time: t, User: u.user, System: u.system,
+		RSS: u.rss, PSS: u.pss, Swap: u.swap, PSSFromRSS: u.pssFromRSS, PSSEstimated: u.pssEstimated,
+		MajorFaults: u.majorFaults, Threads: u.threads, FDs: u.fds, FDsUnknown: u.fdsUnknown,
+		Processes: u.processes,
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.samples); n > 0 {
+		sample.CPU = cpuPercent(s.samples[n-1], sample)
+		sample.MachineCPU = sample.CPU / s.capacity
+	}
+	s.samples = append(s.samples, sample)
+	return sample
+}
+
+func (s *series) all() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Sample(nil), s.samples...)
+}
+
+func (s *series) summary(from, to time.Time) Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return summarize(s.samples, s.capacity, s.quota, from, to)
+}
+
+// cpuPercent is the CPU used between two samples as a percentage of one core. A
+// negative delta (an exited member counted from stale figures) reads as zero.
+func cpuPercent(prev, cur Sample) float64 {
+	elapsed := cur.Time.Sub(prev.Time).Seconds()
+	if elapsed <= 0 {
+		return 0
+	}
+	used := (cur.User + cur.System - prev.User - prev.System).Seconds()
+	return max(0, 100*used/elapsed)
+}
+
+// summarize condenses the samples whose time is within [from, to]; a zero from or to
+// leaves that end open. The CPU figure of the first sample in the window covers time
+// before the window, so CPU peaks start at the second one.
+func summarize(samples []Sample, capacity float64, quota int64, from, to time.Time) Summary {
+	sum := Summary{Capacity: capacity, Quota: QuotaCheck{Quota: quota}}
+	// Samples are in time order, so the window is one run of them.
+	start := 0
+	for start < len(samples) && !from.IsZero() && samples[start].Time.Before(from) {
+		start++
+	}
+	end := start
+	for end < len(samples) && (to.IsZero() || !samples[end].Time.After(to)) {
+		end++
+	}
+	window := samples[start:end]
+	if len(window) == 0 {
+		return sum
+	}
+	first, last := window[0], window[len(window)-1]
+	sum.From, sum.To, sum.Samples = first.Time, last.Time, len(window)
+	sum.User = max(0, last.User-first.User)
+	sum.System = max(0, last.System-first.System)
+	sum.MajorFaults = max(0, last.MajorFaults-first.MajorFaults)
+	if len(window) > 1 {
+		sum.CPUAverage = cpuPercent(first, last)
+		sum.MachineAverage = sum.CPUAverage / capacity
+	}
+	var rssTotal, pssTotal float64
+	for i, s := range window {
+		if i > 0 {
+			sum.CPUPeak = max(sum.CPUPeak, s.CPU)
+		}
+		rssTotal += float64(s.RSS)
+		pssTotal += float64(s.PSS)
+		sum.RSSPeak = max(sum.RSSPeak, s.RSS)
+		sum.PSSPeak = max(sum.PSSPeak, s.PSS)
+		sum.PSSFromRSS = sum.PSSFromRSS || s.PSSFromRSS
+		sum.SwapPeak = max(sum.SwapPeak, s.Swap)
+		sum.ThreadsPeak = max(sum.ThreadsPeak, s.Threads)
+		sum.FDsPeak = max(sum.FDsPeak, s.FDs)
+		sum.ProcessesPeak = max(sum.ProcessesPeak, s.Processes)
+	}
+	sum.MachinePeak = sum.CPUPeak / capacity
+	sum.RSSAverage = int64(rssTotal / float64(len(window)))
+	sum.PSSAverage = int64(pssTotal / float64(len(window)))
+	if quota > 0 {
+		sum.Quota.PeakOver = max(0, sum.PSSPeak-quota)
+		sum.Quota.PeakExceeded = sum.Quota.PeakOver > 0
+		sum.Quota.AverageOver = max(0, sum.PSSAverage-quota)
+		sum.Quota.AverageExceeded = sum.Quota.AverageOver > 0
+	}
+	return sum
+}
