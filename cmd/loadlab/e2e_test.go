@@ -80,3 +80,40 @@ func TestOpenLoadShowsStalls(t *testing.T) {
 	t.Logf("open p99 latency %.1f ms, service %.1f ms; closed p99 latency %.1f ms (max %.1f)",
 		open.Latency.P99, open.Service.P99, closed.Latency.P99, closed.Latency.Max)
 }
+
+// TestOpenJourneysOnSchedule is the launch rehearsal of DESIGN.md (7,000
+// sign-up sessions in 10 minutes) scaled down 50 times, to the same rate:
+// 140 journeys in 12 s. Exactly that many start, none is dropped, and each
+// starts on time.
+func TestOpenJourneysOnSchedule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("12 s of load")
+	}
+	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: "{{ env.TARGET }}"
+steps:
+  - post: /users
+    json: { email: "user-{{ vu }}-{{ iteration }}@example.com" }
+  - post: /session
+    name: login
+  - get: /api/me
+load:
+  open: { rate: 140/12s, max_vus: 50 }
+`})
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "-e", "TARGET="+url, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var s result.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Iterations != 140 || s.Dropped != 0 || s.Requests != 3*140 {
+		t.Errorf("%d journeys (%d dropped, %d requests), want exactly 140 and 420 requests", s.Iterations, s.Dropped, s.Requests)
+	}
+	if s.Late.Count != 0 || s.Late.P99 >= 1 {
+		t.Errorf("%d journeys started late, p99 lateness %.3f ms; want all within 1 ms", s.Late.Count, s.Late.P99)
+	}
+	t.Logf("lateness p50 %.3f ms, p99 %.3f ms, max %.3f ms", s.Late.P50, s.Late.P99, s.Late.Max)
+}

@@ -39,6 +39,8 @@ type quickFlags struct {
 	insecure    bool
 	json        bool
 	out         string
+	set         []string
+	env         []string
 	maxBody     string
 	maxHeader   string
 	workers     int
@@ -48,9 +50,10 @@ type quickFlags struct {
 func newRunCommand(io *stdio) *cobra.Command {
 	var f quickFlags
 	c := &cobra.Command{
-		Use:   "run --url URL [flags]",
-		Short: "Send load to a URL and measure it",
-		Long: `Send load to a URL and report throughput, errors and latency.
+		Use:   "run [PLAN.yaml | --url URL] [flags]",
+		Short: "Run a plan, or send load to a URL, and measure it",
+		Long: `Run what a plan file describes (scripted journeys, a workload, thresholds),
+or send load to one URL (quick mode) and report throughput, errors and latency.
 
 Closed load (the default): -c connections each send a request as soon as the
 previous response arrived, for -d or until -n requests in all.
@@ -61,9 +64,24 @@ slow server cannot hide its queue (coordinated omission).`,
 		Example: `  loadlab run --url http://127.0.0.1:8080/ -c 50 -d 30s
   loadlab run --url http://127.0.0.1:8080/ -n 100000
   loadlab run --url http://127.0.0.1:8080/ --rate 2000/s -c 100 -d 1m --out results/
-  loadlab run --url http://127.0.0.1:8080/api -X POST -H 'Content-Type: application/json' --body '{"a":1}'`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+  loadlab run --url http://127.0.0.1:8080/api -X POST -H 'Content-Type: application/json' --body '{"a":1}'
+  loadlab run checkout.yaml --set load.closed.vus=10 -e BASE=http://127.0.0.1:3000 --out results/`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if f.url != "" {
+					return usageError(errors.New("run: give a plan file or --url, not both"))
+				}
+				for _, name := range quickOnly {
+					if c.Flags().Changed(name) {
+						return usageError(fmt.Errorf("run: --%s is for quick mode (--url); in a plan file set it under load: or http:", name))
+					}
+				}
+				return runPlan(c.Context(), io, args[0], &f)
+			}
+			if len(f.set) > 0 || len(f.env) > 0 {
+				return usageError(errors.New("run: --set and -e change a plan file; give one"))
+			}
 			return runQuick(c.Context(), io, &f, c.Flags().Changed("connections"))
 		},
 	}
@@ -82,12 +100,17 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
 	fl.StringVar(&f.out, "out", "", "write result.json into this directory")
+	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
+	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }} (and the plan variable KEY, if any): KEY=VALUE (repeatable)")
 	fl.StringVar(&f.maxBody, "max-body", "16MiB", "a larger response body is an error")
 	fl.StringVar(&f.maxHeader, "max-header", "64KiB", "a larger response header block is an error")
 	fl.IntVar(&f.workers, "workers", 0, "event loops (threads) sending load (default: the CPUs loadlab may use)")
 	fl.DurationVar(&f.grace, "grace", 0, "how long requests in flight at the end may take to finish (default: --timeout)")
 	return c
 }
+
+// quickOnly are the flags that only quick mode takes.
+var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "max-body", "max-header"}
 
 // quickRun is a validated quick-mode request.
 type quickRun struct {

@@ -89,6 +89,9 @@ type Outcome struct {
 	// InFlight is how many exchanges were abandoned at the end: still in
 	// flight when the grace period ran out or the run was interrupted.
 	InFlight int64
+	// Stopped says why the run ended before its workload did (a unique data
+	// source ran out); nil otherwise.
+	Stopped error
 }
 
 // Run runs the program under the workload until it ends or ctx is done.
@@ -180,6 +183,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		out.InFlight += wk.abandoned
 	}
 	out.Elapsed = max(end-cfg.Warmup, 0)
+	out.Stopped = run.stopReason
 	return out, errors.Join(errs...)
 }
 
@@ -224,6 +228,20 @@ type run struct {
 	workers []*worker
 	epoch   time.Time
 	shared  atomic.Int64 // shared iterations left
+
+	stopOnce   sync.Once
+	stopReason error
+}
+
+// stopAll ends the run early and gracefully on every worker: no new
+// iterations; those in progress finish within the grace period.
+func (r *run) stopAll(reason error) {
+	r.stopOnce.Do(func() {
+		r.stopReason = reason
+		for _, w := range r.workers {
+			w.loop.Post(w.stop)
+		}
+	})
 }
 
 // claim takes one shared iteration; false when none is left.

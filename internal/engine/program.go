@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/httpx"
@@ -13,7 +14,18 @@ type Program struct {
 	// Steps lists every request step of every scenario; a step's ID is its
 	// index here, and the metrics are kept per ID.
 	Steps []StepInfo
+	// NewState, if set, makes the per-VU state of a scripted program
+	// (variables, cookies), kept in VU.State.
+	NewState func(v *VU) any
+	// Begin, if set, runs when a VU starts an iteration, after its scenario
+	// is picked: reset variables, take data rows. An error wrapping ErrStop
+	// ends the run: no iteration starts after it.
+	Begin func(v *VU) error
 }
+
+// ErrStop, wrapped by Program.Begin's error, ends the run gracefully: a
+// unique data source has run out, say. The error's text says why.
+var ErrStop = errors.New("stop")
 
 // StepInfo names a request step for the results.
 type StepInfo struct {
@@ -55,6 +67,11 @@ type RequestStep struct {
 	// After inspects the response: checks and captures. It returns false to
 	// end the iteration early (a failed check that is marked fatal, say).
 	After func(v *VU, x *httpx.Exchange) bool
+	// Redirect, if set, is asked about every 3xx response: it appends the
+	// request that follows the redirect to dst and says where it goes, or
+	// returns nil to take the response as it is. MaxRedirects bounds the hops.
+	Redirect     func(v *VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Target, error)
+	MaxRedirects int
 }
 
 // QuickProgram is the program of `loadlab run --url`: one request, again and again.

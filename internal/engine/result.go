@@ -16,6 +16,12 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		Series:  o.Series,
 	}
 	r.Summary.Interrupted = o.Interrupted
+	if len(o.Totals.Reasons) > 0 {
+		r.Aborts = o.Totals.Reasons
+	}
+	if o.Stopped != nil {
+		r.Stopped = o.Stopped.Error()
+	}
 	for i, info := range p.Steps {
 		st := &o.Totals.Steps[i]
 		h, err := metrics.StepHistograms(st)

@@ -23,6 +23,10 @@ type VU struct {
 	x     httpx.Exchange
 	buf   []byte
 	conns []vuConn
+	hops  int // redirects followed in this step
+
+	// State is the program's per-VU state (see Program.NewState).
+	State any
 }
 
 type vuConn struct {
@@ -31,8 +35,22 @@ type vuConn struct {
 }
 
 func newVU(w *worker, id int) *VU {
-	return &VU{w: w, ID: id, index: len(w.vus)}
+	v := &VU{w: w, ID: id, index: len(w.vus)}
+	if p := w.run.cfg.Program; p.NewState != nil {
+		v.State = p.NewState(v)
+	}
+	return v
 }
+
+// Scenario is the scenario of the iteration in progress.
+func (v *VU) Scenario() *Scenario { return v.scenario }
+
+// Check records the outcome of one expectation of a step.
+func (v *VU) Check(step int, passed bool) { v.w.rec.Check(step, passed) }
+
+// Abort records why an iteration could not go on (a request that could not
+// be built, say); the caller then ends the iteration.
+func (v *VU) Abort(reason string) { v.w.rec.Abort(reason) }
 
 // Iteration is the number of the iteration in progress, from 0.
 func (v *VU) Iteration() int64 { return v.iterations - 1 }
@@ -61,6 +79,15 @@ func (v *VU) begin(due time.Duration) {
 	v.scenario = w.pick()
 	v.step = 0
 	v.due = due
+	if begin := w.run.cfg.Program.Begin; begin != nil {
+		if err := begin(v); err != nil {
+			v.running = false
+			w.active--
+			w.run.stopAll(err)
+			w.checkDone()
+			return
+		}
+	}
 	v.next()
 }
 
@@ -90,19 +117,35 @@ func (v *VU) next() {
 // send starts the request of a step; false if it could not be built.
 func (v *VU) send(r *RequestStep) bool {
 	req := r.Static
+	v.hops = 0
 	if req == nil {
 		var err error
 		v.buf, err = r.Build(v, v.buf[:0])
 		if err != nil {
+			step := v.scenario.Steps[v.step]
+			v.Check(step.ID, false)
+			v.Abort(step.Name + ": " + err.Error())
 			return false
 		}
 		req = v.buf
 	}
+	v.do(r, r.Target, req)
+	return true
+}
+
+func (v *VU) do(r *RequestStep, t *httpx.Target, req []byte) {
 	x := &v.x
 	x.Request, x.Head, x.Keep, x.Idempotent, x.CloseAfter = req, r.Head, r.Keep, r.Idempotent, r.CloseAfter
 	v.w.inflight++
-	v.conn(r.Target).Do(x, v)
-	return true
+	v.conn(t).Do(x, v)
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
 }
 
 // Done is called by the loop when the VU's exchange ends.
@@ -126,6 +169,23 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 	s.Bytes = x.BodyBytes
 	w.rec.Record(s)
 
+	if r := step.Request; r.Redirect != nil && isRedirect(x.Status) && v.hops < r.MaxRedirects {
+		next, target, err := r.Redirect(v, x, v.buf[:0])
+		switch {
+		case err != nil:
+			v.Check(step.ID, false)
+			v.Abort(step.Name + ": redirect: " + err.Error())
+			v.step++
+			w.iterationDone(v, false)
+			return
+		case next != nil:
+			v.buf = next
+			v.hops++
+			v.due = w.loop.Now()
+			v.do(r, target, next)
+			return
+		}
+	}
 	ok := true
 	if after := step.Request.After; after != nil {
 		ok = after(v, x)

@@ -40,8 +40,8 @@ type Exchange struct {
 	Start, ConnectStart, ConnectEnd, Sent, FirstByte, End time.Duration
 
 	Status    int
-	Header    []byte // raw header lines, when Keep; valid until the next exchange on the Conn
-	Body      []byte // the body, when Keep; valid until the next exchange on the Conn
+	Header    []byte // raw header lines, when Keep; valid until the Handler returns
+	Body      []byte // the body, when Keep; valid until the Handler returns
 	BodyBytes int64
 	Err       error
 	Class     Class
@@ -196,6 +196,9 @@ func (c *Conn) send() {
 	x := c.x
 	c.mustClose = false
 	c.p.Reset(x.Head, x.Keep)
+	if x.Keep && c.p.Header == nil {
+		c.p.Header, c.p.Body = c.loop.getBuf(), c.loop.getBuf()
+	}
 	x.Sent = c.loop.Now()
 	if c.tls != nil {
 		c.out = c.tls.seal(x.Request)
@@ -331,9 +334,19 @@ func (c *Conn) complete() {
 	if c.p.Close || c.mustClose || x.CloseAfter {
 		c.close()
 	}
+	c.handOver(x)
+}
+
+// handOver ends the exchange: the handler runs (and may start the next
+// exchange on this connection), then the kept buffers go back to the loop.
+func (c *Conn) handOver(x *Exchange) {
+	header, body := c.p.Header, c.p.Body
+	c.p.Header, c.p.Body = nil, nil
 	h := c.h
 	c.x, c.h = nil, nil
 	h.Done(c, x)
+	c.loop.putBuf(header)
+	c.loop.putBuf(body)
 }
 
 // fail ends the exchange in flight with err. A request that found a reused
@@ -352,9 +365,7 @@ func (c *Conn) fail(err error, class Class) {
 		return
 	}
 	x.Err, x.Class, x.End = err, class, c.loop.Now()
-	h := c.h
-	c.x, c.h = nil, nil
-	h.Done(c, x)
+	c.handOver(x)
 }
 
 func (c *Conn) close() {

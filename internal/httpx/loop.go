@@ -53,6 +53,7 @@ type Loop struct {
 	events []unix.EpollEvent
 	buf    []byte
 	plain  []byte // decrypted TLS bytes
+	spare  [][]byte // buffers for kept headers and bodies, between exchanges
 	timers timerHeap
 
 	sweepEvery time.Duration
@@ -113,6 +114,25 @@ func (l *Loop) plainBuf() []byte {
 		l.plain = make([]byte, 32<<10)
 	}
 	return l.plain
+}
+
+// getBuf lends a buffer for a response's header block or body. Connections
+// hold these only while an exchange is in flight, so thousands of idle
+// connections (VUs in think time) hold none.
+func (l *Loop) getBuf() []byte {
+	if n := len(l.spare); n > 0 {
+		b := l.spare[n-1]
+		l.spare = l.spare[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, 4<<10)
+}
+
+// putBuf takes a buffer back; a big one is left to the garbage collector.
+func (l *Loop) putBuf(b []byte) {
+	if b != nil && cap(b) <= 1<<20 && len(l.spare) < 256 {
+		l.spare = append(l.spare, b)
+	}
 }
 
 // At makes t fire at the given time on the loop.

@@ -82,10 +82,11 @@ func (p *Parser) Reset(head, keep bool) {
 	p.headerBytes = 0
 	p.BodyBytes, p.remaining = 0, 0
 	p.line = p.line[:0]
-	p.Header = p.Header[:0]
-	p.Body = p.Body[:0]
-	if cap(p.Body) > 1<<20 { // do not pin a huge body buffer between responses
-		p.Body = nil
+	if p.Header != nil {
+		p.Header = p.Header[:0]
+	}
+	if p.Body != nil {
+		p.Body = p.Body[:0]
 	}
 }
 

@@ -106,7 +106,11 @@ type Counters struct {
 	Dropped    int64 // arrivals that found no free VU and were not started
 	Late       int64 // sent 1 ms or more after their due time
 	Unsent     int64 // due within the run but never sent
+	Aborted    int64 // iterations that could not go on (a request that could not be built)
 }
+
+// maxReasons bounds the distinct abort reasons kept.
+const maxReasons = 20
 
 // LateAfter is how far past its due time a request must go out to count as late.
 const LateAfter = time.Millisecond
@@ -118,6 +122,9 @@ type Recorder struct {
 	Connect  *hdr.Histogram
 	Lateness *hdr.Histogram
 	Counters Counters
+	// Reasons counts why iterations were aborted, by message (at most
+	// maxReasons distinct messages; the rest count under "other").
+	Reasons map[string]int64
 
 	iv *Interval
 }
@@ -185,6 +192,18 @@ func (r *Recorder) Dropped() {
 	r.iv.Dropped++
 }
 
+// Abort counts an iteration that could not go on, and why.
+func (r *Recorder) Abort(reason string) {
+	r.Counters.Aborted++
+	if r.Reasons == nil {
+		r.Reasons = map[string]int64{}
+	}
+	if _, ok := r.Reasons[reason]; !ok && len(r.Reasons) >= maxReasons {
+		reason = "other"
+	}
+	r.Reasons[reason]++
+}
+
 // Unsent counts requests that were due but never sent.
 func (r *Recorder) Unsent(n int64) { r.Counters.Unsent += n }
 
@@ -224,6 +243,7 @@ func (r *Recorder) ResetTotals() {
 	r.Connect.Reset()
 	r.Lateness.Reset()
 	r.Counters = Counters{}
+	r.Reasons = nil
 }
 
 // Merge adds the measurements of o into r.
@@ -260,6 +280,13 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.Counters.Dropped += o.Counters.Dropped
 	r.Counters.Late += o.Counters.Late
 	r.Counters.Unsent += o.Counters.Unsent
+	r.Counters.Aborted += o.Counters.Aborted
+	for k, n := range o.Reasons {
+		if r.Reasons == nil {
+			r.Reasons = map[string]int64{}
+		}
+		r.Reasons[k] += n
+	}
 }
 
 // Interval is one worker's figures for one interval of the time series,

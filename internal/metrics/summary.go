@@ -67,6 +67,8 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		s.Errors.Protocol += st.Failures[httpx.ClassProtocol]
 		s.Errors.TLS += st.Failures[httpx.ClassTLS]
 		s.BytesReceived += st.Bytes
+		s.Checks.Passed += st.Checks.Passed
+		s.Checks.Failed += st.Checks.Failed
 	}
 	e := &s.Errors
 	e.Total = e.Connect + e.Timeout + e.Reset + e.Protocol + e.TLS + e.Status4xx + e.Status5xx
@@ -101,6 +103,9 @@ func RunSummary(r *Recorder, elapsed time.Duration) result.Summary {
 		s.Late.Max = ms(r.Lateness.Max())
 	}
 	s.Unsent = r.Counters.Unsent
+	s.Iterations = r.Counters.Iterations
+	s.Aborted = r.Counters.Aborted
+	s.Dropped = r.Counters.Dropped
 	return s
 }
 

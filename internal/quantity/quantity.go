@@ -152,3 +152,11 @@ func parsePeriod(per string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// PerSecondOrZero is the rate per second, or zero for a rate without a period.
+func (r Rate) PerSecondOrZero() float64 {
+	if r.Per <= 0 {
+		return 0
+	}
+	return r.PerSecond()
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/quantity"
@@ -69,9 +70,39 @@ func Text(w io.Writer, r *result.Result) error {
 	if s.Unsent > 0 {
 		ew.printf("unsent      %s requests were due but never sent before the run ended\n", count(s.Unsent))
 	}
-	if len(r.Steps) > 1 {
+	if r.Plan != "" {
+		ew.printf("iterations  %s completed", count(s.Iterations))
+		if s.Aborted > 0 {
+			ew.printf(", %s aborted", count(s.Aborted))
+		}
+		if s.Dropped > 0 || r.Settings.Mode == "open" {
+			ew.printf(", %s dropped", count(s.Dropped))
+		}
+		ew.printf("\n")
+	}
+	if n := s.Checks.Passed + s.Checks.Failed; n > 0 {
+		ew.printf("checks      %s of %s passed (%.2f%%)\n", count(s.Checks.Passed), count(n), 100*s.Checks.Rate())
+	}
+	if len(r.Steps) > 1 || s.Checks.Passed+s.Checks.Failed > 0 {
 		ew.printf("\n")
 		stepTable(ew, r.Steps)
+	}
+	for _, reason := range sortedReasons(r.Aborts) {
+		ew.printf("aborted     %s × %s\n", count(r.Aborts[reason]), reason)
+	}
+	if r.Stopped != "" {
+		ew.printf("stopped     %s\n", r.Stopped)
+	}
+	if len(r.Thresholds) > 0 {
+		ew.printf("\nthresholds\n")
+		for _, t := range r.Thresholds {
+			mark := "pass"
+			if !t.Pass {
+				mark = "FAIL"
+			}
+			ew.printf("  %s  %-36s %s\n", mark, t.Text, t.Detail)
+		}
+		ew.printf("\n")
 	}
 	ew.printf("received    %s\n", quantity.FormatBytes(s.BytesReceived))
 	for _, v := range r.Validity {
@@ -122,17 +153,30 @@ func percentileTable(ew *errWriter, unit string, rows []row) {
 }
 
 func stepTable(ew *errWriter, steps []result.Step) {
-	ew.printf("%-28s %10s %8s %9s %9s %9s %9s\n", "step", "requests", "errors", "p50 ms", "p95 ms", "p99 ms", "max ms")
+	ew.printf("%-32s %9s %7s %9s %8s %8s %8s %8s\n", "step", "requests", "errors", "checks", "p50 ms", "p95 ms", "p99 ms", "max ms")
 	for _, st := range steps {
 		s := &st.Summary
 		name := st.Name
 		if st.Scenario != "" && st.Scenario != "default" {
 			name = st.Scenario + " / " + name
 		}
-		ew.printf("%-28s %10s %8s %9s %9s %9s %9s\n", clip(name, 28), count(s.Requests), count(s.Errors.Total),
+		checks := "-"
+		if n := s.Checks.Passed + s.Checks.Failed; n > 0 {
+			checks = fmt.Sprintf("%s/%s", count(s.Checks.Passed), count(n))
+		}
+		ew.printf("%-32s %9s %7s %9s %8s %8s %8s %8s\n", clip(name, 32), count(s.Requests), count(s.Errors.Total), checks,
 			ms(s.Latency.P50), ms(s.Latency.P95), ms(s.Latency.P99), ms(s.Latency.Max))
 	}
 	ew.printf("\n")
+}
+
+func sortedReasons(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return m[out[i]] > m[out[j]] || m[out[i]] == m[out[j]] && out[i] < out[j] })
+	return out
 }
 
 func errorList(e *result.Errors) string {

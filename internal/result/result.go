@@ -36,6 +36,14 @@ type Result struct {
 	Histograms RunHistograms `json:"histograms"`
 	Series     []Point       `json:"series"`
 	Validity   []Warning     `json:"validity,omitempty"`
+	// Thresholds are the pass/fail criteria and how the run measured up.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Plan is the plan file that produced the run, secrets masked.
+	Plan string `json:"plan,omitempty"`
+	// Aborts counts why journeys could not go on, by reason.
+	Aborts map[string]int64 `json:"aborts,omitempty"`
+	// Stopped says why the run ended before its workload did.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Settings are what the run was asked to do.
@@ -72,10 +80,28 @@ type Summary struct {
 	TTFB          Percentiles  `json:"ttfb_ms"`
 	Connect       *Percentiles `json:"connect_ms,omitempty"`
 	Late          Late         `json:"late"`
-	Unsent        int64        `json:"unsent"`      // open load: due within the run but never sent
-	Interrupted   bool         `json:"interrupted"` // stopped early by Ctrl-C or a signal
+	Unsent        int64        `json:"unsent"` // open load: due within the run but never sent
+	Checks        Checks       `json:"checks"`
+	Iterations    int64        `json:"iterations"`         // journeys completed
+	Aborted       int64        `json:"iterations_aborted"` // journeys that could not go on
+	Dropped       int64        `json:"dropped"`            // open load: arrivals that found no free VU
+	Interrupted   bool         `json:"interrupted"`        // stopped early by Ctrl-C or a signal
 	BytesReceived int64        `json:"bytes_received"`
 	Resolution    string       `json:"resolution"` // of every latency figure
+}
+
+// Checks count the outcomes of expectations and captures.
+type Checks struct {
+	Passed int64 `json:"passed"`
+	Failed int64 `json:"failed"`
+}
+
+// Rate is the fraction that passed, or 1 when there were none.
+func (c Checks) Rate() float64 {
+	if c.Passed+c.Failed == 0 {
+		return 1
+	}
+	return float64(c.Passed) / float64(c.Passed+c.Failed)
 }
 
 // Errors counts failed requests by class. Total = every class below.
@@ -152,6 +178,14 @@ type Point struct {
 	Iterations int64   `json:"iterations"`
 	Active     int64   `json:"active"` // exchanges in flight at the end of the interval
 	Bytes      int64   `json:"bytes"`
+}
+
+// ThresholdResult is one threshold and its verdict.
+type ThresholdResult struct {
+	Text     string  `json:"threshold"`
+	Measured float64 `json:"measured"` // in the metric's unit: ms, a fraction, bytes, per second
+	Pass     bool    `json:"pass"`
+	Detail   string  `json:"detail"`
 }
 
 // Warning says why a run's figures may not be trusted.

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
+)
+
+// loginSite is a real HTTP server with the journey most sites have: an HTML
+// login form that carries a CSRF token tied to a session cookie, and a JSON
+// API behind a bearer token that the login returns. It records what it saw.
+type loginSite struct {
+	mu       sync.Mutex
+	users    map[string]string // name: password
+	sessions map[string]string // session cookie: CSRF token
+	tokens   map[string]string // bearer token: user
+	saw      struct {
+		forms, logins, badCSRF, badPassword, noSession, apiOK, apiDenied, redirects int
+		userAgents                                                                  map[string]bool
+	}
+}
+
+func newLoginSite(t *testing.T, users map[string]string) (*loginSite, string) {
+	s := &loginSite{users: users, sessions: map[string]string{}, tokens: map[string]string{}}
+	s.saw.userAgents = map[string]bool{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /start", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.saw.redirects++
+		s.mu.Unlock()
+		http.Redirect(w, r, "/login", http.StatusFound)
+	})
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+		sid, csrf := random(), random()
+		s.mu.Lock()
+		s.sessions[sid] = csrf
+		s.saw.forms++
+		s.saw.userAgents[r.UserAgent()] = true
+		s.mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: sid, Path: "/", HttpOnly: true})
+		fmt.Fprintf(w, `<!doctype html><html><head><title>Log in</title></head><body>
+<h1>Welcome back</h1>
+<form method="post" action="/login">
+  <input type="hidden" name="authenticity_token" value="%s">
+  <input name="username"> <input type="password" name="password">
+</form></body></html>`, csrf)
+	})
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		c, err := r.Cookie("session")
+		if err != nil {
+			s.saw.noSession++
+			http.Error(w, "no session", http.StatusForbidden)
+			return
+		}
+		if want, ok := s.sessions[c.Value]; !ok || r.FormValue("authenticity_token") != want {
+			s.saw.badCSRF++
+			http.Error(w, "bad CSRF token", http.StatusUnprocessableEntity)
+			return
+		}
+		user := r.FormValue("username")
+		if pw, ok := s.users[user]; !ok || pw != r.FormValue("password") {
+			s.saw.badPassword++
+			http.Error(w, "bad password", http.StatusUnauthorized)
+			return
+		}
+		s.saw.logins++
+		tok := "tok-" + random()
+		s.tokens[tok] = user
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"token": tok, "user": user})
+	})
+	mux.HandleFunc("GET /api/me", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		user, ok := s.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		if !ok {
+			s.saw.apiDenied++
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		s.saw.apiOK++
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"user": user, "plan": "pro", "items": []int{1, 2, 3}})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return s, srv.URL
+}
+
+func random() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func writePlan(t *testing.T, files map[string]string) string {
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "plan.yaml")
+}
+
+const loginPlan = `
+name: login-journey
+target: "{{ env.SITE }}"
+data:
+  users: { csv: users.csv, pick: sequential, secret: password }
+steps:
+  - get: /start
+    name: login form
+    expect: { status: 200, contains: Welcome back }
+    capture:
+      csrf: { css: "input[name=authenticity_token]", attr: value }
+      heading: { css: h1 }
+  - post: /login
+    name: login
+    form: { username: "{{ users.name }}", password: "{{ users.password }}", authenticity_token: "{{ csrf }}" }
+    expect: { status: 200, json: { "$.user": "{{ users.name }}" } }
+    capture: { token: { json: "$.token" } }
+  - think: 1ms..5ms
+  - get: /api/me
+    name: me
+    headers: { Authorization: "Bearer {{ token }}" }
+    expect:
+      status: 200
+      headers: { Content-Type: application/json }
+      json: { "$.user": "{{ users.name }}", "$.items[2]": 3 }
+load:
+  closed: { vus: 4, iterations: 5 }
+thresholds:
+  - checks > 99%
+  - p99(latency, step=login) < 2s
+  - error_rate < 1%
+`
+
+const usersCSV = "name,password\nalice,wonderland-secret\nbob,builder-secret\ncarol,singer-secret\n"
+
+// TestLoginJourney: a CSRF-protected login form, a session cookie and a
+// bearer-token API, end to end; what the server saw proves the captures,
+// cookies and checks.
+func TestLoginJourney(t *testing.T) {
+	site, url := newLoginSite(t, map[string]string{"alice": "wonderland-secret", "bob": "builder-secret", "carol": "singer-secret"})
+	path := writePlan(t, map[string]string{"plan.yaml": loginPlan, "users.csv": usersCSV})
+	out := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "-e", "SITE="+url, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	site.mu.Lock()
+	saw := site.saw
+	site.mu.Unlock()
+	const journeys = 4 * 5
+	if saw.redirects != journeys || saw.forms != journeys || saw.logins != journeys || saw.apiOK != journeys {
+		t.Errorf("server saw %d redirects, %d forms, %d logins, %d API calls; want %d of each", saw.redirects, saw.forms, saw.logins, saw.apiOK, journeys)
+	}
+	if saw.badCSRF+saw.badPassword+saw.noSession+saw.apiDenied != 0 {
+		t.Errorf("server refused requests: %+v", saw)
+	}
+	if len(saw.userAgents) != 1 || !saw.userAgents["loadlab/"+version()] {
+		t.Errorf("user agents %v", saw.userAgents)
+	}
+	r, err := store.ReadResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	// Checks: form (status, contains, csrf, heading), login (status, json, token), me (status, header, two json): 11.
+	if s.Iterations != journeys || s.Checks.Failed != 0 || s.Checks.Passed != journeys*11 {
+		t.Errorf("iterations %d, checks %+v; want %d and %d passed", s.Iterations, s.Checks, journeys, journeys*11)
+	}
+	if len(r.Steps) != 3 || r.Steps[0].Summary.Requests != 2*journeys || r.Steps[1].Name != "login" {
+		t.Errorf("steps %+v", r.Steps)
+	}
+	for _, th := range r.Thresholds {
+		if !th.Pass {
+			t.Errorf("threshold %s failed: %s", th.Text, th.Detail)
+		}
+	}
+	for _, secret := range []string{"wonderland-secret", "builder-secret", "singer-secret"} {
+		raw, _ := os.ReadFile(filepath.Join(out, "result.json"))
+		if strings.Contains(string(raw), secret) || strings.Contains(stdout, secret) {
+			t.Errorf("secret %q leaked into the result or the summary", secret)
+		}
+	}
+	if !strings.Contains(stdout, "login") || !strings.Contains(stdout, "thresholds") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+}
+
+// TestFailedChecksAndThresholds: wrong credentials make checks and a
+// threshold fail: exit code 3, and the summary says which.
+func TestFailedChecksAndThresholds(t *testing.T) {
+	_, url := newLoginSite(t, map[string]string{"alice": "other"})
+	path := writePlan(t, map[string]string{"plan.yaml": loginPlan, "users.csv": usersCSV})
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "-e", "SITE="+url, "--set", "load.closed.iterations=1", "--json")
+	if code != exitThreshold || !strings.Contains(stderr, "thresholds failed") {
+		t.Fatalf("exit %d, stderr %q; want 3", code, stderr)
+	}
+	var s result.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Errors.Status4xx == 0 || s.Checks.Failed == 0 || s.Aborted == 0 {
+		t.Errorf("summary %+v: want 4xx errors, failed checks and aborted journeys (no token to send)", s)
+	}
+}
+
+// TestUniqueDataRunsOut: a unique data source never hands a row out twice;
+// when it runs out no new journey starts, and the result says why.
+func TestUniqueDataRunsOut(t *testing.T) {
+	site, url := newLoginSite(t, map[string]string{"alice": "wonderland-secret", "bob": "builder-secret", "carol": "singer-secret"})
+	plan := strings.Replace(loginPlan, "pick: sequential", "pick: unique", 1)
+	path := writePlan(t, map[string]string{"plan.yaml": plan, "users.csv": usersCSV})
+	out := t.TempDir()
+	_, stderr, code := cli(context.Background(), t, "run", path, "-e", "SITE="+url, "--set", "load.closed.vus=2", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, _ := store.ReadResult(out)
+	if r.Summary.Iterations != 3 || site.saw.logins != 3 || !strings.Contains(r.Stopped, "users") || !strings.Contains(r.Stopped, "ran out after 3 rows") {
+		t.Errorf("iterations %d, logins %d, stopped %q", r.Summary.Iterations, site.saw.logins, r.Stopped)
+	}
+}
+
+func TestPlanErrorsExitTwo(t *testing.T) {
+	path := writePlan(t, map[string]string{"plan.yaml": "target: http://127.0.0.1:1\nsteps:\n  - get: /{{ nope }}\nload: { closed: { vus: 0, iterations: 1 } }\n"})
+	_, stderr, code := cli(context.Background(), t, "run", path)
+	if code != exitUsage || !strings.Contains(stderr, "plan.yaml:3:14: undefined variable \"nope\"") || !strings.Contains(stderr, "plan.yaml:4:24: vus must be at least 1") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	_, stderr, code = cli(context.Background(), t, "run", path, "-c", "5")
+	if code != exitUsage || !strings.Contains(stderr, "--connections is for quick mode") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}

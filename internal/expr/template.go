@@ -1,0 +1,507 @@
+// Package expr compiles the dynamic parts of a plan once, when it loads, so
+// that the request path never parses plan text: {{ }} templates, captures
+// (JSONPath, header, cookie, regex group, CSS selector) and expectations.
+//
+// A template is literal text with {{ expression }} parts. An expression that
+// is a name ({{ product }}, {{ users.email }}) is a direct lookup: a constant
+// folded into the template at compile time, or a per-VU slot (a captured
+// value, a data row column, the VU number). Anything else ({{ uuid() }},
+// {{ iteration + 1 }}) is compiled with github.com/expr-lang/expr against the
+// scope, so an undefined name is an error when the plan loads.
+//
+// Scope owns the names known at compile time; State owns one VU's values.
+package expr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+	"github.com/google/uuid"
+)
+
+// Error is a problem in a template at a byte offset into its text.
+type Error struct {
+	Offset int
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Scope holds the names a template may use: constants, folded in at compile
+// time, and slots, which each VU fills at run time.
+type Scope struct {
+	consts map[string]any
+	slots  map[string]int
+	order  []string // slot names by index
+	// hints explain names that are not in scope, such as a capture made by a
+	// later step.
+	hints map[string]string
+	// hidden names have a slot but may not be used here (a capture that a
+	// later step makes): the slot numbering stays the same for every view.
+	hidden map[string]bool
+}
+
+// NewScope returns an empty scope.
+func NewScope() *Scope {
+	return &Scope{consts: map[string]any{}, slots: map[string]int{}, hints: map[string]string{}, hidden: map[string]bool{}}
+}
+
+// Clone copies a scope so that a scenario can add its captures.
+func (s *Scope) Clone() *Scope {
+	c := &Scope{consts: map[string]any{}, slots: map[string]int{}, order: append([]string(nil), s.order...), hints: map[string]string{}, hidden: map[string]bool{}}
+	for k, v := range s.hidden {
+		c.hidden[k] = v
+	}
+	for k, v := range s.consts {
+		c.consts[k] = v
+	}
+	for k, v := range s.slots {
+		c.slots[k] = v
+	}
+	for k, v := range s.hints {
+		c.hints[k] = v
+	}
+	return c
+}
+
+// Const adds a constant. A dotted name ("env.HOME") is reached as such.
+func (s *Scope) Const(name string, v any) { s.consts[name] = v }
+
+// Slot adds a per-VU value and returns its index; adding a name twice
+// returns the same index.
+func (s *Scope) Slot(name string) int {
+	if i, ok := s.slots[name]; ok {
+		return i
+	}
+	s.slots[name] = len(s.order)
+	s.order = append(s.order, name)
+	return s.slots[name]
+}
+
+// Hint explains why a name is not available yet.
+func (s *Scope) Hint(name, why string) { s.hints[name] = why }
+
+// Hide keeps a slot's number but makes the name unusable in this scope, and
+// says why.
+func (s *Scope) Hide(name, why string) {
+	s.hidden[name] = true
+	s.hints[name] = why
+}
+
+// Has reports whether name is in scope.
+func (s *Scope) Has(name string) bool {
+	_, c := s.consts[name]
+	_, v := s.slots[name]
+	return c || v && !s.hidden[name]
+}
+
+// Slots is the number of slots a State for this scope needs.
+func (s *Scope) Slots() int { return len(s.order) }
+
+// Template is a compiled template.
+type Template struct {
+	Source string
+	parts  []part
+	// whole: the template is one expression and nothing else, so Eval keeps
+	// the expression's type (a number stays a number in a JSON body).
+	whole bool
+}
+
+type part struct {
+	lit  string
+	slot int // -1: not a slot
+	name string
+	prog *vm.Program
+	expr string
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// Compile compiles a template against the scope.
+func (s *Scope) Compile(src string) (*Template, error) {
+	t := &Template{Source: src}
+	rest, offset := src, 0
+	for {
+		open := strings.Index(rest, "{{")
+		if open < 0 {
+			if rest != "" {
+				t.parts = append(t.parts, part{lit: rest, slot: -1})
+			}
+			break
+		}
+		if open > 0 {
+			t.parts = append(t.parts, part{lit: rest[:open], slot: -1})
+		}
+		end := closing(rest[open+2:])
+		if end < 0 {
+			return nil, &Error{Offset: offset + open, Msg: "unclosed {{: expected }}"}
+		}
+		inner := rest[open+2 : open+2+end]
+		exprOffset := offset + open + 2
+		p, err := s.compileExpr(inner, exprOffset)
+		if err != nil {
+			return nil, err
+		}
+		t.parts = append(t.parts, p)
+		consumed := open + 2 + end + 2
+		rest, offset = rest[consumed:], offset+consumed
+	}
+	t.whole = len(t.parts) == 1 && t.parts[0].lit == "" && (t.parts[0].slot >= 0 || t.parts[0].prog != nil || t.parts[0].name != "")
+	t.fold()
+	return t, nil
+}
+
+// closing finds the "}}" that ends an expression, skipping quoted strings.
+func closing(s string) int {
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '}' && i+1 < len(s) && s[i+1] == '}':
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Scope) compileExpr(inner string, offset int) (part, error) {
+	e := strings.TrimSpace(inner)
+	lead := offset + strings.Index(inner, e)
+	if e == "" {
+		return part{}, &Error{Offset: offset - 2, Msg: "empty {{ }}: expected a name or an expression"}
+	}
+	if namePattern.MatchString(e) {
+		if v, ok := s.consts[e]; ok {
+			return part{lit: format(v), slot: -1, name: e}, nil
+		}
+		if i, ok := s.slots[e]; ok && !s.hidden[e] {
+			return part{slot: i, name: e}, nil
+		}
+		return part{}, &Error{Offset: lead, Msg: s.undefined(e)}
+	}
+	prog, err := expr.Compile(e, append(s.options(), expr.Env(s.sampleEnv()))...)
+	if err != nil {
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			msg := fe.Message
+			if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
+				name = strings.TrimSpace(name)
+				if strings.Contains(e, name+"(") {
+					msg = fmt.Sprintf("unknown function %s() (loadlab adds uuid, randomInt, randomString, now and timestamp to expr's built-ins)", name)
+				} else {
+					msg = s.undefined(name)
+				}
+			}
+			return part{}, &Error{Offset: lead + fe.Column, Msg: "in {{ " + e + " }}: " + msg}
+		}
+		return part{}, &Error{Offset: lead, Msg: "in {{ " + e + " }}: " + err.Error()}
+	}
+	return part{slot: -1, prog: prog, expr: e}, nil
+}
+
+func (s *Scope) undefined(name string) string {
+	if why, ok := s.hints[name]; ok {
+		return fmt.Sprintf("undefined variable %q: %s", name, why)
+	}
+	if rest, ok := strings.CutPrefix(name, "env."); ok {
+		return fmt.Sprintf("environment variable %s is not set (pass it with -e %s=VALUE or export it)", rest, rest)
+	}
+	known := make([]string, 0, len(s.consts)+len(s.slots))
+	for k := range s.consts {
+		if !strings.HasPrefix(k, "env.") {
+			known = append(known, k)
+		}
+	}
+	for _, k := range s.order {
+		if !s.hidden[k] {
+			known = append(known, k)
+		}
+	}
+	msg := fmt.Sprintf("undefined variable %q", name)
+	best, bestD := "", len(name)/2+2
+	for _, k := range known {
+		if d := distance(name, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf("; did you mean %q?", best)
+	}
+	return msg
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// fold merges adjacent literal parts (constants included).
+func (t *Template) fold() {
+	var out []part
+	for _, p := range t.parts {
+		if p.slot < 0 && p.prog == nil && len(out) > 0 && out[len(out)-1].slot < 0 && out[len(out)-1].prog == nil {
+			out[len(out)-1].lit += p.lit
+			continue
+		}
+		out = append(out, p)
+	}
+	t.parts = out
+}
+
+// Static returns the template's text when it has no per-VU part.
+func (t *Template) Static() (string, bool) {
+	switch len(t.parts) {
+	case 0:
+		return "", true
+	case 1:
+		p := t.parts[0]
+		if p.slot < 0 && p.prog == nil {
+			return p.lit, true
+		}
+	}
+	return "", false
+}
+
+// Append evaluates the template for st and appends the text to dst.
+func (t *Template) Append(dst []byte, st *State) ([]byte, error) {
+	for i := range t.parts {
+		p := &t.parts[i]
+		switch {
+		case p.slot >= 0:
+			v := st.slots[p.slot]
+			if v == nil {
+				return dst, &UnsetError{Name: p.name}
+			}
+			dst = appendValue(dst, v)
+		case p.prog != nil:
+			v, err := st.run(p.prog)
+			if err != nil {
+				return dst, fmt.Errorf("{{ %s }}: %w", p.expr, err)
+			}
+			dst = appendValue(dst, v)
+		default:
+			dst = append(dst, p.lit...)
+		}
+	}
+	return dst, nil
+}
+
+// String evaluates the template to a string.
+func (t *Template) String(st *State) (string, error) {
+	if s, ok := t.Static(); ok {
+		return s, nil
+	}
+	b, err := t.Append(nil, st)
+	return string(b), err
+}
+
+// Eval evaluates the template to a value: a template that is one expression
+// and nothing else keeps the expression's type; any other is a string.
+func (t *Template) Eval(st *State) (any, error) {
+	if t.whole {
+		p := &t.parts[0]
+		switch {
+		case p.slot >= 0:
+			if v := st.slots[p.slot]; v != nil {
+				return v, nil
+			}
+			return nil, &UnsetError{Name: p.name}
+		case p.prog != nil:
+			return st.run(p.prog)
+		}
+		return constValue(p.name, st), nil
+	}
+	return t.String(st)
+}
+
+// constValue returns a folded constant with its original type.
+func constValue(name string, st *State) any {
+	if v, ok := st.scope.consts[name]; ok {
+		return v
+	}
+	return nil
+}
+
+// UnsetError is a slot read before anything set it: typically a capture
+// whose step found nothing.
+type UnsetError struct{ Name string }
+
+func (e *UnsetError) Error() string {
+	return fmt.Sprintf("%s has no value (did its capture find nothing?)", e.Name)
+}
+
+// State is one VU's values for the names of a scope.
+type State struct {
+	scope *Scope
+	slots []any
+	env   map[string]any
+	dirty bool
+}
+
+// NewState makes the values of one VU.
+func (s *Scope) NewState() *State {
+	return &State{scope: s, slots: make([]any, len(s.order)), dirty: true}
+}
+
+// Set gives slot i a value; nil unsets it.
+func (st *State) Set(i int, v any) {
+	st.slots[i] = v
+	st.dirty = true
+}
+
+// Get returns slot i's value.
+func (st *State) Get(i int) any { return st.slots[i] }
+
+// Clear unsets the slots from index from on (a new iteration's captures).
+func (st *State) Clear(slots []int) {
+	for _, i := range slots {
+		st.slots[i] = nil
+	}
+	st.dirty = true
+}
+
+func (st *State) run(p *vm.Program) (any, error) {
+	if st.dirty || st.env == nil {
+		st.env = st.scope.envWith(st.slots)
+		st.dirty = false
+	}
+	return expr.Run(p, st.env)
+}
+
+// sampleEnv is the environment expressions compile against: every name in
+// scope, with a placeholder value for slots.
+func (s *Scope) sampleEnv() map[string]any {
+	slots := make([]any, len(s.order))
+	for i := range slots {
+		slots[i] = ""
+	}
+	env := s.envWith(slots)
+	for name := range s.hidden {
+		delete(env, name)
+	}
+	return env
+}
+
+// envWith nests dotted names into maps: users.email becomes users["email"].
+func (s *Scope) envWith(slots []any) map[string]any {
+	env := map[string]any{}
+	put := func(name string, v any) {
+		parts := strings.Split(name, ".")
+		m := env
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[parts[len(parts)-1]] = v
+	}
+	for k, v := range s.consts {
+		put(k, v)
+	}
+	for i, name := range s.order {
+		put(name, slots[i])
+	}
+	return env
+}
+
+// options are the functions templates may call, beside expr's built-ins.
+func (s *Scope) options() []expr.Option {
+	return []expr.Option{
+		expr.Function("uuid", func(...any) (any, error) { return uuid.NewString(), nil }, new(func() string)),
+		expr.Function("randomInt", func(p ...any) (any, error) {
+			lo, hi := p[0].(int), p[1].(int)
+			if hi < lo {
+				return nil, fmt.Errorf("randomInt(%d, %d): the second bound is lower", lo, hi)
+			}
+			return lo + rand.IntN(hi-lo+1), nil
+		}, new(func(int, int) int)),
+		expr.Function("randomString", func(p ...any) (any, error) {
+			n := p[0].(int)
+			if n < 0 || n > 1<<20 {
+				return nil, fmt.Errorf("randomString(%d): length out of range", n)
+			}
+			const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = letters[rand.IntN(len(letters))]
+			}
+			return string(b), nil
+		}, new(func(int) string)),
+		expr.Function("now", func(...any) (any, error) { return time.Now().UTC().Format(time.RFC3339Nano), nil }, new(func() string)),
+		expr.Function("timestamp", func(...any) (any, error) { return int(time.Now().UnixMilli()), nil }, new(func() int)),
+	}
+}
+
+// format writes a value as template text.
+func format(v any) string { return string(appendValue(nil, v)) }
+
+func appendValue(dst []byte, v any) []byte {
+	switch v := v.(type) {
+	case string:
+		return append(dst, v...)
+	case []byte:
+		return append(dst, v...)
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(dst, v, 10)
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+			return strconv.AppendFloat(dst, v, 'f', -1, 64)
+		}
+		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+	case bool:
+		return strconv.AppendBool(dst, v)
+	case json.Number:
+		return append(dst, v...)
+	case nil:
+		return dst
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Appendf(dst, "%v", v)
+	}
+	return append(dst, b...)
+}
+
+// Unhide makes a hidden name usable again.
+func (s *Scope) Unhide(name string) {
+	delete(s.hidden, name)
+	delete(s.hints, name)
+}

@@ -1,0 +1,709 @@
+package plan
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+)
+
+// Options change a plan as it loads.
+type Options struct {
+	// Set overrides plan fields: "load.closed.vus=10". The value is YAML.
+	Set []string
+	// Env sets environment variables for {{ env.NAME }}; a name that is
+	// also a plan variable overrides the variable too. These win over the
+	// process environment.
+	Env map[string]string
+	// LookupEnv reads the process environment; nil means none.
+	LookupEnv func(string) (string, bool)
+}
+
+// Load reads and validates a plan file.
+func Load(path string, opts Options) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Errors{{Pos: Pos{File: path}, Msg: "cannot read the plan: " + errors.Unwrap(err).Error()}}
+	}
+	return Parse(path, data, opts)
+}
+
+var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown"}
+
+// Parse validates a plan given as bytes; file names it in errors and
+// relative paths are resolved against its directory.
+func Parse(file string, data []byte, opts Options) (*Plan, error) {
+	root, err := parseYAML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{}
+	for _, s := range opts.Set {
+		d.override(root, s)
+	}
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	p := &Plan{File: file, Dir: filepath.Dir(file), Source: data}
+	if root.kind == kindNull {
+		return nil, Errors{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "the plan is empty: expected a mapping with at least scenarios (or steps) and load"}}
+	}
+	top, ok := d.fields(root, "the plan", topKeys...)
+	if !ok {
+		return nil, d.errs
+	}
+	top.pos = Pos{File: file, Line: 1, Col: 1} // errors about the whole file point at its start
+	p.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	if n := top.get("name"); n != nil {
+		if s, ok := d.str(n, "name"); ok {
+			p.Name = s
+		}
+	}
+	d.vars(p, top.get("vars"), opts)
+	d.target(p, top.get("target"), opts)
+	d.data(p, top.get("data"))
+	d.httpOptions(p, top.get("http"))
+	d.scenarios(p, top)
+	d.load(p, root, top.get("load"))
+	d.thresholds(p, top.get("thresholds"))
+	if n := top.get("server"); n != nil {
+		p.Server = &Server{Pos: n.pos, raw: n}
+	}
+	for _, k := range []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown"} {
+		if n := top.get(k); n != nil && p.Experiment == nil {
+			p.Experiment = &Experiment{Pos: n.pos, raw: top}
+		}
+	}
+	// Compile even when decoding found problems, so that one run of loadlab
+	// reports template errors along with the rest.
+	if err := p.compileCheck(opts); err != nil {
+		var es Errors
+		if errors.As(err, &es) {
+			d.errs = append(d.errs, es...)
+		} else {
+			d.errorf(Pos{File: file, Line: 1, Col: 1}, "%v", err)
+		}
+	}
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	return p, nil
+}
+
+// override applies one --set.
+func (d *decoder) override(root *node, set string) {
+	src := Pos{Source: "--set " + set}
+	key, val, ok := strings.Cut(set, "=")
+	if !ok || key == "" {
+		d.errorf(src, "want --set key.path=value")
+		return
+	}
+	v, err := parseYAML("--set "+key, []byte(val))
+	if err != nil {
+		d.errorf(src, "the value is not YAML: %v", err)
+		return
+	}
+	if v.kind == kindNull && val == "" {
+		v = &node{kind: kindScalar, quoted: true}
+	}
+	var place func(n *node)
+	place = func(n *node) { // errors in the value point at the flag
+		n.pos = src
+		for _, k := range n.keys {
+			place(k)
+		}
+		for _, c := range n.vals {
+			place(c)
+		}
+	}
+	place(v)
+	if root.kind == kindNull {
+		*root = node{kind: kindMap, pos: root.pos}
+	}
+	cur := root
+	parts := strings.Split(key, ".")
+	for i, part := range parts {
+		last := i == len(parts)-1
+		switch cur.kind {
+		case kindMap:
+			next := cur.get(part)
+			if last {
+				if next != nil {
+					*next = *v
+				} else {
+					cur.keys = append(cur.keys, &node{kind: kindScalar, value: part, pos: src})
+					cur.vals = append(cur.vals, v)
+				}
+				return
+			}
+			if next == nil {
+				next = &node{kind: kindMap, pos: src}
+				cur.keys = append(cur.keys, &node{kind: kindScalar, value: part, pos: src})
+				cur.vals = append(cur.vals, next)
+			}
+			cur = next
+		case kindSeq:
+			idx, err := strconv.Atoi(part)
+			if err != nil || idx < 0 || idx >= len(cur.vals) {
+				d.errorf(src, "%q is not an index of the list at %s (it has %d items)", part, strings.Join(parts[:i], "."), len(cur.vals))
+				return
+			}
+			if last {
+				*cur.vals[idx] = *v
+				return
+			}
+			cur = cur.vals[idx]
+		default:
+			d.errorf(src, "%s is %s, not a mapping", strings.Join(parts[:i], "."), describe(cur))
+			return
+		}
+	}
+}
+
+var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// reserved names cannot be plan variables, feeders or captures.
+var reserved = map[string]bool{"vu": true, "iteration": true, "scenario": true, "env": true}
+
+func (d *decoder) name(n *node, what string) bool {
+	if !identPattern.MatchString(n.value) {
+		d.errorf(n.pos, "%s %q must be a name of letters, digits and _ that does not start with a digit", what, n.value)
+		return false
+	}
+	if reserved[n.value] {
+		d.errorf(n.pos, "%s %q is reserved: vu, iteration, scenario and env are built in", what, n.value)
+		return false
+	}
+	return true
+}
+
+func (d *decoder) vars(p *Plan, n *node, opts Options) {
+	if n == nil {
+		return
+	}
+	if n.kind != kindMap {
+		d.errorf(n.pos, "vars must be a mapping of names to values, got %s", describe(n))
+		return
+	}
+	for i, k := range n.keys {
+		if !d.name(k, "variable") {
+			continue
+		}
+		v := Var{Name: k.value, Pos: k.pos}
+		val := n.vals[i]
+		switch val.kind {
+		case kindScalar:
+			v.Value = value(val)
+			v.valuePos, v.valueText = val.pos, val.value
+		case kindMap:
+			m, ok := d.fields(val, "variable "+k.value, "value", "secret")
+			if !ok {
+				continue
+			}
+			if vn := m.get("value"); vn == nil {
+				d.errorf(val.pos, "variable %s: expected value:", k.value)
+				continue
+			} else if _, ok := d.scalar(vn, "value"); ok {
+				v.Value = value(vn)
+				v.valuePos, v.valueText = vn.pos, vn.value
+			}
+			if sn := m.get("secret"); sn != nil {
+				v.Secret, _ = d.boolean(sn, "secret")
+			}
+		default:
+			d.errorf(val.pos, "variable %s must be a value or {value: ..., secret: true}, got %s", k.value, val.kind)
+			continue
+		}
+		if e, ok := opts.Env[v.Name]; ok {
+			v.Value = e
+		}
+		p.Vars = append(p.Vars, v)
+	}
+}
+
+func (d *decoder) target(p *Plan, n *node, opts Options) {
+	if n == nil {
+		return
+	}
+	s, ok := d.str(n, "target")
+	if !ok {
+		return
+	}
+	if strings.Contains(s, "{{") {
+		// A target may use plan variables and the environment, nothing per VU.
+		sc := p.constScope(opts)
+		t, err := sc.Compile(s)
+		if err != nil {
+			d.templateError(Text{Src: s, Pos: n.pos, quoted: n.quoted}, err)
+			return
+		}
+		if s, ok = t.Static(); !ok {
+			d.errorf(n.pos, "target may use plan variables and env.NAME, not values that change per VU")
+			return
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.errorf(n.pos, "target must be an http:// or https:// URL with a host, got %q", s)
+		return
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		d.errorf(n.pos, "target must not have a query or fragment, got %q", s)
+		return
+	}
+	p.Target = u
+}
+
+func (d *decoder) data(p *Plan, n *node) {
+	if n == nil {
+		return
+	}
+	if n.kind != kindMap {
+		d.errorf(n.pos, "data must be a mapping of names to {csv: file, pick: ...}, got %s", describe(n))
+		return
+	}
+	for i, k := range n.keys {
+		if !d.name(k, "data source") {
+			continue
+		}
+		m, ok := d.fields(n.vals[i], "data source "+k.value, "csv", "pick", "secret")
+		if !ok {
+			continue
+		}
+		f := &Feeder{Name: k.value, Pick: PickSequential, Pos: k.pos, Secret: map[string]bool{}}
+		if pn := m.get("pick"); pn != nil {
+			if s, ok := d.scalar(pn, "pick"); ok {
+				switch Pick(s) {
+				case PickUnique, PickSequential, PickRandom:
+					f.Pick = Pick(s)
+				default:
+					d.errorf(pn.pos, "pick must be unique, sequential or random, got %q%s", s, didYouMean(s, []string{"unique", "sequential", "random"}))
+				}
+			}
+		}
+		cn := m.get("csv")
+		if cn == nil {
+			d.errorf(m.pos, "data source %s: expected csv: FILE", k.value)
+			continue
+		}
+		file, ok := d.str(cn, "csv")
+		if !ok {
+			continue
+		}
+		f.File = file
+		if !filepath.IsAbs(file) {
+			f.File = filepath.Join(p.Dir, file)
+		}
+		if err := f.read(); err != nil {
+			d.errorf(cn.pos, "data source %s: %v", k.value, err)
+			continue
+		}
+		if sn := m.get("secret"); sn != nil {
+			cols := sn.vals
+			if sn.kind == kindScalar {
+				cols = []*node{sn}
+			} else if sn.kind != kindSeq {
+				d.errorf(sn.pos, "secret must be a column name or a list of them")
+			}
+			for _, c := range cols {
+				if !contains(f.Columns, c.value) {
+					d.errorf(c.pos, "secret column %q is not in %s (columns: %s)", c.value, file, strings.Join(f.Columns, ", "))
+					continue
+				}
+				f.Secret[c.value] = true
+			}
+		}
+		p.Data = append(p.Data, f)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// read loads the CSV file: a header row of column names, then rows.
+func (f *Feeder) read() error {
+	fh, err := os.Open(f.File)
+	if err != nil {
+		return fmt.Errorf("cannot open %s: %w", f.File, errors.Unwrap(err))
+	}
+	defer fh.Close()
+	r := csv.NewReader(fh)
+	r.ReuseRecord = false
+	header, err := r.Read()
+	if err == io.EOF {
+		return fmt.Errorf("%s is empty: expected a header row of column names", f.File)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", f.File, err)
+	}
+	seen := map[string]bool{}
+	for i, c := range header {
+		c = strings.TrimSpace(strings.TrimPrefix(c, "\ufeff"))
+		if !identPattern.MatchString(c) {
+			return fmt.Errorf("%s: column %d of the header, %q, is not a name (expected a header row of column names such as email,password)", f.File, i+1, c)
+		}
+		if seen[c] {
+			return fmt.Errorf("%s: column %q appears twice in the header", f.File, c)
+		}
+		seen[c] = true
+		f.Columns = append(f.Columns, c)
+	}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", f.File, err)
+		}
+		f.Rows = append(f.Rows, rec)
+	}
+	if len(f.Rows) == 0 {
+		return fmt.Errorf("%s has a header but no rows", f.File)
+	}
+	return nil
+}
+
+func (d *decoder) httpOptions(p *Plan, n *node) {
+	h := HTTP{Timeout: httpx.DefaultTimeout, FollowRedirects: true, MaxRedirects: 10, KeepAlive: true, MaxBody: httpx.DefaultMaxBodyBytes, MaxHeader: httpx.DefaultMaxHeaderBytes}
+	defer func() { p.HTTP = h }()
+	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers")
+	if !ok {
+		return
+	}
+	if v := m.get("timeout"); v != nil {
+		if t, ok := d.duration(v, "http.timeout"); ok {
+			h.Timeout = t
+		}
+	}
+	if v := m.get("follow_redirects"); v != nil {
+		h.FollowRedirects, _ = d.boolean(v, "http.follow_redirects")
+	}
+	if v := m.get("max_redirects"); v != nil {
+		if x, ok := d.integer(v, "http.max_redirects", 0); ok {
+			h.MaxRedirects = int(x)
+		}
+	}
+	if v := m.get("keepalive"); v != nil {
+		h.KeepAlive, _ = d.boolean(v, "http.keepalive")
+	}
+	if v := m.get("insecure"); v != nil {
+		h.Insecure, _ = d.boolean(v, "http.insecure")
+	}
+	if v := m.get("max_body"); v != nil {
+		if x, ok := d.size(v, "http.max_body"); ok && x > 0 {
+			h.MaxBody = x
+		}
+	}
+	if v := m.get("max_header"); v != nil {
+		if x, ok := d.size(v, "http.max_header"); ok && x >= 256 {
+			h.MaxHeader = x
+		}
+	}
+	h.Headers = d.fieldsOf(m.get("headers"), "http.headers")
+}
+
+func (d *decoder) scenarios(p *Plan, top *node) {
+	sn, steps := top.get("scenarios"), top.get("steps")
+	switch {
+	case sn != nil && steps != nil:
+		d.errorf(steps.pos, "give scenarios or steps (one journey), not both")
+		return
+	case steps != nil:
+		p.Scenarios = append(p.Scenarios, d.scenario("default", steps.pos, &node{kind: kindMap, pos: steps.pos, keys: []*node{{kind: kindScalar, value: "steps"}}, vals: []*node{steps}}))
+		return
+	case sn == nil:
+		d.errorf(top.pos, "the plan has no scenarios: expected scenarios: (or steps: for a single journey)")
+		return
+	}
+	if sn.kind != kindMap || len(sn.keys) == 0 {
+		d.errorf(sn.pos, "scenarios must be a mapping of scenario names to {weight, steps}, got %s", describe(sn))
+		return
+	}
+	for i, k := range sn.keys {
+		if !identPattern.MatchString(strings.ReplaceAll(k.value, "-", "_")) {
+			d.errorf(k.pos, "scenario name %q must be letters, digits, - and _", k.value)
+			continue
+		}
+		if sc := d.scenario(k.value, k.pos, sn.vals[i]); sc != nil {
+			p.Scenarios = append(p.Scenarios, sc)
+		}
+	}
+}
+
+func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
+	m, ok := d.fields(n, "scenario "+name, "weight", "steps")
+	if !ok {
+		return nil
+	}
+	sc := &Scenario{Name: name, Weight: 1, Pos: pos}
+	if w := m.get("weight"); w != nil {
+		if v, ok := d.integer(w, "weight", 1); ok {
+			sc.Weight = int(v)
+		}
+	}
+	steps := m.get("steps")
+	if steps == nil || steps.kind == kindNull || (steps.kind == kindSeq && len(steps.vals) == 0) {
+		where := pos
+		if steps != nil {
+			where = steps.pos
+		}
+		d.errorf(where, "scenario %s has no steps: expected a list of requests such as - get: /", name)
+		return nil
+	}
+	if steps.kind != kindSeq {
+		d.errorf(steps.pos, "steps must be a list, got %s", describe(steps))
+		return nil
+	}
+	requests := 0
+	for _, s := range steps.vals {
+		if st := d.step(s); st != nil {
+			sc.Steps = append(sc.Steps, st)
+			if !st.IsThink {
+				requests++
+			}
+		}
+	}
+	if requests == 0 && len(sc.Steps) == len(steps.vals) {
+		d.errorf(steps.pos, "scenario %s has no requests, only pauses", name)
+	}
+	return sc
+}
+
+var methods = []string{"get", "post", "put", "patch", "delete", "head", "options"}
+
+var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects")
+
+func (d *decoder) step(n *node) *Step {
+	m, ok := d.fields(n, "a step", stepKeys...)
+	if !ok {
+		return nil
+	}
+	st := &Step{Pos: n.pos}
+	var which []string
+	for _, k := range m.keys {
+		if contains(methods, k.value) || k.value == "think" {
+			which = append(which, k.value)
+		}
+	}
+	switch len(which) {
+	case 0:
+		d.errorf(n.pos, "a step needs a request (get:, post:, put:, patch:, delete:, head: or options:) or think:")
+		return nil
+	case 1:
+	default:
+		d.errorf(n.pos, "a step does one thing, but this one has %s", strings.Join(which, " and "))
+		return nil
+	}
+	if which[0] == "think" {
+		for _, k := range m.keys {
+			if k.value != "think" && k.value != "name" {
+				d.errorf(k.pos, "a think step takes no %s", k.value)
+			}
+		}
+		st.IsThink = true
+		d.think(st, m.get("think"))
+		return st
+	}
+	st.Method = strings.ToUpper(which[0])
+	u, ok := d.text(m.get(which[0]), which[0])
+	if !ok {
+		return nil
+	}
+	st.URL = u
+	st.Name = st.Method + " " + u.Src
+	if v := m.get("name"); v != nil {
+		if s, ok := d.str(v, "name"); ok {
+			st.Name = s
+		}
+	}
+	st.Headers = d.fieldsOf(m.get("headers"), "headers")
+	for _, h := range st.Headers {
+		if err := httpx.CheckHeader(h.Name, "x"); err != nil {
+			d.errorf(h.Pos, "%v", err)
+		}
+		if strings.ContainsAny(h.Value.Src, "\r\n") {
+			d.errorf(h.Value.Pos, "header %s: the value has a line break", h.Name)
+		}
+	}
+	st.Query = d.fieldsOf(m.get("query"), "query")
+	bodies := 0
+	if v := m.get("json"); v != nil {
+		st.JSON = v
+		bodies++
+	}
+	if v := m.get("form"); v != nil {
+		st.Form = d.fieldsOf(v, "form")
+		bodies++
+	}
+	if v := m.get("body"); v != nil {
+		if t, ok := d.text(v, "body"); ok {
+			st.Body = &t
+		}
+		bodies++
+	}
+	if bodies > 1 {
+		d.errorf(n.pos, "a step has one body: give json:, form: or body:, not several")
+	}
+	if v := m.get("follow_redirects"); v != nil {
+		if b, ok := d.boolean(v, "follow_redirects"); ok {
+			st.Redirects = &b
+		}
+	}
+	if v := m.get("expect"); v != nil {
+		st.Expect = d.expect(v)
+	}
+	if v := m.get("capture"); v != nil {
+		st.Captures = d.captures(v)
+	}
+	return st
+}
+
+func (d *decoder) think(st *Step, n *node) {
+	s, ok := d.scalar(n, "think")
+	if !ok {
+		return
+	}
+	lo, hi, isRange := strings.Cut(s, "..")
+	a, err := time.ParseDuration(strings.TrimSpace(lo))
+	if err != nil || a < 0 {
+		d.errorf(n.pos, "think must be a duration such as 2s, or a range such as 1s..3s, got %q", s)
+		return
+	}
+	b := a
+	if isRange {
+		b, err = time.ParseDuration(strings.TrimSpace(hi))
+		if err != nil || b < a {
+			d.errorf(n.pos, "think range %q: expected MIN..MAX durations with MIN no more than MAX, such as 1s..3s", s)
+			return
+		}
+	}
+	st.Think, st.ThinkMax = a, b
+}
+
+func (d *decoder) expect(n *node) *Expect {
+	m, ok := d.fields(n, "expect", "status", "headers", "contains", "json")
+	if !ok {
+		return nil
+	}
+	e := &Expect{Pos: n.pos}
+	if v := m.get("status"); v != nil {
+		items := []*node{v}
+		if v.kind == kindSeq {
+			items = v.vals
+		}
+		for _, it := range items {
+			s, ok := d.scalar(it, "status")
+			if !ok {
+				continue
+			}
+			if len(s) == 3 && (s[1:] == "xx" || s[1:] == "XX") && s[0] >= '1' && s[0] <= '5' {
+				e.Status = append(e.Status, StatusMatch{Code: int(s[0]-'0') * 100, Class: true})
+				continue
+			}
+			c, err := strconv.Atoi(s)
+			if err != nil || c < 100 || c > 599 {
+				d.errorf(it.pos, "status must be a code from 100 to 599 or a class such as 2xx, got %q", s)
+				continue
+			}
+			e.Status = append(e.Status, StatusMatch{Code: c})
+		}
+	}
+	e.Headers = d.fieldsOf(m.get("headers"), "expect.headers")
+	if v := m.get("contains"); v != nil {
+		items := []*node{v}
+		if v.kind == kindSeq {
+			items = v.vals
+		}
+		for _, it := range items {
+			if t, ok := d.text(it, "contains"); ok {
+				e.Contains = append(e.Contains, t)
+			}
+		}
+	}
+	e.JSON = d.fieldsOf(m.get("json"), "expect.json")
+	return e
+}
+
+var captureKinds = []string{"json", "header", "cookie", "regex", "css"}
+
+func (d *decoder) captures(n *node) []CaptureSpec {
+	if n.kind != kindMap {
+		d.errorf(n.pos, "capture must be a mapping of variable names to {json: PATH} (or header:, cookie:, regex:, css:), got %s", describe(n))
+		return nil
+	}
+	var out []CaptureSpec
+	for i, k := range n.keys {
+		if !d.name(k, "capture") {
+			continue
+		}
+		m, ok := d.fields(n.vals[i], "capture "+k.value, append(captureKinds, "attr")...)
+		if !ok {
+			continue
+		}
+		c := CaptureSpec{Var: k.value, Pos: k.pos}
+		for j, kk := range m.keys {
+			if contains(captureKinds, kk.value) {
+				if c.Kind != "" {
+					d.errorf(kk.pos, "capture %s reads one thing, but has %s and %s", k.value, c.Kind, kk.value)
+					continue
+				}
+				c.Kind = kk.value
+				c.Arg, _ = d.str(m.vals[j], kk.value)
+				c.ArgP = m.vals[j].pos
+				if m.vals[j].quoted {
+					c.ArgP = c.ArgP.Shift(1)
+				}
+			}
+		}
+		if c.Kind == "" {
+			d.errorf(m.pos, "capture %s: expected one of json:, header:, cookie:, regex: or css:", k.value)
+			continue
+		}
+		if a := m.get("attr"); a != nil {
+			if c.Kind != "css" {
+				d.errorf(a.pos, "attr goes with css:, not %s:", c.Kind)
+			}
+			c.Attr, _ = d.str(a, "attr")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (d *decoder) thresholds(p *Plan, n *node) {
+	if n == nil {
+		return
+	}
+	items := []*node{n}
+	if n.kind == kindSeq {
+		items = n.vals
+	}
+	for _, it := range items {
+		s, ok := d.str(it, "threshold")
+		if !ok {
+			continue
+		}
+		t := Threshold{Text: s, Pos: it.pos}
+		if it.quoted {
+			t.Pos = t.Pos.Shift(1)
+		}
+		d.parseThreshold(&t)
+		p.Thresholds = append(p.Thresholds, t)
+	}
+}

@@ -1,0 +1,213 @@
+// Package plan loads a plan file (YAML) into typed, validated structs, and
+// compiles its scenarios into the engine's program. Every problem it finds is
+// reported with file:line:col and what was expected, and all of them are
+// found before any load is sent.
+//
+// The format is documented in docs/plan.md; the structs here mirror it.
+// Loading goes: read the file, parse YAML into positioned nodes, apply
+// command-line overrides (--set), decode and validate each section, read data
+// files, then compile templates, captures and expectations (package expr)
+// into an engine.Program. Nothing about the plan is parsed again while the
+// load runs.
+package plan
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/threshold"
+)
+
+// Plan is a loaded plan file.
+type Plan struct {
+	File   string // as given
+	Dir    string // relative paths in the plan are relative to this
+	Source []byte // the file as read, for the record
+
+	Name       string
+	Target     *url.URL // base for relative step URLs; nil when every step has an absolute URL
+	Vars       []Var
+	Data       []*Feeder
+	Scenarios  []*Scenario
+	Load       Workload
+	Thresholds []Threshold
+	HTTP       HTTP
+	Server     *Server
+	Experiment *Experiment // params and friends; nil for a single run
+}
+
+// Var is a plan variable.
+type Var struct {
+	Name   string
+	Value  any // string, int, float64 or bool
+	Secret bool
+	Pos    Pos
+	// where the value is written, and as written, for masking
+	valuePos  Pos
+	valueText string
+}
+
+// Pick is how a data feeder hands rows to iterations.
+type Pick string
+
+const (
+	PickSequential Pick = "sequential" // row after row, starting over at the end
+	PickUnique     Pick = "unique"     // each row once in the whole run; then no new iterations
+	PickRandom     Pick = "random"     // any row, with replacement
+)
+
+// Feeder is a CSV data source.
+type Feeder struct {
+	Name    string
+	File    string
+	Pick    Pick
+	Columns []string
+	Rows    [][]string
+	Secret  map[string]bool // columns whose values are masked
+	Pos     Pos
+}
+
+// Scenario is one user journey.
+type Scenario struct {
+	Name   string
+	Weight int
+	Steps  []*Step
+	Pos    Pos
+}
+
+// Step is a request or a pause.
+type Step struct {
+	Pos  Pos
+	Name string
+
+	// A pause: Think to ThinkMax (equal for a fixed pause).
+	Think, ThinkMax time.Duration
+	IsThink         bool
+
+	// A request.
+	Method    string
+	URL       Text
+	Headers   []Field
+	Query     []Field
+	JSON      *node // a JSON body, with templates in strings
+	Form      []Field
+	Body      *Text
+	Expect    *Expect
+	Captures  []CaptureSpec
+	Redirects *bool // follow redirects; nil: the plan's default
+}
+
+// Text is a template as written, with where it was written.
+type Text struct {
+	Src string
+	Pos Pos
+	// col0 is where the template's first character is on its line: past the
+	// quote of a quoted string.
+	quoted bool
+}
+
+// Field is a name and a template: a header, a query parameter, a form field.
+type Field struct {
+	Name  string
+	Value Text
+	Pos   Pos
+}
+
+// Expect are a step's expectations; each becomes a check.
+type Expect struct {
+	Status   []StatusMatch
+	Headers  []Field // exact value
+	Contains []Text
+	JSON     []Field // JSONPath: expected value
+	Pos      Pos
+}
+
+// StatusMatch matches one status code, or a class such as 2xx (Code 200, Class true).
+type StatusMatch struct {
+	Code  int
+	Class bool
+}
+
+// CaptureSpec saves a value from a response into a variable.
+type CaptureSpec struct {
+	Var  string
+	Kind string // json, header, cookie, regex, css
+	Arg  string
+	Attr string
+	Pos  Pos
+	ArgP Pos
+}
+
+// LoadKind is the shape of the load.
+type LoadKind string
+
+const (
+	LoadClosed    LoadKind = "closed"
+	LoadOpen      LoadKind = "open"
+	LoadRampVUs   LoadKind = "ramping VUs"
+	LoadRampRate  LoadKind = "ramping arrival rate"
+)
+
+// Workload describes how much load and when.
+type Workload struct {
+	Kind LoadKind
+	// closed
+	VUs        int
+	Iterations int64 // per VU
+	Duration   time.Duration
+	// open
+	Rate   quantity.Rate
+	MaxVUs int
+	// stages
+	StartVUs   int
+	StartRate  quantity.Rate
+	VUStages   []VUStage
+	RateStages []RateStage
+	Grace      time.Duration
+	Pos        Pos
+}
+
+// VUStage ramps or holds the number of VUs.
+type VUStage struct {
+	Target int
+	Over   time.Duration
+}
+
+// RateStage ramps or holds the arrival rate.
+type RateStage struct {
+	Target quantity.Rate
+	Over   time.Duration
+}
+
+// Threshold is a pass/fail criterion.
+type Threshold struct {
+	Text string
+	Pos  Pos
+	T    *threshold.Threshold
+}
+
+// HTTP are the options of every request.
+type HTTP struct {
+	Timeout         time.Duration
+	FollowRedirects bool
+	MaxRedirects    int
+	KeepAlive       bool
+	Insecure        bool
+	MaxBody         int64
+	MaxHeader       int64
+	Headers         []Field
+}
+
+// Server describes the server under test (see package server).
+type Server struct {
+	Pos Pos
+	raw *node
+}
+
+// Experiment holds the keys of an experiment (params, vary, baseline, repeat,
+// warmup, cooldown).
+type Experiment struct {
+	Pos Pos
+	raw *node
+}

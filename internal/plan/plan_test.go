@@ -1,0 +1,202 @@
+package plan
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadPlans: every bad fixture is rejected with its problem at the right
+// file:line:col and a message that says what was expected.
+func TestBadPlans(t *testing.T) {
+	tests := []struct {
+		file string
+		at   string // line:col
+		want string
+	}{
+		{"unknown-top-key", "2:1", `unknown key "scenarioss" in the plan; did you mean "scenarios"?`},
+		{"unknown-step-key", "3:5", `unknown key "gett" in a step; did you mean "get"?`},
+		{"unknown-step-option", "4:5", `unknown key "header" in a step; did you mean "headers"?`},
+		{"vus-not-number", "4:18", `vus must be a whole number, got "fifty"`},
+		{"negative-vus", "4:18", "vus must be at least 1, got -5"},
+		{"bad-duration", "4:31", `duration must be a duration such as 500ms`},
+		{"bad-rate", "4:17", `bad rate "7000 per 10m": want a count per period`},
+		{"zero-rate", "4:17", "the count must be positive"},
+		{"open-without-max-vus", "4:9", "open load needs max_vus"},
+		{"open-without-duration", "4:9", "open load at 100/s needs duration"},
+		{"bad-threshold-value", "5:20", `latency needs a duration such as 500ms, got "fast"`},
+		{"bad-threshold-metric", "5:10", `unknown metric "latncy"; did you mean "latency"?`},
+		{"undefined-variable", "4:23", `undefined variable "produt"; did you mean "product"?`},
+		{"capture-used-before", "3:21", `undefined variable "token": it is captured by step 2 of scenario default, later than this`},
+		{"unclosed-template", "4:21", "unclosed {{: expected }}"},
+		{"unknown-function", "4:24", "unknown function randomEmail()"},
+		{"bad-jsonpath", "4:31", `bad JSONPath "$..[?("`},
+		{"bad-expect-jsonpath", "4:23", `bad JSONPath "token"`},
+		{"bad-css", "4:31", `bad CSS selector "input[name="`},
+		{"bad-regex", "4:33", `bad regular expression "token=([a-z"`},
+		{"missing-target", "2:10", "has a relative URL but the plan has no target"},
+		{"bad-target", "1:9", "target must be an http:// or https:// URL"},
+		{"empty-scenario", "4:12", "scenario checkout has no steps"},
+		{"csv-missing", "3:17", "cannot open testdata/bad/nope.csv"},
+		{"csv-empty", "3:17", "is empty: expected a header row of column names"},
+		{"csv-no-header", "3:17", `column 1 of the header, "a@example.com", is not a name`},
+		{"csv-no-rows", "3:17", "has a header but no rows"},
+		{"csv-unknown-column", "6:24", `undefined variable "users.emial"; did you mean "users.email"?`},
+		{"bad-pick", "3:37", `pick must be unique, sequential or random, got "shuffled"`},
+		{"two-methods", "3:8", "a step does one thing, but this one has get and post"},
+		{"no-method", "3:9", "a step needs a request"},
+		{"bad-think", "4:12", `think range "3s..1s": expected MIN..MAX`},
+		{"bad-status", "4:23", "status must be a code from 100 to 599"},
+		{"zero-weight", "3:16", "weight must be at least 1, got 0"},
+		{"no-load", "1:1", "the plan has no load"},
+		{"two-loads", "4:9", "load needs exactly one of closed:, open: or stages:, found 2"},
+		{"closed-without-end", "4:11", "closed load needs iterations: (per VU) or duration:"},
+		{"ramp-without-over", "7:11", "a ramp needs over:"},
+		{"capture-two-sources", "4:38", "capture token reads one thing, but has json and header"},
+		{"header-line-break", "4:21", "header X-A: the value has a line break"},
+		{"json-and-form", "3:9", "a step has one body"},
+		{"reserved-capture", "4:16", `capture "vu" is reserved`},
+		{"yaml-syntax", "4:4", "YAML:"},
+		{"duplicate-key", "4:1", `mapping key "load" already defined`},
+		{"relative-url-without-slash", "3:10", "a step URL must be a path starting with /"},
+		{"sets-content-length", "3:9", "loadlab sets the Content-Length header itself"},
+		{"empty", "1:1", "the plan is empty"},
+	}
+	files, _ := filepath.Glob("testdata/bad/*.yaml")
+	if len(files) != len(tests) {
+		t.Errorf("%d bad fixtures, %d expectations: every fixture needs one", len(files), len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "bad", tt.file+".yaml")
+			p, err := Load(path, Options{})
+			if err == nil {
+				t.Fatalf("loaded %+v, want an error", p)
+			}
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) == 0 {
+				t.Fatalf("error %T %v is not a positioned plan error", err, err)
+			}
+			want := path + ":" + tt.at + ": "
+			for _, e := range errs {
+				if strings.HasPrefix(e.Error(), want) && strings.Contains(e.Msg, tt.want) {
+					return
+				}
+			}
+			t.Errorf("got\n%v\nwant an error at %s saying %q", err, tt.at, tt.want)
+		})
+	}
+}
+
+func TestGoodPlans(t *testing.T) {
+	files, _ := filepath.Glob("testdata/good/*.yaml")
+	if len(files) < 4 {
+		t.Fatalf("only %d good fixtures", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			p, err := Load(f, Options{Env: map[string]string{"LOADLAB_TEST_VALUE": "v"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Scenarios) == 0 || p.Load.Kind == "" {
+				t.Fatalf("plan %+v", p)
+			}
+		})
+	}
+}
+
+func TestDesignExample(t *testing.T) {
+	p, err := Load("testdata/good/design.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "guest-checkout" || p.Target.String() != "http://127.0.0.1:3000" || len(p.Scenarios) != 2 {
+		t.Fatalf("plan %+v", p)
+	}
+	co := p.Scenarios[0]
+	if co.Name != "checkout" || co.Weight != 9 || len(co.Steps) != 5 || !co.Steps[3].IsThink || co.Steps[3].Think != time.Second || co.Steps[3].ThinkMax != 3*time.Second {
+		t.Errorf("checkout %+v", co)
+	}
+	if p.Data[0].Pick != PickUnique || len(p.Data[0].Rows) != 3 {
+		t.Errorf("data %+v", p.Data[0])
+	}
+	if l := p.Load; l.Kind != LoadClosed || l.VUs != 50 || l.Iterations != 1 {
+		t.Errorf("load %+v", l)
+	}
+	if len(p.Thresholds) != 3 || p.Thresholds[1].T == nil {
+		t.Errorf("thresholds %+v", p.Thresholds)
+	}
+}
+
+func TestOpenRateDefaultsItsDuration(t *testing.T) {
+	p, err := Load("testdata/good/open.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := p.Load; l.Kind != LoadOpen || l.Rate.Count != 7000 || l.Duration != 10*time.Minute || l.MaxVUs != 2000 {
+		t.Errorf("load %+v", l)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	p, err := Load("testdata/good/design.yaml", Options{
+		Set: []string{"load.closed.vus=10", "load.closed.iterations=3", "scenarios.checkout.weight=1", "vars.product=7", "thresholds.0=p99(latency) < 1s"},
+		Env: map[string]string{"product": "8"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Load.VUs != 10 || p.Load.Iterations != 3 || p.Scenarios[0].Weight != 1 || p.Thresholds[0].Text != "p99(latency) < 1s" {
+		t.Errorf("overrides not applied: %+v", p.Load)
+	}
+	if p.Vars[0].Value != "8" {
+		t.Errorf("-e product=8 did not override the variable: %v", p.Vars[0].Value)
+	}
+	for _, tt := range []struct{ set, want string }{
+		{"load.closed.vus=many", `--set load.closed.vus=many: vus must be a whole number, got "many"`},
+		{"thresholds.9=x", `"9" is not an index of the list at thresholds`},
+		{"load.closed.vus.more=1", "load.closed.vus is \"50\", not a mapping"},
+		{"novalue", "want --set key.path=value"},
+		{"load.closed.vuz=1", `unknown key "vuz" in load.closed; did you mean "vus"?`},
+	} {
+		_, err := Load("testdata/good/design.yaml", Options{Set: []string{tt.set}})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("--set %s: %v, want %q", tt.set, err, tt.want)
+		}
+	}
+}
+
+func TestSecretsAreMasked(t *testing.T) {
+	p, err := Load("testdata/good/stages.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := p.Masked(); strings.Contains(m, "k-123") || !strings.Contains(m, `value: "***"`) {
+		t.Errorf("masked plan:\n%s", m)
+	}
+	p, err = Load("testdata/good/open.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := strings.Join(p.Secrets(), ",")
+	if secrets != "pw-a,pw-b,pw-c" {
+		t.Errorf("secrets %q", secrets)
+	}
+}
+
+func TestPlanFileErrors(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "missing.yaml"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "missing.yaml: cannot read the plan: no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "tabs.yaml")
+	os.WriteFile(bad, []byte("target: http://x\n\tsteps: []\n"), 0o644)
+	if _, err := Load(bad, Options{}); err == nil || !strings.Contains(err.Error(), "tabs.yaml:2:") {
+		t.Errorf("tab indentation: %v", err)
+	}
+}
