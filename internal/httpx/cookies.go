@@ -15,11 +15,11 @@ type Jar struct {
 }
 
 type jarCookie struct {
-	name, value    string
-	domain, path   string
-	hostOnly       bool
-	secure         bool
-	expires        time.Time // zero: until the VU ends
+	name, value  string
+	domain, path string
+	hostOnly     bool
+	secure       bool
+	expires      time.Time // zero: until the VU ends
 }
 
 // Reset forgets every cookie.

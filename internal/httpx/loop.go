@@ -52,7 +52,7 @@ type Loop struct {
 	active []*Conn // open connections, for the timeout sweep
 	events []unix.EpollEvent
 	buf    []byte
-	plain  []byte // decrypted TLS bytes
+	plain  []byte   // decrypted TLS bytes
 	spare  [][]byte // buffers for kept headers and bodies, between exchanges
 	timers timerHeap
 

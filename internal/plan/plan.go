@@ -143,10 +143,10 @@ type CaptureSpec struct {
 type LoadKind string
 
 const (
-	LoadClosed    LoadKind = "closed"
-	LoadOpen      LoadKind = "open"
-	LoadRampVUs   LoadKind = "ramping VUs"
-	LoadRampRate  LoadKind = "ramping arrival rate"
+	LoadClosed   LoadKind = "closed"
+	LoadOpen     LoadKind = "open"
+	LoadRampVUs  LoadKind = "ramping VUs"
+	LoadRampRate LoadKind = "ramping arrival rate"
 )
 
 // Workload describes how much load and when.
