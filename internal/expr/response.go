@@ -103,6 +103,12 @@ type Capture struct {
 	re    *regexp.Regexp
 	sel   cascadia.Sel
 	group int
+	// For a simple selector (one compound selector, no combinators or
+	// pseudo-classes) with an attribute to read, the body is scanned tag by
+	// tag instead of parsed into a tree: a CSRF token costs a few
+	// microseconds, not a full HTML parse.
+	stream bool
+	tag    string // the tag name the selector requires, lower case; "" for any
 }
 
 // CompileJSONPath compiles a JSONPath (RFC 9535) such as $.token or $.items[0].id.
@@ -136,6 +142,8 @@ func NewCapture(kind CaptureKind, arg, attr string) (*Capture, error) {
 		c.sel, err = cascadia.Parse(arg)
 		if err != nil {
 			err = fmt.Errorf("bad CSS selector %q: %v", arg, err)
+		} else if attr != "" {
+			c.stream, c.tag = simpleSelector(arg)
 		}
 	}
 	if err != nil {
@@ -174,6 +182,13 @@ func (c *Capture) Extract(r *Response) (v any, ok bool, err error) {
 		}
 		return string(m[c.group]), true, nil
 	case FromCSS:
+		if c.stream {
+			v, ok := c.scan(r.Body)
+			if !ok {
+				return nil, false, nil
+			}
+			return v, true, nil
+		}
 		doc, err := r.HTML()
 		if err != nil {
 			return nil, false, err
@@ -233,3 +248,241 @@ func (c *Capture) Describe() string {
 func Equal(got, want any) bool {
 	return format(got) == format(want)
 }
+
+// simpleSelector reports whether sel is one compound selector without
+// combinators, pseudo-classes or groups, and which tag it names.
+func simpleSelector(sel string) (simple bool, tag string) {
+	sel = strings.TrimSpace(sel)
+	depth, quote := 0, byte(0)
+	for i := 0; i < len(sel); i++ {
+		c := sel[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth == 0 && strings.IndexByte(" >+~:,\\", c) >= 0:
+			return false, ""
+		}
+	}
+	end := strings.IndexAny(sel, "[#.")
+	if end < 0 {
+		end = len(sel)
+	}
+	tag = strings.ToLower(sel[:end])
+	if tag == "*" {
+		tag = ""
+	}
+	return true, tag
+}
+
+// scan finds the first element that matches and returns its attribute. It
+// walks the start tags itself rather than through html.Tokenizer, which
+// allocates for every tag; it skips comments, declarations, end tags and the
+// contents of script, style, textarea and title as the HTML spec's tokenizer
+// does, and decodes character references in attribute values.
+func (c *Capture) scan(body []byte) (string, bool) {
+	var n html.Node
+	n.Type = html.ElementNode
+	var found string
+	ok := false
+	scanStartTags(body, func(name []byte, attrs []byte) bool {
+		if c.tag != "" && string(name) != c.tag {
+			return true
+		}
+		n.Data = string(name)
+		n.Attr = parseAttrs(attrs, n.Attr[:0])
+		if !c.sel.Match(&n) {
+			return true
+		}
+		for _, a := range n.Attr {
+			if a.Key == c.Attr {
+				found, ok = a.Val, true
+				return false
+			}
+		}
+		return false
+	})
+	return found, ok
+}
+
+// scanStartTags calls fn with the lower-cased name and the raw attribute
+// text of every start tag, in order, until fn returns false.
+func scanStartTags(b []byte, fn func(name, attrs []byte) bool) {
+	var lower [32]byte
+	i := 0
+	for {
+		j := bytes.IndexByte(b[i:], '<')
+		if j < 0 {
+			return
+		}
+		i += j + 1
+		if i >= len(b) {
+			return
+		}
+		switch c := b[i]; {
+		case bytes.HasPrefix(b[i:], []byte("!--")):
+			i += 3
+			switch { // "<!-->" and "<!--->" are whole (empty) comments
+			case bytes.HasPrefix(b[i:], []byte(">")):
+				i++
+				continue
+			case bytes.HasPrefix(b[i:], []byte("->")):
+				i += 2
+				continue
+			}
+			end := bytes.Index(b[i:], []byte("-->"))
+			if end < 0 {
+				return
+			}
+			i += end + 3
+			continue
+		case c == '!' || c == '?' || c == '/':
+			end := bytes.IndexByte(b[i:], '>')
+			if end < 0 {
+				return
+			}
+			i += end + 1
+			continue
+		case !isLetter(c):
+			continue // a "<" in text
+		}
+		start := i
+		for i < len(b) && !isSpace(b[i]) && b[i] != '>' && b[i] != '/' {
+			i++
+		}
+		name := b[start:i]
+		if len(name) <= len(lower) {
+			for k, c := range name {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				lower[k] = c
+			}
+			name = lower[:len(name)]
+		}
+		attrStart := i
+		end := tagEnd(b, i)
+		if end < 0 {
+			return // a tag cut off by the end of the body is no tag
+		}
+		attrs := b[attrStart:end]
+		i = min(end+1, len(b))
+		if !fn(name, attrs) {
+			return
+		}
+		switch string(name) {
+		case "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes":
+			i = skipRawText(b, i, name)
+		}
+	}
+}
+
+// tagEnd finds the ">" that ends a tag, past quoted attribute values.
+func tagEnd(b []byte, i int) int {
+	var quote byte
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			// Quotes open a value only after "=" (with optional spaces).
+			k := i - 1
+			for k >= 0 && isSpace(b[k]) {
+				k--
+			}
+			if k >= 0 && b[k] == '=' {
+				quote = c
+			}
+		case c == '>':
+			return i
+		}
+	}
+	return -1
+}
+
+// skipRawText moves past the contents of a raw-text element to its end tag.
+func skipRawText(b []byte, i int, name []byte) int {
+	for {
+		j := bytes.Index(b[i:], []byte("</"))
+		if j < 0 {
+			return len(b)
+		}
+		k := i + j + 2
+		if k+len(name) <= len(b) && bytes.EqualFold(b[k:k+len(name)], name) {
+			return k - 2
+		}
+		i = k
+	}
+}
+
+// parseAttrs reads attributes as the HTML tokenizer does: names lower-cased,
+// values unquoted and unescaped; a repeated name keeps its first value.
+func parseAttrs(b []byte, out []html.Attribute) []html.Attribute {
+	i := 0
+	for i < len(b) {
+		for i < len(b) && (isSpace(b[i]) || b[i] == '/') {
+			i++
+		}
+		start := i
+		for i < len(b) && !isSpace(b[i]) && b[i] != '=' && b[i] != '>' && (b[i] != '/' || i == start) {
+			i++
+		}
+		if i == start {
+			break
+		}
+		key := strings.ToLower(string(b[start:i]))
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		val := ""
+		if i < len(b) && b[i] == '=' {
+			i++
+			for i < len(b) && isSpace(b[i]) {
+				i++
+			}
+			if i < len(b) && (b[i] == '"' || b[i] == '\'') {
+				q := b[i]
+				i++
+				vs := i
+				for i < len(b) && b[i] != q {
+					i++
+				}
+				val = string(b[vs:i])
+				i++
+			} else {
+				vs := i
+				for i < len(b) && !isSpace(b[i]) && b[i] != '>' {
+					i++
+				}
+				val = string(b[vs:i])
+			}
+			if strings.IndexByte(val, '&') >= 0 {
+				val = html.UnescapeString(val)
+			}
+		}
+		dup := false
+		for _, a := range out {
+			if a.Key == key {
+				dup = true
+			}
+		}
+		if !dup {
+			out = append(out, html.Attribute{Key: key, Val: val})
+		}
+	}
+	return out
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
