@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	goio "io"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -15,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/quantity"
-	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/schedule"
 	"github.com/loadlab/loadlab/internal/store"
@@ -274,7 +272,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	if err != nil {
 		return failedError(fmt.Errorf("run: %w", err))
 	}
-	if err := preflight(ctx, target, f.timeout); err != nil {
+	if err := experiment.Preflight(ctx, target, f.timeout); err != nil {
 		return failedError(fmt.Errorf("run: %w", err))
 	}
 	name := q.settings.Method + " " + q.url.Path
@@ -282,93 +280,13 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 
 	prog := newProgress(io, q.settings)
 	q.cfg.OnPoint = prog.point
-	out, err := engine.Run(ctx, q.cfg)
+	res, err := experiment.RunProgram(ctx, q.cfg, q.settings, experiment.RunOptions{Version: version()})
 	prog.done()
 	if err != nil {
 		return failedError(fmt.Errorf("run: %w", err))
 	}
-	res, err := out.Result(q.cfg.Program)
-	if err != nil {
-		return failedError(err)
-	}
-	res.Version = version()
 	res.Name = name
-	res.Settings = q.settings
-	res.Settings.Workers = out.Workers
-	res.Validity = quickValidity(res, out)
-
-	var writeErr error
-	if f.out != "" {
-		writeErr = store.WriteResult(f.out, res)
-	}
-	if f.json {
-		err = report.JSON(io.out, res)
-	} else {
-		err = report.Text(io.out, res)
-	}
-	switch {
-	case writeErr != nil:
-		return failedError(fmt.Errorf("run: %w", writeErr))
-	case err != nil:
-		return failedError(fmt.Errorf("run: writing the summary: %w", err))
-	case out.Interrupted:
-		where := ""
-		if f.out != "" {
-			where = "; results so far are in " + f.out
-		}
-		return failedError(fmt.Errorf("run: interrupted after %.1fs%s", out.Elapsed.Seconds(), where))
-	}
-	return nil
-}
-
-// preflight connects once, so that a wrong address or port fails with one
-// clear line before any load is sent.
-func preflight(ctx context.Context, t *httpx.Target, timeout time.Duration) error {
-	d := net.Dialer{Timeout: min(timeout, 10*time.Second)}
-	conn, err := d.DialContext(ctx, "tcp", t.Addr.String())
-	if err != nil {
-		return fmt.Errorf("cannot connect to %s: %w", t.Host, unwrapOp(err))
-	}
-	defer conn.Close()
-	if t.TLS == nil {
-		return nil
-	}
-	tc := tls.Client(conn, t.TLS.Clone())
-	tc.SetDeadline(time.Now().Add(d.Timeout))
-	if err := tc.HandshakeContext(ctx); err != nil {
-		hint := ""
-		if !t.TLS.InsecureSkipVerify && strings.Contains(err.Error(), "certificate") {
-			hint = " (use --insecure to skip certificate verification)"
-		}
-		return fmt.Errorf("TLS handshake with %s: %w%s", t.Host, err, hint)
-	}
-	return nil
-}
-
-// unwrapOp shortens "dial tcp 127.0.0.1:1: connect: connection refused".
-func unwrapOp(err error) error {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Err != nil {
-		return op.Err
-	}
-	return err
-}
-
-func quickValidity(r *result.Result, out *engine.Outcome) []result.Warning {
-	var w []result.Warning
-	s := &r.Summary
-	if s.Requests > 0 && s.Late.Count*100 > s.Requests {
-		w = append(w, result.Warning{Code: "late", Message: fmt.Sprintf(
-			"%d of %d requests (%.1f%%) went out late: every connection was busy when they were due. Their latency counts from the due time; raise -c if the server can take more.",
-			s.Late.Count, s.Requests, 100*float64(s.Late.Count)/float64(s.Requests))})
-	}
-	if s.Unsent > 0 {
-		w = append(w, result.Warning{Code: "unsent", Message: fmt.Sprintf("%d requests were due but never sent: the run fell behind its schedule", s.Unsent)})
-	}
-	if out.InFlight > 0 && !out.Interrupted {
-		w = append(w, result.Warning{Code: "abandoned", Message: fmt.Sprintf("%d requests were still in flight when the grace period ended and are not counted", out.InFlight)})
-	}
-	return w
+	return finish(io, f, res, 0)
 }
 
 // maskHeader hides the values of headers that carry secrets.

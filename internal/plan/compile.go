@@ -43,6 +43,9 @@ func (p *Plan) constScope(opts Options) *expr.Scope {
 	for _, v := range p.Vars {
 		sc.Const(v.Name, v.Value)
 	}
+	for k, v := range opts.params {
+		sc.Const(k, v)
+	}
 	return sc
 }
 
@@ -55,9 +58,18 @@ func (p *Plan) compileCheck(opts Options) error {
 	return err
 }
 
+// ProgramOptions are what a run adds to the plan.
+type ProgramOptions struct {
+	// Params are an experiment point's parameter values: constants in
+	// every template, like plan variables.
+	Params map[string]any
+}
+
 // Program compiles the plan into the engine's program, resolving each
 // target's address with resolve.
-func (p *Plan) Program(ctx context.Context, opts Options, resolve Resolver) (*engine.Program, error) {
+func (p *Plan) Program(ctx context.Context, po ProgramOptions, resolve Resolver) (*engine.Program, error) {
+	opts := p.opts
+	opts.params = po.Params
 	return p.compile(ctx, opts, resolve)
 }
 

@@ -26,6 +26,8 @@ type Options struct {
 	Env map[string]string
 	// LookupEnv reads the process environment; nil means none.
 	LookupEnv func(string) (string, bool)
+
+	params map[string]any // an experiment point's, when compiling for a run
 }
 
 // Load reads and validates a plan file.
@@ -53,7 +55,7 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if len(d.errs) > 0 {
 		return nil, d.errs
 	}
-	p := &Plan{File: file, Dir: filepath.Dir(file), Source: data}
+	p := &Plan{File: file, Dir: filepath.Dir(file), Source: data, opts: opts}
 	if root.kind == kindNull {
 		return nil, Errors{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "the plan is empty: expected a mapping with at least scenarios (or steps) and load"}}
 	}
@@ -76,11 +78,23 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	d.load(p, root, top.get("load"))
 	d.thresholds(p, top.get("thresholds"))
 	if n := top.get("server"); n != nil {
-		p.Server = &Server{Pos: n.pos, raw: n}
+		d.server(p, n)
 	}
 	for _, k := range []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown"} {
 		if n := top.get(k); n != nil && p.Experiment == nil {
 			p.Experiment = &Experiment{Pos: n.pos, raw: top}
+		}
+	}
+	if p.Server != nil && len(d.errs) == 0 {
+		if _, err := p.ServerSpec(p.sampleParams()); err != nil {
+			var es Errors
+			var e *Error
+			switch {
+			case errors.As(err, &es):
+				d.errs = append(d.errs, es...)
+			case errors.As(err, &e):
+				d.errs = append(d.errs, e)
+			}
 		}
 	}
 	// Compile even when decoding found problems, so that one run of loadlab

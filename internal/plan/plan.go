@@ -35,6 +35,8 @@ type Plan struct {
 	HTTP       HTTP
 	Server     *Server
 	Experiment *Experiment // params and friends; nil for a single run
+
+	opts Options // as loaded, for rendering later
 }
 
 // Var is a plan variable.
@@ -197,12 +199,6 @@ type HTTP struct {
 	MaxBody         int64
 	MaxHeader       int64
 	Headers         []Field
-}
-
-// Server describes the server under test (see package server).
-type Server struct {
-	Pos Pos
-	raw *node
 }
 
 // Experiment holds the keys of an experiment (params, vary, baseline, repeat,

@@ -93,6 +93,12 @@ func Text(w io.Writer, r *result.Result) error {
 	if r.Stopped != "" {
 		ew.printf("stopped     %s\n", r.Stopped)
 	}
+	if sv := r.Server; sv != nil {
+		serverText(ew, sv)
+	}
+	if g := r.Generator; g != nil && g.Cores > 0 {
+		ew.printf("loadlab     CPU %.0f%% of one core (peak %.0f%%) of the %g it may use, RSS peak %s\n", g.CPUAvg, g.CPUPeak, g.Cores, quantity.FormatBytes(g.RSSPeak))
+	}
 	if len(r.Thresholds) > 0 {
 		ew.printf("\nthresholds\n")
 		for _, t := range r.Thresholds {
@@ -110,6 +116,31 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	ew.printf("resolution  %s\n", s.Resolution)
 	return ew.err
+}
+
+func serverText(ew *errWriter, sv *result.Server) {
+	ew.printf("\nserver      %s (%d processes at most)\n", clip(sv.Command, 70), sv.ProcessesPeak)
+	ew.printf("  CPU       avg %.0f%%, peak %.0f%% of one core (%.0f%% and %.0f%% of %g CPUs); user %.1fs, system %.1fs\n",
+		sv.CPUAvg, sv.CPUPeak, sv.MachineAvg, sv.MachinePeak, sv.Cores, sv.CPUUser, sv.CPUSystem)
+	ew.printf("  memory    RSS avg %s, peak %s; PSS avg %s, peak %s; swap peak %s\n",
+		quantity.FormatBytes(sv.RSSAvg), quantity.FormatBytes(sv.RSSPeak), quantity.FormatBytes(sv.PSSAvg), quantity.FormatBytes(sv.PSSPeak), quantity.FormatBytes(sv.SwapPeak))
+	if q := sv.Quota; q != nil {
+		verdict := "under it"
+		switch {
+		case q.AverageExceeded:
+			verdict = fmt.Sprintf("EXCEEDED: peak %s over, average %s over", quantity.FormatBytes(q.PeakOver), quantity.FormatBytes(q.AverageOver))
+		case q.PeakExceeded:
+			verdict = fmt.Sprintf("EXCEEDED at peak by %s (average under)", quantity.FormatBytes(q.PeakOver))
+		}
+		ew.printf("  quota     %s (PSS): %s\n", quantity.FormatBytes(q.Bytes), verdict)
+	}
+	ew.printf("  other     %d major faults, %d threads and %d open files at most\n", sv.MajorFaults, sv.ThreadsPeak, sv.FDsPeak)
+	if sv.Exit != "" {
+		ew.printf("  EXITED    %s; last lines of %s:\n", sv.Exit, sv.Log)
+		for _, l := range sv.LogTail {
+			ew.printf("    | %s\n", l)
+		}
+	}
 }
 
 func headline(r *result.Result) string {

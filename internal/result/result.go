@@ -36,6 +36,11 @@ type Result struct {
 	Histograms RunHistograms `json:"histograms"`
 	Series     []Point       `json:"series"`
 	Validity   []Warning     `json:"validity,omitempty"`
+	// Server is what the server under test used, when loadlab started it.
+	Server *Server `json:"server,omitempty"`
+	// Generator is what loadlab itself used: a saturated load generator
+	// makes every other figure suspect.
+	Generator *Generator `json:"generator,omitempty"`
 	// Thresholds are the pass/fail criteria and how the run measured up.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Plan is the plan file that produced the run, secrets masked.
@@ -178,6 +183,68 @@ type Point struct {
 	Iterations int64   `json:"iterations"`
 	Active     int64   `json:"active"` // exchanges in flight at the end of the interval
 	Bytes      int64   `json:"bytes"`
+}
+
+// Server is the resource use of the server under test over the measured
+// window, sampled every 250 ms over its whole process tree.
+type Server struct {
+	Command string `json:"command"`
+	PID     int    `json:"pid"`
+	Log     string `json:"log,omitempty"` // the log file, beside result.json when --out is given
+	// CPU in percent of one core (150 is one and a half cores) and of the
+	// machine (the CPUs or the cgroup quota the server may use).
+	CPUAvg        float64 `json:"cpu_avg_pct"`
+	CPUPeak       float64 `json:"cpu_peak_pct"`
+	MachineAvg    float64 `json:"machine_cpu_avg_pct"`
+	MachinePeak   float64 `json:"machine_cpu_peak_pct"`
+	Cores         float64 `json:"cores"`
+	CPUUser       float64 `json:"cpu_user_s"`
+	CPUSystem     float64 `json:"cpu_system_s"`
+	RSSAvg        int64   `json:"rss_avg_bytes"`
+	RSSPeak       int64   `json:"rss_peak_bytes"`
+	PSSAvg        int64   `json:"pss_avg_bytes"`
+	PSSPeak       int64   `json:"pss_peak_bytes"`
+	SwapPeak      int64   `json:"swap_peak_bytes"`
+	MajorFaults   int64   `json:"major_faults"`
+	ThreadsPeak   int     `json:"threads_peak"`
+	FDsPeak       int     `json:"fds_peak"`
+	ProcessesPeak int     `json:"processes_peak"`
+	Quota         *Quota  `json:"memory_quota,omitempty"`
+	// Exit says how the server ended when it ended by itself mid-run.
+	Exit    string        `json:"exit,omitempty"`
+	LogTail []string      `json:"log_tail,omitempty"`
+	Series  []ServerPoint `json:"series"`
+}
+
+// Quota compares memory (PSS, which counts pages shared by forked workers
+// once) with a hosting platform's memory limit.
+type Quota struct {
+	Bytes           int64 `json:"bytes"`
+	PeakExceeded    bool  `json:"peak_exceeded"`
+	PeakOver        int64 `json:"peak_over_bytes"`
+	AverageExceeded bool  `json:"average_exceeded"`
+	AverageOver     int64 `json:"average_over_bytes"`
+}
+
+// ServerPoint is one sample of the server's resource use.
+type ServerPoint struct {
+	T           float64 `json:"t"` // seconds since the load started
+	CPU         float64 `json:"cpu_pct"`
+	RSS         int64   `json:"rss_bytes"`
+	PSS         int64   `json:"pss_bytes"`
+	Swap        int64   `json:"swap_bytes"`
+	MajorFaults int64   `json:"major_faults"`
+	Threads     int     `json:"threads"`
+	FDs         int     `json:"fds"`
+	Processes   int     `json:"processes"`
+}
+
+// Generator is loadlab's own resource use during the run.
+type Generator struct {
+	CPUAvg  float64 `json:"cpu_avg_pct"` // percent of one core
+	CPUPeak float64 `json:"cpu_peak_pct"`
+	Cores   float64 `json:"cores"` // the CPUs loadlab may use
+	RSSPeak int64   `json:"rss_peak_bytes"`
 }
 
 // ThresholdResult is one threshold and its verdict.

@@ -12,11 +12,11 @@ func TestConstantCountsExactly(t *testing.T) {
 		d     time.Duration
 		total int64
 	}{
-		{"1000/s for 10s", Rate{1000, time.Second}, 10 * time.Second, 10000},
-		{"7000 in 10 minutes", Rate{7000, 10 * time.Minute}, 10 * time.Minute, 7000},
-		{"700 in 60s", Rate{700, time.Minute}, time.Minute, 700},
-		{"3/s for 1.5s", Rate{3, time.Second}, 1500 * time.Millisecond, 5}, // 0, 1/3, 2/3, 1, 4/3
-		{"0.5/s for 3s", Rate{0.5, time.Second}, 3 * time.Second, 2},       // 0, 2
+		{"1000/s for 10s", Rate{Count: 1000, Per: time.Second}, 10 * time.Second, 10000},
+		{"7000 in 10 minutes", Rate{Count: 7000, Per: 10 * time.Minute}, 10 * time.Minute, 7000},
+		{"700 in 60s", Rate{Count: 700, Per: time.Minute}, time.Minute, 700},
+		{"3/s for 1.5s", Rate{Count: 3, Per: time.Second}, 1500 * time.Millisecond, 5}, // 0, 1/3, 2/3, 1, 4/3
+		{"0.5/s for 3s", Rate{Count: 0.5, Per: time.Second}, 3 * time.Second, 2},       // 0, 2
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestConstantCountsExactly(t *testing.T) {
 }
 
 func TestConstantDueTimes(t *testing.T) {
-	o, _ := Constant(Rate{7000, 10 * time.Minute}, 10*time.Minute)
+	o, _ := Constant(Rate{Count: 7000, Per: 10 * time.Minute}, 10*time.Minute)
 	for _, tt := range []struct {
 		i    int64
 		want time.Duration
@@ -56,9 +56,9 @@ func TestConstantDueTimes(t *testing.T) {
 
 func TestStages(t *testing.T) {
 	// 0/s, ramp to 200/s over 2m, hold 5m: 12,000 + 60,000 arrivals.
-	o, err := Stages(Rate{0, time.Second}, []Stage{
-		{Rate{200, time.Second}, 2 * time.Minute},
-		{Rate{200, time.Second}, 5 * time.Minute},
+	o, err := Stages(Rate{Count: 0, Per: time.Second}, []Stage{
+		{Rate{Count: 200, Per: time.Second}, 2 * time.Minute},
+		{Rate{Count: 200, Per: time.Second}, 5 * time.Minute},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -92,16 +92,16 @@ func TestStages(t *testing.T) {
 }
 
 func TestBadSchedules(t *testing.T) {
-	if _, err := Constant(Rate{0, time.Second}, time.Second); err == nil {
+	if _, err := Constant(Rate{Count: 0, Per: time.Second}, time.Second); err == nil {
 		t.Error("zero rate accepted")
 	}
-	if _, err := Constant(Rate{-5, time.Second}, time.Second); err == nil {
+	if _, err := Constant(Rate{Count: -5, Per: time.Second}, time.Second); err == nil {
 		t.Error("negative rate accepted")
 	}
-	if _, err := Constant(Rate{5, time.Second}, 0); err == nil {
+	if _, err := Constant(Rate{Count: 5, Per: time.Second}, 0); err == nil {
 		t.Error("zero duration accepted")
 	}
-	if _, err := Stages(Rate{0, time.Second}, []Stage{{Rate{0, time.Second}, time.Minute}}); err == nil {
+	if _, err := Stages(Rate{Count: 0, Per: time.Second}, []Stage{{Rate{Count: 0, Per: time.Second}, time.Minute}}); err == nil {
 		t.Error("all-zero stages accepted")
 	}
 	if _, err := NewRamp(0, []VUStage{{10, 0}}); err == nil {

@@ -588,3 +588,6 @@ func environment(env map[string]string) []string {
 	}
 	return out
 }
+
+// Command is the server's command line, for reports.
+func (p *Process) Command() string { return p.command }

@@ -14,19 +14,25 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/target"
 )
 
-const envOptions = "LOADLAB_TARGETTEST_OPTIONS"
+// The child reads its options, and optionally its address, from these.
+const (
+	EnvOptions = "LOADLAB_TARGETTEST_OPTIONS"
+	EnvAddr    = "LOADLAB_TARGETTEST_ADDR"
+)
 
 // Main serves as a target and exits if this process was started by Start;
 // otherwise it returns at once. Call it first thing in TestMain.
 func Main() {
-	raw := os.Getenv(envOptions)
+	raw := os.Getenv(EnvOptions)
 	if raw == "" {
 		return
 	}
@@ -35,7 +41,13 @@ func Main() {
 		fmt.Fprintln(os.Stderr, "targettest:", err)
 		os.Exit(2)
 	}
-	err := target.Serve(context.Background(), "127.0.0.1:0", o, func(a net.Addr) {
+	addr := os.Getenv(EnvAddr)
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err := target.Serve(ctx, addr, o, func(a net.Addr) {
 		fmt.Printf("listening %s\n", a)
 	})
 	if err != nil {
@@ -54,7 +66,7 @@ func Start(t testing.TB, o target.Options) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envOptions+"="+string(raw))
+	cmd.Env = append(os.Environ(), EnvOptions+"="+string(raw))
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -86,4 +98,24 @@ func Start(t testing.TB, o target.Options) string {
 		t.Fatal("targettest: the child did not start within 10s")
 	}
 	return ""
+}
+
+// Command is the command line that runs a target with options o at addr, as
+// the server under test of a plan: the test binary and its environment.
+func Command(t testing.TB, o target.Options, addr string) (argv []string, env map[string]string) {
+	raw, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{os.Args[0], "-test.run=^$"}, map[string]string{EnvOptions: string(raw), EnvAddr: addr}
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

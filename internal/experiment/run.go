@@ -1,0 +1,286 @@
+// Package experiment runs plans: one run (start the server under test if the
+// plan has one, send the load, watch both, stop the server, keep everything
+// measured even when something fails), and experiments, which sweep the
+// plan's params over many such runs.
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/server"
+	"github.com/loadlab/loadlab/internal/threshold"
+)
+
+// RunOptions tune one run.
+type RunOptions struct {
+	// Dir receives server.log (and the caller's result.json); empty keeps
+	// the server log in a temporary file.
+	Dir     string
+	Workers int
+	// Params are an experiment point's parameter values; nil for a plain run.
+	Params map[string]any
+	// Warmup is left out of every figure but the time series.
+	Warmup  time.Duration
+	OnPoint func(result.Point)
+	Version string
+}
+
+// ServerError is a run that failed because of the server under test: it did
+// not start, was not ready, or exited mid-run. The result measured until
+// then, if any, comes with it.
+type ServerError struct {
+	Err error
+}
+
+func (e *ServerError) Error() string { return e.Err.Error() }
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// RunOnce runs the plan once. The returned error is a *ServerError when the
+// server under test failed (the result then holds what was measured until
+// then, or is nil if no load was sent), or another error when nothing could
+// be measured. An interrupted run (ctx done) returns its partial result and
+// no error; Result.Summary.Interrupted says so.
+func RunOnce(ctx context.Context, p *plan.Plan, opts RunOptions) (*result.Result, error) {
+	wl, settings, err := Workload(p)
+	if err != nil {
+		return nil, err
+	}
+	var proc *server.Process
+	if p.Server != nil {
+		spec, err := p.ServerSpec(opts.Params)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Dir != "" {
+			spec.LogPath = filepath.Join(opts.Dir, "server.log")
+		}
+		proc, err = server.Start(ctx, spec)
+		if err != nil {
+			return nil, &ServerError{Err: err}
+		}
+		defer proc.Stop()
+	}
+	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params}, resolver(p))
+	if err != nil {
+		return nil, err
+	}
+
+	res, serverErr, err := measure(ctx, engine.Config{
+		Program:  prog,
+		Workload: wl,
+		HTTP:     httpx.Options{Timeout: p.HTTP.Timeout, MaxBodyBytes: p.HTTP.MaxBody, MaxHeaderBytes: int(p.HTTP.MaxHeader)},
+		Workers:  opts.Workers,
+		Warmup:   opts.Warmup,
+		OnPoint:  opts.OnPoint,
+	}, proc, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Name = p.Name
+	res.Settings = mergeSettings(settings, res.Settings)
+	res.Plan = p.Masked()
+	EvaluateThresholds(p, res)
+	return res, serverErr
+}
+
+// RunProgram runs an engine configuration without a plan: quick mode.
+func RunProgram(ctx context.Context, cfg engine.Config, settings result.Settings, opts RunOptions) (*result.Result, error) {
+	res, _, err := measure(ctx, cfg, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Settings = mergeSettings(settings, res.Settings)
+	return res, nil
+}
+
+func mergeSettings(s, measured result.Settings) result.Settings {
+	s.Workers = measured.Workers
+	return s
+}
+
+// measure runs the load while sampling loadlab itself and the server (if
+// any), and builds the result with its validity warnings. serverErr reports
+// a server that exited mid-run; the result then holds what was measured.
+func measure(ctx context.Context, cfg engine.Config, proc *server.Process, opts RunOptions) (res *result.Result, serverErr, err error) {
+	self, err := server.SampleSelf()
+	if err != nil {
+		return nil, nil, err
+	}
+	sampleCtx, stopSampling := context.WithCancel(context.Background())
+	sampled := make(chan struct{})
+	go func() { self.Run(sampleCtx, server.DefaultSampleInterval); close(sampled) }()
+
+	// The load stops early if the server exits by itself.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if proc != nil {
+		go func() {
+			select {
+			case <-proc.Done():
+				cancel()
+			case <-runCtx.Done():
+			}
+		}()
+	}
+	out, err := engine.Run(runCtx, cfg)
+	stopSampling()
+	<-sampled
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err = out.Result(cfg.Program)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Version = opts.Version
+	res.Settings.Workers = out.Workers
+
+	from := out.Started.Add(cfg.Warmup)
+	to := out.Started.Add(cfg.Warmup + out.Elapsed)
+	res.Generator = generator(self, from, to)
+
+	if proc != nil {
+		crashed := false
+		select {
+		case <-proc.Done():
+			// Stopped because the user interrupted the run is no crash.
+			crashed = ctx.Err() == nil
+		default:
+		}
+		res.Server = serverFigures(proc, out.Started, from, to, opts.Dir)
+		if crashed {
+			perr := proc.Err()
+			if perr == nil {
+				perr = errors.New("the server exited")
+			}
+			var ee *server.ExitError
+			if errors.As(perr, &ee) {
+				res.Server.Exit = ee.Status.String()
+				res.Server.LogTail = ee.LogTail
+			} else {
+				res.Server.Exit = perr.Error()
+			}
+			serverErr = &ServerError{Err: fmt.Errorf("the server under test exited mid-run after %.1fs of load: %w", out.Elapsed.Seconds(), perr)}
+			// Not an interruption by the user: the failure says what happened.
+			res.Summary.Interrupted = false
+		}
+		if err := proc.Stop(); err != nil && serverErr == nil {
+			serverErr = &ServerError{Err: fmt.Errorf("stopping the server: %w", err)}
+		}
+	}
+	res.Validity = Validity(res, out)
+	return res, serverErr, nil
+}
+
+// resolver resolves each target once and connects to it once, so that a
+// wrong address fails with one clear line before any load.
+func resolver(p *plan.Plan) plan.Resolver {
+	return func(ctx context.Context, u *url.URL) (*httpx.Target, error) {
+		t, err := httpx.ResolveTarget(ctx, u, p.HTTP.Insecure)
+		if err != nil {
+			return nil, err
+		}
+		return t, Preflight(ctx, t, p.HTTP.Timeout)
+	}
+}
+
+func generator(self *server.Sampler, from, to time.Time) *result.Generator {
+	s := self.Summary(from, to)
+	g := &result.Generator{CPUAvg: s.CPUAverage, CPUPeak: s.CPUPeak, RSSPeak: s.RSSPeak, Cores: float64(runtime.GOMAXPROCS(0))}
+	if procs, err := usableCPUs(); err == nil {
+		g.Cores = procs
+	}
+	return g
+}
+
+func serverFigures(proc *server.Process, start, from, to time.Time, dir string) *result.Server {
+	s := proc.Summary(from, to)
+	out := &result.Server{
+		Command:       proc.Command(),
+		PID:           proc.PID(),
+		CPUAvg:        s.CPUAverage,
+		CPUPeak:       s.CPUPeak,
+		MachineAvg:    s.MachineAverage,
+		MachinePeak:   s.MachinePeak,
+		Cores:         s.Capacity,
+		CPUUser:       s.User.Seconds(),
+		CPUSystem:     s.System.Seconds(),
+		RSSAvg:        s.RSSAverage,
+		RSSPeak:       s.RSSPeak,
+		PSSAvg:        s.PSSAverage,
+		PSSPeak:       s.PSSPeak,
+		SwapPeak:      s.SwapPeak,
+		MajorFaults:   s.MajorFaults,
+		ThreadsPeak:   s.ThreadsPeak,
+		FDsPeak:       s.FDsPeak,
+		ProcessesPeak: s.ProcessesPeak,
+	}
+	if dir != "" {
+		out.Log = "server.log"
+	} else {
+		out.Log = proc.LogPath()
+	}
+	if q := s.Quota; q.Quota > 0 {
+		out.Quota = &result.Quota{Bytes: q.Quota, PeakExceeded: q.PeakExceeded, PeakOver: q.PeakOver, AverageExceeded: q.AverageExceeded, AverageOver: q.AverageOver}
+	}
+	for _, smp := range proc.Samples() {
+		out.Series = append(out.Series, result.ServerPoint{
+			T:           smp.Time.Sub(start).Seconds(),
+			CPU:         smp.CPU,
+			RSS:         smp.RSS,
+			PSS:         smp.PSS,
+			Swap:        smp.Swap,
+			MajorFaults: smp.MajorFaults,
+			Threads:     smp.Threads,
+			FDs:         smp.FDs,
+			Processes:   smp.Processes,
+		})
+	}
+	return out
+}
+
+// EvaluateThresholds measures the plan's thresholds against the result and
+// records them in it; it returns how many failed.
+func EvaluateThresholds(p *plan.Plan, res *result.Result) (failed int) {
+	res.Thresholds = nil
+	figures := ServerFigures(res.Server)
+	for _, t := range p.Thresholds {
+		o := threshold.Evaluate(t.T, res, figures)
+		res.Thresholds = append(res.Thresholds, result.ThresholdResult{Text: t.Text, Measured: o.Measured, Pass: o.Pass, Detail: o.Detail})
+		if !o.Pass {
+			failed++
+		}
+	}
+	return failed
+}
+
+// ServerFigures gives thresholds the server's figures in their units: CPU
+// as a fraction of one core, memory in bytes. Nil when no server was watched.
+func ServerFigures(s *result.Server) threshold.ServerFigures {
+	if s == nil {
+		return nil
+	}
+	return threshold.ServerMap{
+		threshold.ServerCPUAvg:      s.CPUAvg / 100,
+		threshold.ServerCPUPeak:     s.CPUPeak / 100,
+		threshold.ServerRSSAvg:      float64(s.RSSAvg),
+		threshold.ServerRSSPeak:     float64(s.RSSPeak),
+		threshold.ServerPSSAvg:      float64(s.PSSAvg),
+		threshold.ServerPSSPeak:     float64(s.PSSPeak),
+		threshold.ServerSwapPeak:    float64(s.SwapPeak),
+		threshold.ServerMajorFaults: float64(s.MajorFaults),
+	}
+}
+
+var _ = os.Getpid

@@ -1,0 +1,65 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// Saturated is the share of its usable CPUs above which loadlab calls
+// itself saturated: its own queueing then shows up as server latency.
+const Saturated = 0.90
+
+// Validity lists the reasons not to trust a run's figures: the load
+// generator was saturated, requests went out late or were dropped, the
+// server swapped or took major page faults.
+func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
+	var w []result.Warning
+	add := func(code, format string, args ...any) {
+		w = append(w, result.Warning{Code: code, Message: fmt.Sprintf(format, args...)})
+	}
+	s := &res.Summary
+	if g := res.Generator; g != nil && g.Cores > 0 && g.CPUAvg/100 > Saturated*g.Cores {
+		add("generator_saturated", "loadlab used %.0f%% of the %g CPUs it may use (over %.0f%%): it was saturated, so part of the latency is its own queueing; give it more CPUs or send less load", g.CPUAvg/g.Cores, g.Cores, 100*Saturated)
+	}
+	if s.Requests > 0 && s.Late.Count*100 > s.Requests {
+		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due. Their latency counts from the due time; raise -c if the server can take more.",
+			s.Late.Count, s.Requests, 100*float64(s.Late.Count)/float64(s.Requests))
+	}
+	if s.Unsent > 0 {
+		add("unsent", "%d requests were due but never sent: the run fell behind its schedule", s.Unsent)
+	}
+	if s.Dropped > 0 {
+		total := s.Dropped + s.Iterations + s.Aborted
+		add("dropped", "%d arrivals (%.1f%%) were dropped: every VU was busy when they were due. The server could not keep up, or max_vus is too low.",
+			s.Dropped, 100*float64(s.Dropped)/float64(max(total, 1)))
+	}
+	if s.Aborted > 0 {
+		add("aborted", "%d journeys could not go on (see the reasons above)", s.Aborted)
+	}
+	if out != nil && out.InFlight > 0 && !out.Interrupted {
+		add("abandoned", "%d requests were still in flight when the grace period ended and are not counted", out.InFlight)
+	}
+	if out != nil && out.Stopped != nil {
+		add("stopped", "the run stopped early: %s", strings.TrimPrefix(out.Stopped.Error(), "stop: "))
+	}
+	if sv := res.Server; sv != nil {
+		if sv.SwapPeak > 0 {
+			add("server_swapped", "the server had %s in swap: memory was short, and its latency includes paging", quantity.FormatBytes(sv.SwapPeak))
+		}
+		if sv.MajorFaults > 0 {
+			add("server_major_faults", "the server took %d major page faults (pages read from disk) during the load: memory pressure or a cold start", sv.MajorFaults)
+		}
+		if q := sv.Quota; q != nil && q.PeakExceeded {
+			add("memory_quota", "the server's memory peaked at %s, %s over its %s quota (average %s): on a platform with that limit it would swap or be killed",
+				quantity.FormatBytes(sv.PSSPeak), quantity.FormatBytes(q.PeakOver), quantity.FormatBytes(q.Bytes), quantity.FormatBytes(sv.PSSAvg))
+		}
+		if sv.Exit != "" {
+			add("server_exited", "the server exited mid-run (%s): the figures stop there", sv.Exit)
+		}
+	}
+	return w
+}

@@ -1,0 +1,105 @@
+package experiment
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/schedule"
+)
+
+// Workload turns a plan's load into the engine's, and describes it.
+func Workload(p *plan.Plan) (engine.Workload, result.Settings, error) {
+	l := p.Load
+	st := result.Settings{Timeout: result.Duration(p.HTTP.Timeout), KeepAlive: p.HTTP.KeepAlive, Insecure: p.HTTP.Insecure, MaxBody: p.HTTP.MaxBody, MaxHeader: int(p.HTTP.MaxHeader)}
+	st.Extra = map[string]string{"plan": p.File, "load": string(l.Kind)}
+	switch l.Kind {
+	case plan.LoadClosed:
+		st.Mode, st.Connections, st.Duration = "closed", l.VUs, result.Duration(l.Duration)
+		return engine.Workload{Kind: engine.Closed, VUs: l.VUs, IterationsPerVU: l.Iterations, Duration: l.Duration, Grace: l.Grace}, st, nil
+	case plan.LoadOpen:
+		arr, err := schedule.Constant(l.Rate, l.Duration)
+		if err != nil {
+			return engine.Workload{}, st, fmt.Errorf("%s: load.open: %w", l.Pos, err)
+		}
+		st.Mode, st.Connections, st.Duration, st.Rate = "open", l.MaxVUs, result.Duration(l.Duration), l.Rate.PerSecond()
+		st.Extra["arrivals"] = fmt.Sprint(arr.Total())
+		return engine.Workload{Kind: engine.Open, Arrivals: arr, MaxVUs: l.MaxVUs, Grace: l.Grace}, st, nil
+	case plan.LoadRampRate:
+		var stages []schedule.Stage
+		for _, s := range l.RateStages {
+			stages = append(stages, schedule.Stage{Target: s.Target, Over: s.Over})
+		}
+		arr, err := schedule.Stages(l.StartRate, stages)
+		if err != nil {
+			return engine.Workload{}, st, fmt.Errorf("%s: load.stages: %w", l.Pos, err)
+		}
+		st.Mode, st.Connections, st.Duration = "open", l.MaxVUs, result.Duration(arr.Duration())
+		st.Extra["arrivals"] = fmt.Sprint(arr.Total())
+		return engine.Workload{Kind: engine.Open, Arrivals: arr, MaxVUs: l.MaxVUs, Grace: l.Grace}, st, nil
+	case plan.LoadRampVUs:
+		var stages []schedule.VUStage
+		for _, s := range l.VUStages {
+			stages = append(stages, schedule.VUStage{Target: s.Target, Over: s.Over})
+		}
+		ramp, err := schedule.NewRamp(l.StartVUs, stages)
+		if err != nil {
+			return engine.Workload{}, st, fmt.Errorf("%s: load.stages: %w", l.Pos, err)
+		}
+		st.Mode, st.Connections, st.Duration = "closed", ramp.Max(), result.Duration(ramp.Duration())
+		return engine.Workload{Kind: engine.Ramp, Ramp: ramp, Grace: l.Grace}, st, nil
+	}
+	return engine.Workload{}, st, errors.New("the plan has no load")
+}
+
+// Preflight connects once, so that a wrong address or port fails with one
+// clear line before any load is sent.
+func Preflight(ctx context.Context, t *httpx.Target, timeout time.Duration) error {
+	d := net.Dialer{Timeout: min(timeout, 10*time.Second)}
+	conn, err := d.DialContext(ctx, "tcp", t.Addr.String())
+	if err != nil {
+		return fmt.Errorf("cannot connect to %s: %w", t.Host, unwrapOp(err))
+	}
+	defer conn.Close()
+	if t.TLS == nil {
+		return nil
+	}
+	tc := tls.Client(conn, t.TLS.Clone())
+	tc.SetDeadline(time.Now().Add(d.Timeout))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		hint := ""
+		if !t.TLS.InsecureSkipVerify && strings.Contains(err.Error(), "certificate") {
+			hint = " (use --insecure, or http.insecure in a plan, to skip certificate verification)"
+		}
+		return fmt.Errorf("TLS handshake with %s: %w%s", t.Host, err, hint)
+	}
+	return nil
+}
+
+// unwrapOp shortens "dial tcp 127.0.0.1:1: connect: connection refused".
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+// usableCPUs is how many CPUs this process may run on (its affinity mask).
+func usableCPUs() (float64, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 0, err
+	}
+	return float64(set.Count()), nil
+}
