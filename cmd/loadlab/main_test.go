@@ -23,6 +23,12 @@ import (
 
 func TestMain(m *testing.M) {
 	targettest.Main()
+	if os.Getenv("LOADLAB_TEST_MAIN") == "1" {
+		// The test binary acting as the loadlab command, for tests that must
+		// kill it (see TestResume).
+		os.Args = append([]string{"loadlab"}, os.Args[1:]...)
+		main()
+	}
 	os.Exit(m.Run())
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/experiment"
@@ -32,12 +33,16 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("run: %w", err))
 	}
-	p, err := plan.Load(path, plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv})
+	popts := plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv}
+	p, err := plan.Load(path, popts)
 	if err != nil {
 		return usageError(err)
 	}
 	if p.Experiment != nil {
-		return usageError(fmt.Errorf("%s: params and other experiment keys are not supported yet", p.Experiment.Pos))
+		return runExperiment(ctx, io, path, p, popts, f)
+	}
+	if f.fresh {
+		return usageError(errors.New("run: --fresh restarts an experiment; this plan has no params or repeat"))
 	}
 	if f.out != "" {
 		if err := store.CheckWritable(f.out); err != nil {
@@ -102,4 +107,75 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 		return thresholdError(fmt.Errorf("run: %d of %d thresholds failed", thresholdsFailed, len(res.Thresholds)))
 	}
 	return nil
+}
+
+func runExperiment(ctx context.Context, io *stdio, path string, p *plan.Plan, popts plan.Options, f *quickFlags) error {
+	if f.json {
+		return usageError(errors.New("run: --json prints a single run's summary; an experiment writes experiment.json in its results directory"))
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("results", safeName(p.Name))
+	}
+	if err := store.CheckWritable(dir); err != nil {
+		return usageError(fmt.Errorf("run: results directory: %w", err))
+	}
+	_, settings, err := experiment.Workload(p)
+	if err != nil {
+		return usageError(err)
+	}
+	prog := newProgress(io, settings)
+	logf := func(format string, args ...any) {
+		prog.clear()
+		fmt.Fprintf(io.err, format+"\n", args...)
+	}
+	load := func(params map[string]any) (*plan.Plan, error) {
+		o := popts
+		o.Params = params
+		return plan.Load(path, o)
+	}
+	out, err := experiment.Sweep(ctx, p, load, experiment.Fingerprint(p, popts), experiment.SweepOptions{
+		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnPoint: prog.point,
+	})
+	prog.done()
+	if err != nil {
+		if errors.Is(err, experiment.ErrPlanChanged) {
+			return usageError(fmt.Errorf("run: %w", err))
+		}
+		return failedError(fmt.Errorf("run: %w", err))
+	}
+	if err := report.Verdict(io.out, out); err != nil {
+		return failedError(err)
+	}
+	fmt.Fprintf(io.out, "\nresults: %s (experiment.json, experiment.db, runs/)\n", dir)
+	failed := 0
+	for _, r := range out.Runs {
+		if r.Status == "failed" {
+			failed++
+		}
+	}
+	switch {
+	case out.Interrupted:
+		return failedError(fmt.Errorf("run: interrupted; run the same command again to resume (%s)", dir))
+	case failed > 0:
+		return failedError(fmt.Errorf("run: %d of %d runs failed", failed, len(out.Runs)))
+	}
+	return nil
+}
+
+// safeName makes a plan name usable as a directory name.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "experiment"
+	}
+	return b.String()
 }

@@ -55,6 +55,16 @@ func (p *progress) point(pt result.Point) {
 	}
 }
 
+// clear removes the live line so that another line can be printed.
+func (p *progress) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+}
+
 // done clears the live line before the summary.
 func (p *progress) done() {
 	p.mu.Lock()

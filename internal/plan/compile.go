@@ -43,7 +43,7 @@ func (p *Plan) constScope(opts Options) *expr.Scope {
 	for _, v := range p.Vars {
 		sc.Const(v.Name, v.Value)
 	}
-	for k, v := range opts.params {
+	for k, v := range opts.Params {
 		sc.Const(k, v)
 	}
 	return sc
@@ -69,7 +69,9 @@ type ProgramOptions struct {
 // target's address with resolve.
 func (p *Plan) Program(ctx context.Context, po ProgramOptions, resolve Resolver) (*engine.Program, error) {
 	opts := p.opts
-	opts.params = po.Params
+	if po.Params != nil {
+		opts.Params = po.Params
+	}
 	return p.compile(ctx, opts, resolve)
 }
 

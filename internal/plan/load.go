@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
 )
 
@@ -26,8 +27,45 @@ type Options struct {
 	Env map[string]string
 	// LookupEnv reads the process environment; nil means none.
 	LookupEnv func(string) (string, bool)
+	// Params are the values of an experiment point's params: constants in
+	// every template. Nil means the baseline's.
+	Params map[string]any
+}
 
-	params map[string]any // an experiment point's, when compiling for a run
+// renderConsts fills {{ }} in the scalars of a section that is read once per
+// run (load, http, thresholds) from plan variables, the environment and
+// params, before the section is decoded: so a sweep can vary the load
+// itself, as in vus: "{{ users }}".
+func (d *decoder) renderConsts(p *Plan, opts Options, n *node) {
+	if n == nil {
+		return
+	}
+	var sc *expr.Scope
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.kind == kindScalar && strings.Contains(n.value, "{{") {
+			if sc == nil {
+				sc = p.constScope(opts)
+			}
+			t := Text{Src: n.value, Pos: n.pos, quoted: n.quoted}
+			tpl, err := sc.Compile(n.value)
+			if err != nil {
+				d.templateError(t, err)
+				return
+			}
+			s, ok := tpl.Static()
+			if !ok {
+				d.errorf(n.pos, "only plan variables, env.NAME and params may be used here, not values that change per VU")
+				return
+			}
+			n.value, n.quoted = s, false
+			return
+		}
+		for _, c := range n.vals {
+			walk(c)
+		}
+	}
+	walk(n)
 }
 
 // Load reads and validates a plan file.
@@ -39,7 +77,7 @@ func Load(path string, opts Options) (*Plan, error) {
 	return Parse(path, data, opts)
 }
 
-var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown"}
+var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed"}
 
 // Parse validates a plan given as bytes; file names it in errors and
 // relative paths are resolved against its directory.
@@ -71,6 +109,15 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 		}
 	}
 	d.vars(p, top.get("vars"), opts)
+	d.experiment(p, top)
+	// Params are constants in every template; validate with the baseline's.
+	if opts.Params == nil && p.Experiment != nil {
+		opts.Params = p.Experiment.BaselineParams()
+		p.opts.Params = opts.Params
+	}
+	d.renderConsts(p, opts, top.get("load"))
+	d.renderConsts(p, opts, top.get("http"))
+	d.renderConsts(p, opts, top.get("thresholds"))
 	d.target(p, top.get("target"), opts)
 	d.data(p, top.get("data"))
 	d.httpOptions(p, top.get("http"))
@@ -79,11 +126,6 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	d.thresholds(p, top.get("thresholds"))
 	if n := top.get("server"); n != nil {
 		d.server(p, n)
-	}
-	for _, k := range []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown"} {
-		if n := top.get(k); n != nil && p.Experiment == nil {
-			p.Experiment = &Experiment{Pos: n.pos, raw: top}
-		}
 	}
 	if p.Server != nil && len(d.errs) == 0 {
 		if _, err := p.ServerSpec(p.sampleParams()); err != nil {

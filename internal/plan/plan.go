@@ -201,9 +201,38 @@ type HTTP struct {
 	Headers         []Field
 }
 
-// Experiment holds the keys of an experiment (params, vary, baseline, repeat,
-// warmup, cooldown).
+// Experiment is a sweep: the plan run at every point of its params,
+// several times each.
 type Experiment struct {
-	Pos Pos
-	raw *node
+	Pos      Pos
+	Params   []Param
+	Vary     Vary
+	Baseline map[string]int // param name: index of its baseline value
+	Repeat   int
+	Warmup   time.Duration
+	Cooldown time.Duration
+	Seed     uint64 // zero: pick one (and print it)
+}
+
+// Vary says which points an experiment runs.
+type Vary string
+
+const (
+	OneAtATime Vary = "one-at-a-time" // the baseline, and each param's other values with the rest at baseline
+	Matrix     Vary = "matrix"        // every combination
+)
+
+// Param is a swept parameter.
+type Param struct {
+	Name    string
+	Values  []ParamValue
+	Numeric bool // every value is a number: knees and scalability fits apply
+	Pos     Pos
+}
+
+// ParamValue is one value of a param: Label names it in reports ("jemalloc"),
+// Value is what templates get ("/usr/lib/.../libjemalloc.so.2").
+type ParamValue struct {
+	Label string
+	Value any
 }

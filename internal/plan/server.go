@@ -137,10 +137,11 @@ func (d *decoder) server(p *Plan, n *node) {
 // experiment point's parameter values (nil for a single run).
 func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 	s := p.Server
-	sc := p.constScope(p.opts)
-	for k, v := range params {
-		sc.Const(k, v)
+	opts := p.opts
+	if params != nil {
+		opts.Params = params
 	}
+	sc := p.constScope(opts)
 	var errs Errors
 	render := func(t Text) string {
 		tpl, err := sc.Compile(t.Src)
@@ -201,6 +202,6 @@ func templateErr(t Text, err error) *Error {
 var _ = fmt.Sprint
 var _ = expr.NewScope
 
-// sampleParams are parameter values to validate templates with, before any
-// experiment point exists: none until experiments are supported.
-func (p *Plan) sampleParams() map[string]any { return nil }
+// sampleParams are parameter values to validate templates with: the
+// point's, or the baseline's.
+func (p *Plan) sampleParams() map[string]any { return p.opts.Params }

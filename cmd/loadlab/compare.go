@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/report"
+)
+
+func newCompareCommand(io *stdio) *cobra.Command {
+	var (
+		failOn         []string
+		pointA, pointB string
+	)
+	c := &cobra.Command{
+		Use:   "compare A B",
+		Short: "Compare two results or experiments, and fail on a regression",
+		Long: `Compare two results (result directories or result.json files) or experiments
+(their results directories), figure by figure: medians with 95% confidence
+intervals, and the change from A to B with a Mann-Whitney U p-value; "~" means
+the difference is not significant (benchstat's rules). Of an experiment, the
+runs of its baseline point are compared, or of --point-a / --point-b.
+
+With --fail-on, the exit code is 3 when B is worse than A beyond a rule:
+'p95 +10%' fails on a significant rise of p95 latency over 10%, 'throughput
+-5%' on a significant fall of throughput over 5%. With fewer than 4 runs a
+side no test can call a difference significant; the change of the medians
+then decides, and the message says so.
+
+Figures: throughput, p50, p95, p99, error_rate, elapsed, cpu, rss_peak,
+rss_avg, pss_peak.`,
+		Example: `  loadlab compare results/main results/branch --fail-on 'p95 +10%' --fail-on 'throughput -5%'
+  loadlab compare results/sweep results/sweep --point-a threads=5 --point-b threads=8`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			var rules []experiment.Rule
+			for _, s := range failOn {
+				r, err := experiment.ParseRule(s)
+				if err != nil {
+					return usageError(fmt.Errorf("compare: --fail-on: %w", err))
+				}
+				rules = append(rules, r)
+			}
+			a, err := experiment.LoadSide(args[0], pointA)
+			if err != nil {
+				return usageError(fmt.Errorf("compare: %w", err))
+			}
+			b, err := experiment.LoadSide(args[1], pointB)
+			if err != nil {
+				return usageError(fmt.Errorf("compare: %w", err))
+			}
+			cmp := experiment.Compare(a, b)
+			if err := report.Comparison(io.out, cmp); err != nil {
+				return failedError(err)
+			}
+			failures, err := cmp.Check(rules)
+			if err != nil {
+				if errors.Is(err, experiment.ErrNoFigure) {
+					return usageError(fmt.Errorf("compare: %w", err))
+				}
+				return failedError(err)
+			}
+			if len(failures) > 0 {
+				var why []string
+				for _, f := range failures {
+					why = append(why, f.Why)
+				}
+				return thresholdError(fmt.Errorf("compare: regression: %s", strings.Join(why, "; ")))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 3 when B is worse than A beyond this: 'FIGURE +N%' or 'FIGURE -N%' (repeatable)")
+	c.Flags().StringVar(&pointA, "point-a", "", "the point of experiment A to compare (default: its baseline)")
+	c.Flags().StringVar(&pointB, "point-b", "", "the point of experiment B to compare (default: its baseline)")
+	return c
+}

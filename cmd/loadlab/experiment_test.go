@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/store"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+// sweepPlan sweeps the workers of loadlab target (a real server, restarted
+// for every run). Each request waits 10 ms in a worker, and 4 VUs send them,
+// so throughput grows with workers up to 4, then stays: the knee is at 4
+// whatever the machine, because the bound is waiting, not CPU.
+func sweepPlan(t *testing.T, repeat int, extra string) (path, marker string) {
+	addr := targettest.FreeAddr(t)
+	argv, _ := targettest.Command(t, target.Options{}, addr)
+	marker = fmt.Sprintf("-test.run=^NoSweep%d$", time.Now().UnixNano())
+	dir := t.TempDir()
+	path = filepath.Join(dir, "plan.yaml")
+	os.WriteFile(path, []byte(fmt.Sprintf(`
+name: workers
+target: http://%[1]s
+steps: [ { get: / } ]
+load: { closed: { vus: 4, duration: 1s } }
+server:
+  run: "echo {{ workers }} >> %[2]s/starts.log; exec %[3]s '%[4]s'"
+  env:
+    LOADLAB_TARGETTEST_ADDR: %[1]s
+    LOADLAB_TARGETTEST_OPTIONS: '{"Delay": %[5]d, "Workers": {{ workers }}}' 
+  ready: http://%[1]s/health
+params: { workers: 1..6 }
+baseline: { workers: 4 }
+repeat: %[6]d
+seed: 11
+%[7]s`, addr, dir, argv[0], marker, int64(10*time.Millisecond), repeat, extra)), 0o644)
+	return path, marker
+}
+
+func TestSweepVerdict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("24 runs of 1 s")
+	}
+	path, marker := sweepPlan(t, 4, "")
+	out := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	noOrphans(t, marker)
+	data, err := os.ReadFile(filepath.Join(out, "experiment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o experiment.Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatal(err)
+	}
+	if !o.Complete || len(o.Runs) != 24 {
+		t.Fatalf("complete %v, %d runs", o.Complete, len(o.Runs))
+	}
+	v := o.Verdict
+	if len(v.Sweeps) != 1 || v.Sweeps[0].X[v.Sweeps[0].Pick] != 4 {
+		t.Errorf("recommendation %q, want workers=4", v.Recommendation)
+	}
+	if !strings.HasPrefix(v.Recommendation, "workers=4:") || !strings.Contains(stdout, "recommendation") {
+		t.Errorf("recommendation %q", v.Recommendation)
+	}
+	tp := v.Figures[0]
+	for _, r := range tp.Rows {
+		switch r.Point {
+		case "workers=1", "workers=2":
+			if !r.Significant || r.Delta > -0.3 {
+				t.Errorf("%s should be significantly slower than workers=4: %+v", r.Point, r)
+			}
+		case "workers=5", "workers=6":
+			if r.Delta < -0.1 || r.Delta > 0.1 {
+				t.Errorf("%s should do as well as workers=4: %+v", r.Point, r)
+			}
+		}
+	}
+	// Every run has its own result and server log.
+	for _, r := range o.Runs {
+		if _, err := os.Stat(filepath.Join(out, r.Dir, "server.log")); err != nil {
+			t.Errorf("run %d: %v", r.Index, err)
+		}
+	}
+}
+
+// TestResume kills an experiment mid-way (SIGKILL: nothing gets to clean
+// up) and runs it again: the second run does only what is left, and the
+// experiment ends with exactly one record of every run.
+func TestResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an experiment killed and resumed")
+	}
+	path, marker := sweepPlan(t, 2, "")
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0], "run", path, "--out", out)
+	cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once some runs are recorded.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if n := doneRuns(t, out); n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no run finished in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	noOrphans(t, marker) // the server died with loadlab (Pdeathsig)
+	before := doneRuns(t, out)
+
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if got := strings.Count(stderr, "done before, skipped"); got != before {
+		t.Errorf("the resumed run skipped %d runs, %d were done", got, before)
+	}
+	h, err := store.OpenHistory(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	runs, _ := h.Runs()
+	seen := map[int]bool{}
+	for _, r := range runs {
+		if r.Status != store.StatusDone || seen[r.Index] {
+			t.Errorf("run %+v", r.Index)
+		}
+		seen[r.Index] = true
+	}
+	if len(runs) != 12 {
+		t.Errorf("%d runs recorded, want 12", len(runs))
+	}
+	starts, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "starts.log"))
+	// Every run started its server once, and the run killed mid-way once more.
+	if n := strings.Count(string(starts), "\n"); n < 12 || n > 13 {
+		t.Errorf("the server started %d times for 12 runs: a finished run was done again", n)
+	}
+	// Changing the plan is refused without --fresh.
+	os.WriteFile(path, append(mustRead(t, path), []byte("\n# changed\n")...), 0o644)
+	_, stderr, code = cli(context.Background(), t, "run", path, "--out", out)
+	if code != exitUsage || !strings.Contains(stderr, "different plan") || !strings.Contains(stderr, "--fresh") {
+		t.Errorf("changed plan: exit %d, %s", code, stderr)
+	}
+}
+
+func doneRuns(t *testing.T, dir string) int {
+	if _, err := os.Stat(filepath.Join(dir, store.HistoryFile)); err != nil {
+		return 0
+	}
+	h, err := store.OpenHistory(dir)
+	if err != nil {
+		return 0
+	}
+	defer h.Close()
+	runs, _ := h.Runs()
+	return len(runs)
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCompareCommand(t *testing.T) {
+	url := targettest.Start(t, target.Options{Delay: 2 * time.Millisecond})
+	slow := targettest.Start(t, target.Options{Delay: 6 * time.Millisecond})
+	a, b := t.TempDir(), t.TempDir()
+	for _, run := range []struct{ url, dir string }{{url, a}, {slow, b}} {
+		if _, stderr, code := cli(context.Background(), t, "run", "--url", run.url+"/", "-c", "2", "-d", "1s", "--out", run.dir); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	stdout, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "p95 +50%")
+	if code != exitThreshold || !strings.Contains(stderr, "regression") || !strings.Contains(stdout, "p95 latency") {
+		t.Errorf("slower B: exit %d\n%s\n%s", code, stderr, stdout)
+	}
+	if _, _, code := cli(context.Background(), t, "compare", b, a, "--fail-on", "p95 +50%"); code != 0 {
+		t.Errorf("faster B: exit %d", code)
+	}
+	if _, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "latency up"); code != exitUsage {
+		t.Errorf("bad rule: exit %d %s", code, stderr)
+	}
+}

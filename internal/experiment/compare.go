@@ -1,0 +1,247 @@
+package experiment
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/stats"
+	"github.com/loadlab/loadlab/internal/store"
+)
+
+// Side is one side of a comparison: the runs of a result or of one point of
+// an experiment.
+type Side struct {
+	Label   string
+	Results []*result.Result
+}
+
+// LoadSide reads a result (a directory with result.json, or the file) or an
+// experiment (a directory with experiment.json); of an experiment it takes
+// the runs of point (the baseline when empty).
+func LoadSide(path, point string) (Side, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, "experiment.json")); err == nil {
+			return loadExperimentSide(path, point)
+		}
+	}
+	r, err := store.ReadResult(path)
+	if err != nil {
+		return Side{}, err
+	}
+	if point != "" {
+		return Side{}, fmt.Errorf("%s is a single run, not an experiment: it has no point %q", path, point)
+	}
+	return Side{Label: path, Results: []*result.Result{r}}, nil
+}
+
+func loadExperimentSide(dir, point string) (Side, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "experiment.json"))
+	if err != nil {
+		return Side{}, err
+	}
+	var o Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		return Side{}, fmt.Errorf("%s: not a loadlab experiment: %w", dir, err)
+	}
+	if o.Schema != SchemaExperiment {
+		return Side{}, fmt.Errorf("%s: unsupported experiment schema %q", dir, o.Schema)
+	}
+	want := point
+	if want == "" {
+		for _, p := range o.Points {
+			if p.Baseline {
+				want = p.Key
+			}
+		}
+	}
+	var keys []string
+	found := false
+	for _, p := range o.Points {
+		keys = append(keys, p.Key)
+		found = found || p.Key == want
+	}
+	if !found {
+		return Side{}, fmt.Errorf("%s has no point %q (points: %s)", dir, want, strings.Join(keys, "; "))
+	}
+	side := Side{Label: dir + " " + want}
+	for _, r := range o.Runs {
+		if r.Point != want || r.Status != "done" || r.Dir == "" {
+			continue
+		}
+		res, err := store.ReadResult(filepath.Join(dir, r.Dir))
+		if err != nil {
+			return Side{}, err
+		}
+		side.Results = append(side.Results, res)
+	}
+	if len(side.Results) == 0 {
+		return Side{}, fmt.Errorf("%s: point %q has no finished runs", dir, want)
+	}
+	return side, nil
+}
+
+// Comparison is two sides figure by figure.
+type Comparison struct {
+	A, B     Side
+	Rows     []CompareRow
+	Warnings []string
+}
+
+// CompareRow is one figure on both sides.
+type CompareRow struct {
+	Figure      string
+	Key         string // the name --fail-on uses
+	Unit        string
+	Higher      bool
+	A, B        string // "123.4 ± 3%"
+	NA, NB      int
+	MedianA     float64
+	MedianB     float64
+	Delta       float64 // (B-A)/A
+	P           float64
+	Significant bool
+	Testable    bool // enough runs a side for the test to call anything significant
+	Versus      string
+}
+
+// figureKeys are the names of figures in --fail-on rules.
+var figureKeys = map[string]string{
+	"throughput": "throughput", "p50 latency": "p50", "p95 latency": "p95", "p99 latency": "p99",
+	"error rate": "error_rate", "elapsed": "elapsed", "server CPU": "cpu", "RSS peak": "rss_peak",
+	"RSS average": "rss_avg", "PSS peak": "pss_peak",
+}
+
+// Compare compares two sides with benchstat's rules.
+func Compare(a, b Side) *Comparison {
+	c := &Comparison{A: a, B: b}
+	all := append(append([]*result.Result{}, a.Results...), b.Results...)
+	seen := map[string]bool{}
+	for _, f := range figures {
+		if !f.applies(all) {
+			continue
+		}
+		sa, sb := values(f, a.Results), values(f, b.Results)
+		if len(sa) == 0 || len(sb) == 0 {
+			continue
+		}
+		sumA, sumB := stats.Summarize(sa, 0), stats.Summarize(sb, 0)
+		cells := stats.FormatCells(sumA, sumB)
+		cmp := stats.Compare(sa, sb, Alpha)
+		row := CompareRow{
+			Figure: f.name, Key: figureKeys[f.name], Unit: f.unit, Higher: f.higher,
+			A: strings.TrimSpace(cells[0]), B: strings.TrimSpace(cells[1]), NA: len(sa), NB: len(sb),
+			MedianA: sumA.Center, MedianB: sumB.Center, Delta: cmp.Delta, P: cmp.P,
+			Significant: cmp.Significant, Testable: len(sa) >= 4 && len(sb) >= 4, Versus: cmp.String(),
+		}
+		for _, w := range cmp.AllWarnings() {
+			if !seen[w] {
+				seen[w] = true
+				c.Warnings = append(c.Warnings, w)
+			}
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	return c
+}
+
+func values(f figure, rs []*result.Result) []float64 {
+	var out []float64
+	for _, r := range rs {
+		if v, ok := f.get(r); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Rule fails a comparison when a figure gets worse by more than Limit: a
+// relative change, "p95 +10%" (latency up 10%) or "throughput -5%".
+type Rule struct {
+	Text   string
+	Figure string
+	Limit  float64 // signed fraction: +0.10 fails rises above 10%, -0.05 falls below -5%
+}
+
+// ParseRule reads a --fail-on rule.
+func ParseRule(s string) (Rule, error) {
+	fields := strings.Fields(s)
+	keys := make([]string, 0, len(figureKeys))
+	for _, k := range figureKeys {
+		keys = append(keys, k)
+	}
+	if len(fields) != 2 {
+		return Rule{}, fmt.Errorf("bad rule %q: want FIGURE ±N%%, such as 'p95 +10%%' or 'throughput -5%%' (figures: %s)", s, strings.Join(sortedStrings(keys), ", "))
+	}
+	known := false
+	for _, k := range keys {
+		known = known || k == fields[0]
+	}
+	if !known {
+		return Rule{}, fmt.Errorf("bad rule %q: unknown figure %q (figures: %s)", s, fields[0], strings.Join(sortedStrings(keys), ", "))
+	}
+	pct := fields[1]
+	if !strings.HasSuffix(pct, "%") || (pct[0] != '+' && pct[0] != '-') {
+		return Rule{}, fmt.Errorf("bad rule %q: the limit is a signed percentage such as +10%% (worse when higher) or -5%% (worse when lower)", s)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(pct, "%"), 64)
+	if err != nil {
+		return Rule{}, fmt.Errorf("bad rule %q: %q is not a percentage", s, pct)
+	}
+	return Rule{Text: s, Figure: fields[0], Limit: v / 100}, nil
+}
+
+// Failure is a rule a comparison broke.
+type Failure struct {
+	Rule Rule
+	Row  CompareRow
+	Why  string
+}
+
+// ErrNoFigure is a rule about a figure the comparison does not have.
+var ErrNoFigure = errors.New("no such figure in these results")
+
+// Check applies rules. A change beyond a rule's limit fails it when it is
+// significant; when there are too few runs for the test to call anything
+// significant (fewer than 4 a side), the change of the medians decides, and
+// the failure says so.
+func (c *Comparison) Check(rules []Rule) ([]Failure, error) {
+	var out []Failure
+	for _, r := range rules {
+		var row *CompareRow
+		for i := range c.Rows {
+			if c.Rows[i].Key == r.Figure {
+				row = &c.Rows[i]
+			}
+		}
+		if row == nil {
+			return nil, fmt.Errorf("--fail-on %q: %w", r.Text, ErrNoFigure)
+		}
+		beyond := r.Limit >= 0 && row.Delta > r.Limit || r.Limit < 0 && row.Delta < r.Limit
+		if !beyond {
+			continue
+		}
+		switch {
+		case row.Significant:
+			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %+.1f%% (p=%.3f), beyond %s", row.Figure, 100*row.Delta, row.P, r.Text)})
+		case !row.Testable:
+			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %+.1f%%, beyond %s (median against median: with %d and %d runs no test can tell it from noise)", row.Figure, 100*row.Delta, r.Text, row.NA, row.NB)})
+		}
+	}
+	return out, nil
+}
+
+func sortedStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

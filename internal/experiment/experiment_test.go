@@ -1,0 +1,212 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+func load(t *testing.T, yaml string) *plan.Plan {
+	t.Helper()
+	p, err := plan.Parse("plan.yaml", []byte(yaml), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const sweepPlan = `
+target: http://127.0.0.1:1
+steps: [ { get: "/?w={{ threads }}&a={{ allocator }}" } ]
+load: { closed: { vus: "{{ threads }}", iterations: 1 } }
+params:
+  threads: 1..4
+  allocator: { glibc: "", jemalloc: /usr/lib/libjemalloc.so.2 }
+baseline: { threads: 2 }
+repeat: 3
+`
+
+func TestPoints(t *testing.T) {
+	p := load(t, sweepPlan)
+	var keys []string
+	for _, pt := range Points(p.Experiment) {
+		keys = append(keys, pt.Key)
+	}
+	want := "threads=2 allocator=glibc|threads=1 allocator=glibc|threads=3 allocator=glibc|threads=4 allocator=glibc|threads=2 allocator=jemalloc"
+	if got := strings.Join(keys, "|"); got != want {
+		t.Errorf("one at a time:\n got %s\nwant %s", got, want)
+	}
+	p = load(t, sweepPlan+"vary: matrix\n")
+	pts := Points(p.Experiment)
+	if len(pts) != 8 || !pts[0].Baseline || pts[0].Key != "threads=2 allocator=glibc" {
+		t.Errorf("matrix: %d points, first %+v", len(pts), pts[0])
+	}
+	if pts[len(pts)-1].Params["allocator"] != "/usr/lib/libjemalloc.so.2" || pts[len(pts)-1].Labels["allocator"] != "jemalloc" {
+		t.Errorf("last point %+v", pts[len(pts)-1])
+	}
+}
+
+func TestLoadIsSweptToo(t *testing.T) {
+	p, err := plan.Parse("plan.yaml", []byte(sweepPlan), plan.Options{Params: map[string]any{"threads": 3, "allocator": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Load.VUs != 3 {
+		t.Errorf("vus = %d, want 3 from {{ threads }}", p.Load.VUs)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	a, b := Order(5, 3, 42), Order(5, 3, 42)
+	if len(a) != 15 {
+		t.Fatalf("%d runs", len(a))
+	}
+	same := true
+	for i := range a {
+		if a[i] != b[i] {
+			same = false
+		}
+		if a[i].Index != i {
+			t.Errorf("slot %d has index %d", i, a[i].Index)
+		}
+	}
+	if !same {
+		t.Error("the same seed gave two orders")
+	}
+	// Interleaved: each round runs every point once.
+	for r := 0; r < 3; r++ {
+		seen := map[int]bool{}
+		for _, s := range a[r*5 : r*5+5] {
+			if s.Rep != r+1 || seen[s.Point] {
+				t.Fatalf("round %d: %+v", r+1, a[r*5:r*5+5])
+			}
+			seen[s.Point] = true
+		}
+	}
+	c := Order(5, 3, 43)
+	differs := false
+	for i := range a {
+		differs = differs || a[i] != c[i]
+	}
+	if !differs {
+		t.Error("another seed gave the same order")
+	}
+}
+
+// fake builds results with a known throughput and p95 per point.
+func fake(rps, p95 float64) *result.Result {
+	return &result.Result{Summary: result.Summary{ThroughputRPS: rps, Latency: result.Percentiles{Count: 100, P50: p95 / 2, P95: p95, P99: p95 * 1.5}}}
+}
+
+func TestAnalyzeFindsTheKnee(t *testing.T) {
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { threads: 1..8 }
+baseline: { threads: 8 }
+repeat: 5
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 5, 1)
+	// Throughput rises to threads=4 and flattens; p95 keeps rising.
+	curve := map[string][2]float64{"1": {100, 20}, "2": {195, 21}, "3": {280, 22}, "4": {350, 24}, "5": {360, 30}, "6": {362, 36}, "7": {358, 44}, "8": {355, 52}}
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		c := curve[points[s.Point].Labels["threads"]]
+		jitter := float64(s.Rep%3-1) * 0.01
+		results[i] = fake(c[0]*(1+jitter), c[1]*(1-jitter))
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if len(v.Sweeps) != 1 {
+		t.Fatalf("sweeps %+v", v.Sweeps)
+	}
+	s := v.Sweeps[0]
+	if s.Param != "threads" || s.X[s.Pick] != 4 || s.X[s.Best] != 6 {
+		t.Errorf("pick threads=%v, best threads=%v; want 4 and 6", s.X[s.Pick], s.X[s.Best])
+	}
+	if !strings.HasPrefix(v.Recommendation, "threads=4: within 3% of the best throughput (threads=6: 362.0 req/s); p95 54% lower than threads=8") {
+		t.Errorf("recommendation %q", v.Recommendation)
+	}
+	tp := v.Figures[0]
+	if tp.Name != "throughput" || !tp.Rows[0].Baseline || tp.Rows[0].Median != 355 {
+		t.Fatalf("throughput table %+v", tp.Rows[0])
+	}
+	for _, r := range tp.Rows[1:] {
+		if r.Point == "threads=1" && (!r.Significant || r.Delta > -0.7 || !strings.HasPrefix(r.Versus, "-71.83%")) {
+			t.Errorf("threads=1 vs 8: %+v", r)
+		}
+		if r.Point == "threads=7" && r.Significant {
+			t.Errorf("threads=7 differs from threads=8 by under 1%%, with 1%% noise, yet is significant: %+v", r)
+		}
+	}
+}
+
+func TestNamedParamVerdict(t *testing.T) {
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { allocator: { glibc: "", jemalloc: /lib/je.so } }
+repeat: 5
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 5, 9)
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		r := fake(100+float64(s.Rep), 50+float64(s.Rep))
+		r.Server = &result.Server{RSSPeak: 3000 << 20, RSSAvg: 2000 << 20}
+		if points[s.Point].Labels["allocator"] == "jemalloc" {
+			r.Server.RSSPeak, r.Server.RSSAvg = (2000+int64(s.Rep))<<20, 1500<<20
+		}
+		results[i] = r
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if !strings.HasPrefix(v.Recommendation, "allocator=jemalloc vs glibc: RSS peak -33.2% (p=0.008)") || !strings.Contains(v.Recommendation, "no significant change in throughput, p50 latency") {
+		t.Errorf("recommendation %q", v.Recommendation)
+	}
+}
+
+func TestCompareRules(t *testing.T) {
+	a := Side{Label: "a"}
+	b := Side{Label: "b"}
+	for i := range 5 {
+		a.Results = append(a.Results, fake(1000+float64(i), 10+0.1*float64(i)))
+		b.Results = append(b.Results, fake(1001+float64(i), 12+0.1*float64(i)))
+	}
+	c := Compare(a, b)
+	for _, tt := range []struct {
+		rule string
+		fail bool
+	}{
+		{"p95 +10%", true},        // +19%, significant
+		{"p95 +25%", false},       // within
+		{"throughput -5%", false}, // not worse
+		{"p50 +30%", false},
+	} {
+		r, err := ParseRule(tt.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := c.Check([]Rule{r})
+		if err != nil || (len(fs) > 0) != tt.fail {
+			t.Errorf("%s: failures %v, %v", tt.rule, fs, err)
+		}
+	}
+	for _, bad := range []string{"p95 10%", "p95", "latency +10%", "p95 +x%"} {
+		if _, err := ParseRule(bad); err == nil {
+			t.Errorf("rule %q accepted", bad)
+		}
+	}
+	one := Compare(Side{Results: a.Results[:1]}, Side{Results: b.Results[:1]})
+	r, _ := ParseRule("p95 +10%")
+	fs, _ := one.Check([]Rule{r})
+	if len(fs) != 1 || !strings.Contains(fs[0].Why, "no test can tell it from noise") {
+		t.Errorf("single runs: %+v", fs)
+	}
+}
+
+var _ = time.Second

@@ -1,0 +1,384 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
+)
+
+// Point is one combination of param values.
+type Point struct {
+	Key      string            // "threads=5 allocator=glibc", params in plan order
+	Labels   map[string]string // param: value label
+	Params   map[string]any    // param: value, for templates
+	Baseline bool
+}
+
+// Points lists an experiment's points: the baseline first, then (one at a
+// time) each param's other values with the rest at baseline, or (matrix)
+// every combination in plan order.
+func Points(e *plan.Experiment) []Point {
+	if len(e.Params) == 0 {
+		return []Point{{Key: "baseline", Labels: map[string]string{}, Params: map[string]any{}, Baseline: true}}
+	}
+	var idx [][]int // value index of each param, per point
+	base := make([]int, len(e.Params))
+	for i, p := range e.Params {
+		base[i] = e.Baseline[p.Name]
+	}
+	switch e.Vary {
+	case plan.Matrix:
+		cur := make([]int, len(e.Params))
+		var walk func(i int)
+		walk = func(i int) {
+			if i == len(e.Params) {
+				idx = append(idx, append([]int(nil), cur...))
+				return
+			}
+			for v := range e.Params[i].Values {
+				cur[i] = v
+				walk(i + 1)
+			}
+		}
+		walk(0)
+	default:
+		idx = append(idx, base)
+		for i, p := range e.Params {
+			for v := range p.Values {
+				if v == base[i] {
+					continue
+				}
+				pt := append([]int(nil), base...)
+				pt[i] = v
+				idx = append(idx, pt)
+			}
+		}
+	}
+	var out []Point
+	for _, vals := range idx {
+		pt := Point{Labels: map[string]string{}, Params: map[string]any{}, Baseline: true}
+		var parts []string
+		for i, p := range e.Params {
+			v := p.Values[vals[i]]
+			pt.Labels[p.Name], pt.Params[p.Name] = v.Label, v.Value
+			parts = append(parts, p.Name+"="+v.Label)
+			if vals[i] != base[i] {
+				pt.Baseline = false
+			}
+		}
+		pt.Key = strings.Join(parts, " ")
+		out = append(out, pt)
+	}
+	// The baseline first, whatever the order of the matrix.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Baseline && !out[j].Baseline })
+	return out
+}
+
+// Slot is one run in an experiment's order.
+type Slot struct {
+	Index int // position in the order
+	Point int // index into the points
+	Rep   int // from 1
+}
+
+// Order interleaves the runs: round r runs every point once, in an order
+// shuffled with seed, so that drift over time (a warming machine, a noisy
+// neighbour) hits every point alike.
+func Order(points, repeat int, seed uint64) []Slot {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var out []Slot
+	for r := 1; r <= repeat; r++ {
+		perm := rng.Perm(points)
+		for _, p := range perm {
+			out = append(out, Slot{Index: len(out), Point: p, Rep: r})
+		}
+	}
+	return out
+}
+
+// SweepOptions tune an experiment.
+type SweepOptions struct {
+	Dir     string // results directory: experiment.db, runs/, experiment.json
+	Fresh   bool   // start over even if Dir holds runs of a different plan
+	Workers int
+	Version string
+	// Log receives one line per run (started, done, skipped) and the seed.
+	Log func(format string, args ...any)
+	// OnPoint receives the time series of the run in progress.
+	OnPoint func(result.Point)
+}
+
+// ErrPlanChanged is returned when a results directory holds runs of another plan.
+var ErrPlanChanged = errors.New("the results directory holds runs of a different plan")
+
+// Run is one run's record in an experiment's outcome.
+type Run struct {
+	Slot   Slot
+	Status string
+	Error  string
+	Result *result.Result
+}
+
+// Outcome is an experiment's runs and verdict.
+type Outcome struct {
+	Schema      string    `json:"schema"`
+	Name        string    `json:"name"`
+	Plan        string    `json:"plan"`
+	Seed        uint64    `json:"seed"`
+	Vary        string    `json:"vary"`
+	Repeat      int       `json:"repeat"`
+	Warmup      string    `json:"warmup,omitempty"`
+	Params      []Param   `json:"params"`
+	Points      []Point   `json:"points"`
+	Runs        []RunInfo `json:"runs"`
+	Verdict     *Verdict  `json:"verdict"`
+	Interrupted bool      `json:"interrupted"`
+	Complete    bool      `json:"complete"`
+
+	results []*result.Result // by run index; nil when not done
+}
+
+// Param describes a swept param in the outcome.
+type Param struct {
+	Name     string   `json:"name"`
+	Values   []string `json:"values"`
+	Numeric  bool     `json:"numeric"`
+	Baseline string   `json:"baseline"`
+}
+
+// RunInfo is one run in the outcome, without its full result.
+type RunInfo struct {
+	Index  int     `json:"index"`
+	Point  string  `json:"point"`
+	Rep    int     `json:"rep"`
+	Status string  `json:"status"` // done, failed, pending
+	Error  string  `json:"error,omitempty"`
+	Dir    string  `json:"dir,omitempty"`
+	RPS    float64 `json:"throughput_rps,omitempty"`
+	P95    float64 `json:"p95_ms,omitempty"`
+}
+
+// Results returns the result of each done run, by run index.
+func (o *Outcome) Results() []*result.Result { return o.results }
+
+// SchemaExperiment is the version of experiment.json.
+const SchemaExperiment = "loadlab.experiment/v1"
+
+// Sweep runs an experiment, resuming from what Dir holds. load reloads the
+// plan with a point's params (the plan is rendered anew for each point).
+func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (*plan.Plan, error), fingerprint string, opts SweepOptions) (*Outcome, error) {
+	e := p.Experiment
+	logf := opts.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	h, err := store.OpenHistory(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+
+	prev, had, err := h.Meta("fingerprint")
+	if err != nil {
+		return nil, err
+	}
+	if had && prev != fingerprint {
+		if !opts.Fresh {
+			return nil, fmt.Errorf("%w (%s); run with --fresh to start over, or use another --out", ErrPlanChanged, h.Path())
+		}
+	}
+	if opts.Fresh {
+		if err := h.Reset(); err != nil {
+			return nil, err
+		}
+		os.RemoveAll(filepath.Join(opts.Dir, "runs"))
+		had = false
+	}
+	seed := e.Seed
+	if s, ok, _ := h.Meta("seed"); ok && had {
+		fmt.Sscan(s, &seed)
+	}
+	if seed == 0 {
+		seed = rand.Uint64()%1_000_000_000 + 1
+	}
+	h.SetMeta("fingerprint", fingerprint)
+	h.SetMeta("seed", fmt.Sprint(seed))
+
+	points := Points(e)
+	order := Order(len(points), e.Repeat, seed)
+	out := &Outcome{
+		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat,
+		Points: points, results: make([]*result.Result, len(order)),
+	}
+	if e.Warmup > 0 {
+		out.Warmup = e.Warmup.String()
+	}
+	for _, prm := range e.Params {
+		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label}
+		for _, v := range prm.Values {
+			op.Values = append(op.Values, v.Label)
+		}
+		out.Params = append(out.Params, op)
+	}
+	records, err := h.Runs()
+	if err != nil {
+		return nil, err
+	}
+	done := map[int]store.RunRecord{}
+	for _, r := range records {
+		done[r.Index] = r
+	}
+	logf("experiment %s: %d points × %d repeats = %d runs, in an order shuffled with seed %d", p.Name, len(points), e.Repeat, len(order), seed)
+
+	for _, slot := range order {
+		pt := points[slot.Point]
+		runDir := filepath.Join(opts.Dir, "runs", fmt.Sprintf("%03d", slot.Index+1))
+		if r, ok := done[slot.Index]; ok && r.Status == store.StatusDone {
+			res, err := result.Decode(bytes.NewReader(r.Result))
+			if err == nil {
+				out.results[slot.Index] = res
+				logf("run %d/%d  %s #%d: done before, skipped", slot.Index+1, len(order), pt.Key, slot.Rep)
+				continue
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			out.Interrupted = true
+			break
+		}
+		if slot.Index > 0 && e.Cooldown > 0 {
+			select {
+			case <-time.After(e.Cooldown):
+			case <-ctx.Done():
+				out.Interrupted = true
+			}
+			if out.Interrupted {
+				break
+			}
+		}
+		logf("run %d/%d  %s #%d", slot.Index+1, len(order), pt.Key, slot.Rep)
+		started := time.Now()
+		res, err := runPoint(ctx, load, pt, runDir, e.Warmup, opts)
+		rec := store.RunRecord{Index: slot.Index, Point: pt.Key, Rep: slot.Rep, Started: started, Ended: time.Now()}
+		var se *ServerError
+		switch {
+		case res != nil && res.Summary.Interrupted:
+			// A run cut short by the user is not recorded: resuming runs it again.
+			out.Interrupted = true
+		case err != nil && !errors.As(err, &se):
+			return nil, fmt.Errorf("run %d (%s): %w", slot.Index+1, pt.Key, err)
+		case err != nil:
+			rec.Status, rec.Error = store.StatusFailed, err.Error()
+			if res != nil {
+				var buf bytes.Buffer
+				result.Encode(&buf, res)
+				rec.Result = buf.Bytes()
+			}
+			logf("run %d/%d  %s #%d FAILED: %s", slot.Index+1, len(order), pt.Key, slot.Rep, firstLine(err.Error()))
+		default:
+			var buf bytes.Buffer
+			if err := result.Encode(&buf, res); err != nil {
+				return nil, err
+			}
+			rec.Status, rec.Result = store.StatusDone, buf.Bytes()
+			out.results[slot.Index] = res
+			logf("run %d/%d  %s #%d: %.1f req/s, p95 %.2f ms, %d errors", slot.Index+1, len(order), pt.Key, slot.Rep, res.Summary.ThroughputRPS, res.Summary.Latency.P95, res.Summary.Errors.Total)
+		}
+		if out.Interrupted {
+			break
+		}
+		if err := h.Save(rec); err != nil {
+			return nil, err
+		}
+		done[slot.Index] = rec
+	}
+
+	complete := true
+	for _, slot := range order {
+		info := RunInfo{Index: slot.Index + 1, Point: points[slot.Point].Key, Rep: slot.Rep, Status: "pending"}
+		if r, ok := done[slot.Index]; ok {
+			info.Status, info.Error = r.Status, r.Error
+			info.Dir = filepath.Join("runs", fmt.Sprintf("%03d", slot.Index+1))
+		}
+		if res := out.results[slot.Index]; res != nil {
+			info.RPS, info.P95 = res.Summary.ThroughputRPS, res.Summary.Latency.P95
+		} else {
+			complete = false
+		}
+		out.Runs = append(out.Runs, info)
+	}
+	out.Complete = complete
+	out.Verdict = Analyze(e, points, order, out.results)
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := store.WriteFile(filepath.Join(opts.Dir, "experiment.json"), append(data, '\n')); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// runPoint runs the plan at one point, writing its result and server log
+// into dir.
+func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error), pt Point, dir string, warmup time.Duration, opts SweepOptions) (*result.Result, error) {
+	p, err := load(pt.Params)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	res, err := RunOnce(ctx, p, RunOptions{Dir: dir, Workers: opts.Workers, Params: pt.Params, Warmup: warmup, OnPoint: opts.OnPoint, Version: opts.Version})
+	if res != nil {
+		res.Settings.Extra["point"] = pt.Key
+		if werr := store.WriteResult(dir, res); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return res, err
+}
+
+// Fingerprint identifies what an experiment measures: the plan file, the
+// command-line changes to it, and the files it reads.
+func Fingerprint(p *plan.Plan, opts plan.Options) string {
+	h := sha256.New()
+	h.Write(p.Source)
+	for _, s := range opts.Set {
+		fmt.Fprintf(h, "\x00set %s", s)
+	}
+	keys := make([]string, 0, len(opts.Env))
+	for k := range opts.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "\x00env %s=%s", k, opts.Env[k])
+	}
+	for _, f := range p.Data {
+		if b, err := os.ReadFile(f.File); err == nil {
+			h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,384 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/stats"
+)
+
+// Verdict is what an experiment found: every figure at every point with its
+// spread, how each point differs from the baseline and whether that is more
+// than noise, where gains flatten along each numeric param, and a
+// recommendation with its evidence.
+type Verdict struct {
+	Baseline       string         `json:"baseline"`
+	Figures        []FigureTable  `json:"figures"`
+	Sweeps         []SweepVerdict `json:"sweeps,omitempty"`
+	Recommendation string         `json:"recommendation,omitempty"`
+	Warnings       []string       `json:"warnings,omitempty"`
+}
+
+// FigureTable is one figure across the points.
+type FigureTable struct {
+	Name   string      `json:"name"`
+	Unit   string      `json:"unit"`
+	Higher bool        `json:"higher_is_better"`
+	Rows   []FigureRow `json:"rows"`
+}
+
+// FigureRow is one figure at one point: the median of the repeats with its
+// confidence interval, and the change from the baseline.
+type FigureRow struct {
+	Point       string    `json:"point"`
+	Baseline    bool      `json:"baseline,omitempty"`
+	N           int       `json:"n"`
+	Median      float64   `json:"median"`
+	Lo          float64   `json:"ci_low"`
+	Hi          float64   `json:"ci_high"`
+	Bounded     bool      `json:"ci_bounded"`
+	Cell        string    `json:"cell"`   // "123.4 ± 3%"
+	Delta       float64   `json:"delta"`  // relative change from the baseline: +0.12 is +12%
+	P           float64   `json:"p"`      // Mann-Whitney U p-value
+	Significant bool      `json:"significant"`
+	Versus      string    `json:"versus"` // "+12.00% (p=0.008 n=5)", "~ (p=0.310 n=5)"
+	Samples     []float64 `json:"samples"`
+}
+
+// SweepVerdict describes one numeric param swept with the others held.
+type SweepVerdict struct {
+	Param          string    `json:"param"`
+	X              []float64 `json:"x"`
+	Throughput     []float64 `json:"throughput"` // medians
+	P95            []float64 `json:"p95_ms"`
+	Best           int       `json:"best"`  // index of the highest throughput
+	Knee           int       `json:"knee"`  // index where gains flatten, -1 for none
+	Pick           int       `json:"pick"`  // index recommended
+	USL            *USL      `json:"usl,omitempty"`
+	Recommendation string    `json:"recommendation"`
+}
+
+// USL is a Universal Scalability Law fit of throughput against the param.
+type USL struct {
+	Sigma, Kappa, Lambda float64
+	HasPeak              bool
+	PeakN, PeakX         float64
+	R2                   float64
+	Text                 string
+}
+
+// figure reads one figure from a run's result.
+type figure struct {
+	name, unit string
+	higher     bool
+	get        func(r *result.Result) (float64, bool)
+	applies    func(rs []*result.Result) bool
+}
+
+func always([]*result.Result) bool { return true }
+
+func withServer(rs []*result.Result) bool {
+	for _, r := range rs {
+		if r != nil && r.Server != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// finite runs: elapsed time says something only when the work is fixed.
+func fixedWork(rs []*result.Result) bool {
+	for _, r := range rs {
+		if r != nil && r.Settings.Duration == 0 && r.Settings.Mode == "closed" {
+			return true
+		}
+	}
+	return false
+}
+
+const mib = 1 << 20
+
+var figures = []figure{
+	{"throughput", "req/s", true, func(r *result.Result) (float64, bool) { return r.Summary.ThroughputRPS, true }, always},
+	{"p50 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P50, r.Summary.Latency.Count > 0 }, always},
+	{"p95 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P95, r.Summary.Latency.Count > 0 }, always},
+	{"p99 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P99, r.Summary.Latency.Count > 0 }, always},
+	{"error rate", "%", false, func(r *result.Result) (float64, bool) { return 100 * r.Summary.ErrorRate, true }, always},
+	{"elapsed", "s", false, func(r *result.Result) (float64, bool) { return r.Summary.DurationS, true }, fixedWork},
+	{"server CPU", "% of a core", false, func(r *result.Result) (float64, bool) {
+		if r.Server == nil {
+			return 0, false
+		}
+		return r.Server.CPUAvg, true
+	}, withServer},
+	{"RSS peak", "MiB", false, func(r *result.Result) (float64, bool) {
+		if r.Server == nil {
+			return 0, false
+		}
+		return float64(r.Server.RSSPeak) / mib, true
+	}, withServer},
+	{"RSS average", "MiB", false, func(r *result.Result) (float64, bool) {
+		if r.Server == nil {
+			return 0, false
+		}
+		return float64(r.Server.RSSAvg) / mib, true
+	}, withServer},
+	{"PSS peak", "MiB", false, func(r *result.Result) (float64, bool) {
+		if r.Server == nil {
+			return 0, false
+		}
+		return float64(r.Server.PSSPeak) / mib, true
+	}, withServer},
+}
+
+// Alpha is the significance level of comparisons (benchstat's default).
+const Alpha = 0.05
+
+// WithinBest is how close to the best throughput a recommended setting must
+// come: the smallest setting within 5% of the best wins, as it does the same
+// work with fewer threads, workers or connections.
+const WithinBest = 0.05
+
+// Analyze computes the verdict from the done runs.
+func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) *Verdict {
+	v := &Verdict{}
+	byPoint := make([][]*result.Result, len(points))
+	for _, s := range order {
+		if r := results[s.Index]; r != nil {
+			byPoint[s.Point] = append(byPoint[s.Point], r)
+		}
+	}
+	base := -1
+	for i, p := range points {
+		if p.Baseline {
+			base = i
+			v.Baseline = p.Key
+		}
+	}
+	for i, rs := range byPoint {
+		if len(rs) < e.Repeat {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d runs done", points[i].Key, len(rs), e.Repeat))
+		}
+	}
+	for _, f := range figures {
+		if !f.applies(results) {
+			continue
+		}
+		t := FigureTable{Name: f.name, Unit: f.unit, Higher: f.higher}
+		samples := make([][]float64, len(points))
+		for i, rs := range byPoint {
+			for _, r := range rs {
+				if x, ok := f.get(r); ok {
+					samples[i] = append(samples[i], x)
+				}
+			}
+		}
+		var sums []stats.Summary
+		for i := range points {
+			sums = append(sums, stats.Summarize(samples[i], 0))
+		}
+		cells := stats.FormatCells(sums...)
+		for i, p := range points {
+			row := FigureRow{Point: p.Key, Baseline: i == base, N: sums[i].N, Median: sums[i].Center, Lo: sums[i].Lo, Hi: sums[i].Hi, Bounded: sums[i].Bounded, Cell: cells[i], Samples: samples[i]}
+			if i != base && base >= 0 && len(samples[i]) > 0 && len(samples[base]) > 0 {
+				c := stats.Compare(samples[base], samples[i], Alpha)
+				row.Delta, row.P, row.Significant, row.Versus = c.Delta, c.P, c.Significant, c.String()
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		v.Figures = append(v.Figures, t)
+	}
+	if base >= 0 {
+		seen := map[string]bool{}
+		for _, w := range stats.Summarize(samplesOf(byPoint[base]), 0).Warnings {
+			seen[w] = true
+			v.Warnings = append(v.Warnings, w)
+		}
+		for i := range points {
+			if i == base {
+				continue
+			}
+			for _, w := range stats.Compare(samplesOf(byPoint[base]), samplesOf(byPoint[i]), Alpha).Warnings {
+				if !seen[w] {
+					seen[w] = true
+					v.Warnings = append(v.Warnings, w)
+				}
+			}
+		}
+		if e.Repeat < 4 && len(points) > 1 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("with %d repeats no difference can be significant at α=%.2f (the Mann-Whitney test needs 4 runs a side); set repeat: 5 to tell differences from noise", e.Repeat, Alpha))
+		}
+	}
+	v.Sweeps = sweeps(e, points, v)
+	var recs []string
+	for _, s := range v.Sweeps {
+		recs = append(recs, s.Recommendation)
+	}
+	recs = append(recs, namedComparisons(e, points, v)...)
+	v.Recommendation = strings.Join(recs, "\n")
+	return v
+}
+
+func samplesOf(rs []*result.Result) []float64 {
+	var out []float64
+	for _, r := range rs {
+		out = append(out, r.Summary.ThroughputRPS)
+	}
+	return out
+}
+
+func (v *Verdict) table(name string) *FigureTable {
+	for i := range v.Figures {
+		if v.Figures[i].Name == name {
+			return &v.Figures[i]
+		}
+	}
+	return nil
+}
+
+// sweeps looks along each numeric param with the other params at baseline.
+func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
+	tp, p95 := v.table("throughput"), v.table("p95 latency")
+	if tp == nil || p95 == nil {
+		return nil
+	}
+	var out []SweepVerdict
+	for _, prm := range e.Params {
+		if !prm.Numeric || len(prm.Values) < 2 {
+			continue
+		}
+		type pt struct {
+			x        float64
+			tp, p95  float64
+			ok       bool
+			label    string
+		}
+		var pts []pt
+		for i, p := range points {
+			others := true
+			for _, o := range e.Params {
+				if o.Name != prm.Name && p.Labels[o.Name] != o.Values[e.Baseline[o.Name]].Label {
+					others = false
+				}
+			}
+			if !others || tp.Rows[i].N == 0 {
+				continue
+			}
+			x, err := strconv.ParseFloat(p.Labels[prm.Name], 64)
+			if err != nil {
+				continue
+			}
+			pts = append(pts, pt{x: x, tp: tp.Rows[i].Median, p95: p95.Rows[i].Median, label: p.Labels[prm.Name]})
+		}
+		if len(pts) < 2 {
+			continue
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+		s := SweepVerdict{Param: prm.Name, Knee: -1}
+		for _, p := range pts {
+			s.X = append(s.X, p.x)
+			s.Throughput = append(s.Throughput, p.tp)
+			s.P95 = append(s.P95, p.p95)
+		}
+		s.Best = stats.BestIndex(s.Throughput)
+		if k, ok := stats.Knee(s.X, s.Throughput); ok {
+			s.Knee = k
+		}
+		s.Pick = stats.WithinOfBest(s.X, s.Throughput, WithinBest)
+		if s.Pick < 0 {
+			s.Pick = s.Best
+		}
+		if fit, err := stats.FitUSL(s.X, s.Throughput); err == nil {
+			s.USL = &USL{Sigma: fit.Sigma, Kappa: fit.Kappa, Lambda: fit.Lambda, HasPeak: fit.HasPeak, PeakN: fit.PeakN, PeakX: fit.PeakThroughput, R2: fit.RSquared, Text: fit.String()}
+		}
+		s.Recommendation = recommend(prm.Name, s)
+		out = append(out, s)
+	}
+	return out
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// recommend writes the one-line recommendation for a numeric sweep.
+func recommend(param string, s SweepVerdict) string {
+	pick, best := s.Pick, s.Best
+	last := len(s.X) - 1
+	parts := []string{}
+	if pick == best {
+		parts = append(parts, fmt.Sprintf("the best throughput (%.1f req/s)", s.Throughput[best]))
+	} else {
+		gap := 100 * (1 - s.Throughput[pick]/s.Throughput[best])
+		parts = append(parts, fmt.Sprintf("within %.0f%% of the best throughput (%s=%s: %.1f req/s)", math.Max(gap, 0), param, num(s.X[best]), s.Throughput[best]))
+	}
+	if pick != last && s.P95[last] > 0 && s.P95[pick] < s.P95[last] {
+		parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s", 100*(1-s.P95[pick]/s.P95[last]), param, num(s.X[last])))
+	}
+	if s.Knee >= 0 {
+		parts = append(parts, fmt.Sprintf("gains flatten after %s=%s", param, num(s.X[s.Knee])))
+	}
+	if best < last && s.Throughput[last] < s.Throughput[best]*(1-WithinBest) {
+		parts = append(parts, fmt.Sprintf("throughput falls %.0f%% from %s=%s to %s=%s", 100*(1-s.Throughput[last]/s.Throughput[best]), param, num(s.X[best]), param, num(s.X[last])))
+	}
+	if u := s.USL; u != nil && u.R2 > 0.8 {
+		if u.HasPeak {
+			parts = append(parts, fmt.Sprintf("USL peak at %s≈%.1f (σ=%.3f, κ=%.4f, R²=%.2f)", param, u.PeakN, u.Sigma, u.Kappa, u.R2))
+		} else {
+			parts = append(parts, fmt.Sprintf("USL: no peak (σ=%.3f, κ=0, R²=%.2f)", u.Sigma, u.R2))
+		}
+	}
+	return fmt.Sprintf("%s=%s: %s", param, num(s.X[pick]), strings.Join(parts, "; "))
+}
+
+// namedComparisons sums up non-numeric params (glibc vs jemalloc): what
+// changed significantly against the baseline, and what did not.
+func namedComparisons(e *plan.Experiment, points []Point, v *Verdict) []string {
+	var out []string
+	for _, prm := range e.Params {
+		if prm.Numeric {
+			continue
+		}
+		baseLabel := prm.Values[e.Baseline[prm.Name]].Label
+		for i, p := range points {
+			if p.Baseline || p.Labels[prm.Name] == baseLabel {
+				continue
+			}
+			others := true
+			for _, o := range e.Params {
+				if o.Name != prm.Name && p.Labels[o.Name] != o.Values[e.Baseline[o.Name]].Label {
+					others = false
+				}
+			}
+			if !others {
+				continue
+			}
+			var sig, same []string
+			for _, t := range v.Figures {
+				r := t.Rows[i]
+				if r.N == 0 || r.Baseline {
+					continue
+				}
+				if r.Significant {
+					sig = append(sig, fmt.Sprintf("%s %+.1f%% (p=%.3f)", t.Name, 100*r.Delta, r.P))
+				} else {
+					same = append(same, t.Name)
+				}
+			}
+			line := fmt.Sprintf("%s=%s vs %s:", prm.Name, p.Labels[prm.Name], baseLabel)
+			if len(sig) > 0 {
+				line += " " + strings.Join(sig, ", ")
+			} else {
+				line += " no significant difference"
+			}
+			if len(same) > 0 && len(sig) > 0 {
+				line += "; no significant change in " + strings.Join(same, ", ")
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}

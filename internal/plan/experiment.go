@@ -1,0 +1,222 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed"}
+
+// experiment reads params, vary, baseline, repeat, warmup, cooldown and seed.
+func (d *decoder) experiment(p *Plan, top *node) {
+	var first *node
+	for _, k := range experimentKeys {
+		if n := top.get(k); n != nil && first == nil {
+			first = n
+		}
+	}
+	if first == nil {
+		return
+	}
+	e := &Experiment{Pos: first.pos, Vary: OneAtATime, Repeat: DefaultRepeat, Baseline: map[string]int{}}
+	if n := top.get("params"); n != nil {
+		if n.kind != kindMap {
+			d.errorf(n.pos, "params must map each parameter to its values: a list, a range such as 1..10 or 1..64 x2, or named values {name: value}")
+		} else {
+			for i, k := range n.keys {
+				if !d.name(k, "param") {
+					continue
+				}
+				for _, v := range p.Vars {
+					if v.Name == k.value {
+						d.errorf(k.pos, "param %s is also a plan variable; give it one name or the other", k.value)
+					}
+				}
+				if prm, ok := d.param(k, n.vals[i]); ok {
+					e.Params = append(e.Params, prm)
+				}
+			}
+		}
+	}
+	if n := top.get("vary"); n != nil {
+		if s, ok := d.str(n, "vary"); ok {
+			switch Vary(s) {
+			case OneAtATime, Matrix:
+				e.Vary = Vary(s)
+			default:
+				d.errorf(n.pos, "vary must be one-at-a-time or matrix, got %q", s)
+			}
+		}
+	}
+	for _, prm := range e.Params {
+		e.Baseline[prm.Name] = 0
+	}
+	if n := top.get("baseline"); n != nil {
+		if n.kind != kindMap {
+			d.errorf(n.pos, "baseline must map params to one of their values, such as {threads: 5}")
+		}
+		for i, k := range n.keys {
+			var prm *Param
+			for j := range e.Params {
+				if e.Params[j].Name == k.value {
+					prm = &e.Params[j]
+				}
+			}
+			if prm == nil {
+				d.errorf(k.pos, "baseline names %q, which is not a param", k.value)
+				continue
+			}
+			want, _ := d.scalar(n.vals[i], "baseline value")
+			found := -1
+			var labels []string
+			for j, v := range prm.Values {
+				labels = append(labels, v.Label)
+				if v.Label == want || format(v.Value) == want {
+					found = j
+					break
+				}
+			}
+			if found < 0 {
+				d.errorf(n.vals[i].pos, "baseline %s=%s is not one of its values (%s)", k.value, want, strings.Join(labels, ", "))
+				continue
+			}
+			e.Baseline[k.value] = found
+		}
+	}
+	if n := top.get("repeat"); n != nil {
+		if v, ok := d.integer(n, "repeat", 1); ok {
+			e.Repeat = int(v)
+		}
+	}
+	if n := top.get("warmup"); n != nil {
+		e.Warmup, _ = d.duration(n, "warmup")
+	}
+	if n := top.get("cooldown"); n != nil {
+		e.Cooldown, _ = d.duration(n, "cooldown")
+	}
+	if n := top.get("seed"); n != nil {
+		if v, ok := d.integer(n, "seed", 1); ok {
+			e.Seed = uint64(v)
+		}
+	}
+	p.Experiment = e
+}
+
+// param reads a param's values.
+func (d *decoder) param(k, n *node) (Param, bool) {
+	prm := Param{Name: k.value, Pos: k.pos}
+	switch n.kind {
+	case kindSeq:
+		for _, v := range n.vals {
+			s, ok := d.scalar(v, "a value of "+k.value)
+			if !ok {
+				continue
+			}
+			prm.Values = append(prm.Values, ParamValue{Label: s, Value: value(v)})
+		}
+	case kindMap:
+		for i, name := range n.keys {
+			s, ok := d.scalar(n.vals[i], "the value of "+k.value+"."+name.value)
+			if !ok {
+				continue
+			}
+			_ = s
+			prm.Values = append(prm.Values, ParamValue{Label: name.value, Value: value(n.vals[i])})
+		}
+	case kindScalar:
+		if strings.Contains(n.value, "..") {
+			vals, err := parseRange(n.value)
+			if err != nil {
+				d.errorf(n.pos, "param %s: %v", k.value, err)
+				return prm, false
+			}
+			for _, v := range vals {
+				prm.Values = append(prm.Values, ParamValue{Label: strconv.FormatInt(v, 10), Value: int(v)})
+			}
+		} else {
+			prm.Values = append(prm.Values, ParamValue{Label: n.value, Value: value(n)})
+		}
+	default:
+		d.errorf(n.pos, "param %s needs values", k.value)
+		return prm, false
+	}
+	if len(prm.Values) == 0 {
+		d.errorf(n.pos, "param %s has no values", k.value)
+		return prm, false
+	}
+	seen := map[string]bool{}
+	prm.Numeric = true
+	for _, v := range prm.Values {
+		if seen[v.Label] {
+			d.errorf(n.pos, "param %s has the value %s twice", k.value, v.Label)
+		}
+		seen[v.Label] = true
+		switch v.Value.(type) {
+		case int, float64:
+		default:
+			prm.Numeric = false
+		}
+	}
+	return prm, true
+}
+
+// parseRange reads "1..10" (step 1), "1..10 +2" (step 2) or "1..64 x2"
+// (doubling).
+func parseRange(s string) ([]int64, error) {
+	body, step := s, ""
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		body, step = s[:i], strings.TrimSpace(s[i:])
+	}
+	lo, hi, _ := strings.Cut(body, "..")
+	a, err1 := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
+	b, err2 := strconv.ParseInt(strings.TrimSpace(hi), 10, 64)
+	if err1 != nil || err2 != nil || b < a {
+		return nil, fmt.Errorf("bad range %q: want FROM..TO with whole numbers, FROM no more than TO, and an optional step (+2) or factor (x2)", s)
+	}
+	add, mul := int64(1), int64(1)
+	switch {
+	case step == "":
+	case strings.HasPrefix(step, "+"):
+		add, err1 = strconv.ParseInt(step[1:], 10, 64)
+	case strings.HasPrefix(step, "x") || strings.HasPrefix(step, "*"):
+		add = 0
+		mul, err1 = strconv.ParseInt(step[1:], 10, 64)
+	default:
+		err1 = fmt.Errorf("bad step")
+	}
+	if err1 != nil || add < 0 || (add == 0 && mul < 2) || (mul > 1 && a <= 0) {
+		return nil, fmt.Errorf("bad range %q: the step must be +N (N ≥ 1) or xN (N ≥ 2, from a positive start)", s)
+	}
+	var out []int64
+	for v := a; v <= b; {
+		out = append(out, v)
+		if len(out) > 1000 {
+			return nil, fmt.Errorf("range %q has over 1000 values", s)
+		}
+		if add > 0 {
+			v += add
+		} else {
+			if v > math.MaxInt64/mul {
+				break
+			}
+			v *= mul
+		}
+	}
+	return out, nil
+}
+
+// BaselineParams are the parameter values of the experiment's baseline.
+func (e *Experiment) BaselineParams() map[string]any {
+	out := map[string]any{}
+	for _, prm := range e.Params {
+		out[prm.Name] = prm.Values[e.Baseline[prm.Name]].Value
+	}
+	return out
+}
+
+// DefaultRepeat is how many times each point runs when the plan does not
+// say: five, because four runs a side is the fewest with which the
+// Mann-Whitney test can call a difference significant at α = 0.05.
+const DefaultRepeat = 5

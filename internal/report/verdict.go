@@ -1,0 +1,118 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+)
+
+// Verdict writes an experiment's verdict: for each figure, every point's
+// median with its confidence interval and its change from the baseline
+// (benchstat's notation: "~" when the difference is not significant), then
+// the recommendation and the warnings.
+func Verdict(w io.Writer, o *experiment.Outcome) error {
+	ew := &errWriter{w: w}
+	v := o.Verdict
+	done := 0
+	for _, r := range o.Runs {
+		if r.Status == "done" {
+			done++
+		}
+	}
+	ew.printf("experiment %s · %d points × %d repeats (%d of %d runs done) · %s · seed %d\n",
+		o.Name, len(o.Points), o.Repeat, done, len(o.Runs), o.Vary, o.Seed)
+	if v == nil {
+		return ew.err
+	}
+	width := len("point")
+	for _, p := range o.Points {
+		width = max(width, len(p.Key)+len(" (baseline)"))
+	}
+	for _, t := range v.Figures {
+		width = max(width, len(t.Name)+len(t.Unit)+3)
+	}
+	for _, t := range v.Figures {
+		cellWidth := len("median ± 95% CI")
+		for _, r := range t.Rows {
+			cellWidth = max(cellWidth, len([]rune(strings.TrimSpace(r.Cell))))
+		}
+		ew.printf("\n%-*s  %-*s  vs %s\n", width, t.Name+" ("+t.Unit+")", cellWidth, "median ± 95% CI", v.Baseline)
+		for _, r := range t.Rows {
+			name := r.Point
+			if r.Baseline {
+				name += " (baseline)"
+			}
+			cell := strings.TrimSpace(r.Cell)
+			if r.N == 0 {
+				cell = "no runs"
+			}
+			pad := cellWidth - len([]rune(cell))
+			ew.printf("%-*s  %s%s  %s\n", width, name, cell, strings.Repeat(" ", max(pad, 0)), r.Versus)
+		}
+	}
+	for _, s := range v.Sweeps {
+		if s.USL != nil {
+			ew.printf("\nUSL fit of throughput against %s: %s\n", s.Param, s.USL.Text)
+		}
+	}
+	if v.Recommendation != "" {
+		ew.printf("\nrecommendation\n")
+		for _, line := range strings.Split(v.Recommendation, "\n") {
+			ew.printf("  %s\n", line)
+		}
+	}
+	if len(v.Warnings) > 0 {
+		ew.printf("\nwarnings\n")
+		for _, line := range v.Warnings {
+			ew.printf("  %s\n", line)
+		}
+	}
+	failed := 0
+	for _, r := range o.Runs {
+		if r.Status == "failed" {
+			failed++
+			if failed <= 5 {
+				ew.printf("  run %d (%s #%d) failed: %s\n", r.Index, r.Point, r.Rep, firstLine(r.Error))
+			}
+		}
+	}
+	if o.Interrupted {
+		ew.printf("\ninterrupted: run the same command again to resume; the runs above are kept\n")
+	}
+	return ew.err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+var _ = fmt.Sprint
+
+// Comparison writes two sides figure by figure, benchstat style.
+func Comparison(w io.Writer, c *experiment.Comparison) error {
+	ew := &errWriter{w: w}
+	ew.printf("A: %s (%d runs)\nB: %s (%d runs)\n\n", c.A.Label, len(c.A.Results), c.B.Label, len(c.B.Results))
+	nameW, aW, bW := len("figure"), len("A"), len("B")
+	for _, r := range c.Rows {
+		nameW = max(nameW, len(r.Figure)+len(r.Unit)+3)
+		aW = max(aW, len([]rune(r.A)))
+		bW = max(bW, len([]rune(r.B)))
+	}
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(n-len([]rune(s)), 0)) }
+	ew.printf("%s  %s  %s  %s\n", pad("figure", nameW), pad("A", aW), pad("B", bW), "B vs A")
+	for _, r := range c.Rows {
+		ew.printf("%s  %s  %s  %s\n", pad(r.Figure+" ("+r.Unit+")", nameW), pad(r.A, aW), pad(r.B, bW), r.Versus)
+	}
+	if len(c.Warnings) > 0 {
+		ew.printf("\n")
+		for _, w := range c.Warnings {
+			ew.printf("note: %s\n", w)
+		}
+	}
+	return ew.err
+}
