@@ -42,9 +42,9 @@ type FigureRow struct {
 	Lo          float64   `json:"ci_low"`
 	Hi          float64   `json:"ci_high"`
 	Bounded     bool      `json:"ci_bounded"`
-	Cell        string    `json:"cell"`   // "123.4 ± 3%"
-	Delta       float64   `json:"delta"`  // relative change from the baseline: +0.12 is +12%
-	P           float64   `json:"p"`      // Mann-Whitney U p-value
+	Cell        string    `json:"cell"`  // "123.4 ± 3%"
+	Delta       float64   `json:"delta"` // relative change from the baseline: +0.12 is +12%
+	P           float64   `json:"p"`     // Mann-Whitney U p-value
 	Significant bool      `json:"significant"`
 	Versus      string    `json:"versus"` // "+12.00% (p=0.008 n=5)", "~ (p=0.310 n=5)"
 	Samples     []float64 `json:"samples"`
@@ -56,9 +56,9 @@ type SweepVerdict struct {
 	X              []float64 `json:"x"`
 	Throughput     []float64 `json:"throughput"` // medians
 	P95            []float64 `json:"p95_ms"`
-	Best           int       `json:"best"`  // index of the highest throughput
-	Knee           int       `json:"knee"`  // index where gains flatten, -1 for none
-	Pick           int       `json:"pick"`  // index recommended
+	Best           int       `json:"best"` // index of the highest throughput
+	Knee           int       `json:"knee"` // index where gains flatten, -1 for none
+	Pick           int       `json:"pick"` // index recommended
 	USL            *USL      `json:"usl,omitempty"`
 	Recommendation string    `json:"recommendation"`
 }
@@ -253,10 +253,10 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 			continue
 		}
 		type pt struct {
-			x        float64
-			tp, p95  float64
-			ok       bool
-			label    string
+			x       float64
+			tp, p95 float64
+			ok      bool
+			label   string
 		}
 		var pts []pt
 		for i, p := range points {
