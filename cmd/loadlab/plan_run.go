@@ -54,7 +54,7 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 		return usageError(err)
 	}
 	prog := newProgress(io, settings)
-	res, err := experiment.RunOnce(ctx, p, experiment.RunOptions{Dir: f.out, Workers: f.workers, OnPoint: prog.point, Version: version()})
+	res, err := experiment.RunOnce(ctx, p, experiment.RunOptions{Dir: f.out, Workers: f.workers, OnProgress: prog.update, Version: version()})
 	prog.done()
 	var serverErr *experiment.ServerError
 	if res == nil {
@@ -85,6 +85,9 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 	var writeErr error
 	if f.out != "" {
 		writeErr = store.WriteResult(f.out, res)
+		if writeErr == nil {
+			writeErr = report.WriteRunFiles(f.out, res)
+		}
 	}
 	var err error
 	if f.json {
@@ -135,7 +138,7 @@ func runExperiment(ctx context.Context, io *stdio, path string, p *plan.Plan, po
 		return plan.Load(path, o)
 	}
 	out, err := experiment.Sweep(ctx, p, load, experiment.Fingerprint(p, popts), experiment.SweepOptions{
-		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnPoint: prog.point,
+		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
 	})
 	prog.done()
 	if err != nil {
@@ -147,7 +150,10 @@ func runExperiment(ctx context.Context, io *stdio, path string, p *plan.Plan, po
 	if err := report.Verdict(io.out, out); err != nil {
 		return failedError(err)
 	}
-	fmt.Fprintf(io.out, "\nresults: %s (experiment.json, experiment.db, runs/)\n", dir)
+	if err := report.WriteExperimentFiles(dir, out); err != nil {
+		return failedError(fmt.Errorf("run: writing the reports: %w", err))
+	}
+	fmt.Fprintf(io.out, "\nreport: %s\n", filepath.Join(dir, report.HTMLFile))
 	failed := 0
 	for _, r := range out.Runs {
 		if r.Status == "failed" {

@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
 )
 
@@ -36,11 +38,23 @@ func newProgress(io *stdio, s result.Settings) *progress {
 	return &progress{w: io.err, live: io.isTerminal(io.err), total: time.Duration(s.Duration)}
 }
 
-func (p *progress) point(pt result.Point) {
+func (p *progress) point(pt result.Point) { p.update(experiment.Progress{Point: pt}) }
+
+// update shows the newest second: elapsed and ETA, rate, p95, errors,
+// active VUs, the server's CPU and RSS, and the run of an experiment.
+func (p *progress) update(pr experiment.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	pt := pr.Point
 	at := time.Duration(pt.T * float64(time.Second))
-	line := fmt.Sprintf("%5.0fs  %8.1f req/s  p95 %7s ms  errors %d  active %d", pt.T, pt.RPS, msText(pt.P95), pt.Errors, pt.Active)
+	line := ""
+	if pr.Runs > 0 {
+		line = fmt.Sprintf("run %d/%d %s · ", pr.Run, pr.Runs, pr.PointKey)
+	}
+	line += fmt.Sprintf("%4.0fs  %8.1f req/s  p95 %6s ms  errors %d  active %d", pt.T, pt.RPS, msText(pt.P95), pt.Errors, pt.Active)
+	if pr.Server {
+		line += fmt.Sprintf("  server CPU %.0f%% RSS %s", pr.ServerCPU, quantity.FormatBytes(pr.ServerRSS))
+	}
 	if p.total > 0 && at < p.total {
 		line += fmt.Sprintf("  ETA %s", (p.total - at).Round(time.Second))
 	}

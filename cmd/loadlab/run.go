@@ -281,8 +281,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	q.cfg.Program = engine.QuickProgram(name, target, q.req.Append(nil), q.settings.Method, f.noKeepAlive)
 
 	prog := newProgress(io, q.settings)
-	q.cfg.OnPoint = prog.point
-	res, err := experiment.RunProgram(ctx, q.cfg, q.settings, experiment.RunOptions{Version: version()})
+	res, err := experiment.RunProgram(ctx, q.cfg, q.settings, experiment.RunOptions{Version: version(), OnProgress: prog.update})
 	prog.done()
 	if err != nil {
 		return failedError(fmt.Errorf("run: %w", err))

@@ -6,13 +6,21 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/schedule"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
+
+func TestMain(m *testing.M) {
+	targettest.Main()
+	os.Exit(m.Run())
+}
 
 func quick(t *testing.T, rawURL string) *Program {
 	t.Helper()
@@ -101,13 +109,15 @@ func TestClosedDuration(t *testing.T) {
 }
 
 func TestOpenExactArrivals(t *testing.T) {
-	srv := okServer(t, 0)
+	// A server in another process: one sharing this test's Go scheduler
+	// would delay the loops' threads and blur the lateness measured.
+	url := targettest.Start(t, target.Options{})
 	arr, err := schedule.Constant(schedule.Rate{Count: 400, Per: time.Second}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := Run(context.Background(), Config{
-		Program:  quick(t, srv.URL),
+		Program:  quick(t, url),
 		Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 20, Queue: true},
 	})
 	if err != nil {

@@ -245,3 +245,37 @@ func sortedStrings(s []string) []string {
 	}
 	return out
 }
+
+// LoadOutcome reads an experiment's results directory: experiment.json and
+// the result of every finished run.
+func LoadOutcome(dir string) (*Outcome, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "experiment.json"))
+	if err != nil {
+		return nil, err
+	}
+	var o Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		return nil, fmt.Errorf("%s: not a loadlab experiment: %w", dir, err)
+	}
+	if o.Schema != SchemaExperiment {
+		return nil, fmt.Errorf("%s: unsupported experiment schema %q", dir, o.Schema)
+	}
+	o.results = make([]*result.Result, len(o.Runs))
+	for i, r := range o.Runs {
+		if r.Status != "done" || r.Dir == "" {
+			continue
+		}
+		res, err := store.ReadResult(filepath.Join(dir, r.Dir))
+		if err != nil {
+			return nil, err
+		}
+		o.results[i] = res
+	}
+	return &o, nil
+}
+
+// IsExperiment reports whether dir holds an experiment's results.
+func IsExperiment(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "experiment.json"))
+	return err == nil
+}

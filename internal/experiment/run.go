@@ -31,9 +31,21 @@ type RunOptions struct {
 	// Params are an experiment point's parameter values; nil for a plain run.
 	Params map[string]any
 	// Warmup is left out of every figure but the time series.
-	Warmup  time.Duration
-	OnPoint func(result.Point)
-	Version string
+	Warmup time.Duration
+	// OnProgress, if set, hears about the run once a second.
+	OnProgress func(Progress)
+	Version    string
+}
+
+// Progress is how a run is going, once a second: for the live panel.
+type Progress struct {
+	Point     result.Point
+	Server    bool // the server's figures are set
+	ServerCPU float64
+	ServerRSS int64
+	// In an experiment: which run of how many, at which point.
+	Run, Runs int
+	PointKey  string
 }
 
 // ServerError is a run that failed because of the server under test: it did
@@ -82,7 +94,6 @@ func RunOnce(ctx context.Context, p *plan.Plan, opts RunOptions) (*result.Result
 		HTTP:     httpx.Options{Timeout: p.HTTP.Timeout, MaxBodyBytes: p.HTTP.MaxBody, MaxHeaderBytes: int(p.HTTP.MaxHeader)},
 		Workers:  opts.Workers,
 		Warmup:   opts.Warmup,
-		OnPoint:  opts.OnPoint,
 	}, proc, opts)
 	if err != nil {
 		return nil, err
@@ -121,6 +132,18 @@ func measure(ctx context.Context, cfg engine.Config, proc *server.Process, opts 
 	sampled := make(chan struct{})
 	go func() { self.Run(sampleCtx, server.DefaultSampleInterval); close(sampled) }()
 
+	if opts.OnProgress != nil {
+		cfg.OnPoint = func(pt result.Point) {
+			pr := Progress{Point: pt}
+			if proc != nil {
+				if samples := proc.Samples(); len(samples) > 0 {
+					last := samples[len(samples)-1]
+					pr.Server, pr.ServerCPU, pr.ServerRSS = true, last.CPU, last.RSS
+				}
+			}
+			opts.OnProgress(pr)
+		}
+	}
 	// The load stops early if the server exits by itself.
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

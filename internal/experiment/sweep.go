@@ -118,8 +118,8 @@ type SweepOptions struct {
 	Version string
 	// Log receives one line per run (started, done, skipped) and the seed.
 	Log func(format string, args ...any)
-	// OnPoint receives the time series of the run in progress.
-	OnPoint func(result.Point)
+	// OnProgress hears about the run in progress once a second.
+	OnProgress func(Progress)
 }
 
 // ErrPlanChanged is returned when a results directory holds runs of another plan.
@@ -220,20 +220,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 
 	points := Points(e)
 	order := Order(len(points), e.Repeat, seed)
-	out := &Outcome{
-		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat,
-		Points: points, results: make([]*result.Result, len(order)),
-	}
-	if e.Warmup > 0 {
-		out.Warmup = e.Warmup.String()
-	}
-	for _, prm := range e.Params {
-		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label}
-		for _, v := range prm.Values {
-			op.Values = append(op.Values, v.Label)
-		}
-		out.Params = append(out.Params, op)
-	}
+	out := newOutcome(p, seed, points, len(order))
 	records, err := h.Runs()
 	if err != nil {
 		return nil, err
@@ -271,7 +258,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		}
 		logf("run %d/%d  %s #%d", slot.Index+1, len(order), pt.Key, slot.Rep)
 		started := time.Now()
-		res, err := runPoint(ctx, load, pt, runDir, e.Warmup, opts)
+		res, err := runPoint(ctx, load, pt, runDir, e.Warmup, slot.Index+1, len(order), opts)
 		rec := store.RunRecord{Index: slot.Index, Point: pt.Key, Rep: slot.Rep, Started: started, Ended: time.Now()}
 		var se *ServerError
 		switch {
@@ -306,22 +293,10 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		done[slot.Index] = rec
 	}
 
-	complete := true
-	for _, slot := range order {
-		info := RunInfo{Index: slot.Index + 1, Point: points[slot.Point].Key, Rep: slot.Rep, Status: "pending"}
-		if r, ok := done[slot.Index]; ok {
-			info.Status, info.Error = r.Status, r.Error
-			info.Dir = filepath.Join("runs", fmt.Sprintf("%03d", slot.Index+1))
-		}
-		if res := out.results[slot.Index]; res != nil {
-			info.RPS, info.P95 = res.Summary.ThroughputRPS, res.Summary.Latency.P95
-		} else {
-			complete = false
-		}
-		out.Runs = append(out.Runs, info)
-	}
-	out.Complete = complete
-	out.Verdict = Analyze(e, points, order, out.results)
+	out.finish(e, order, func(i int) (string, string, bool) {
+		r, ok := done[i]
+		return r.Status, r.Error, ok
+	})
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, err
@@ -332,9 +307,66 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	return out, nil
 }
 
+func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
+	e := p.Experiment
+	out := &Outcome{
+		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat,
+		Points: points, results: make([]*result.Result, runs),
+	}
+	if e.Warmup > 0 {
+		out.Warmup = e.Warmup.String()
+	}
+	for _, prm := range e.Params {
+		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label}
+		for _, v := range prm.Values {
+			op.Values = append(op.Values, v.Label)
+		}
+		out.Params = append(out.Params, op)
+	}
+	return out
+}
+
+// finish lists the runs and computes the verdict; status tells how a run
+// ended, if it did.
+func (out *Outcome) finish(e *plan.Experiment, order []Slot, status func(i int) (string, string, bool)) {
+	complete := true
+	out.Runs = nil
+	for _, slot := range order {
+		info := RunInfo{Index: slot.Index + 1, Point: out.Points[slot.Point].Key, Rep: slot.Rep, Status: "pending"}
+		if st, msg, ok := status(slot.Index); ok {
+			info.Status, info.Error = st, msg
+			info.Dir = filepath.Join("runs", fmt.Sprintf("%03d", slot.Index+1))
+		}
+		if res := out.results[slot.Index]; res != nil {
+			info.RPS, info.P95 = res.Summary.ThroughputRPS, res.Summary.Latency.P95
+		} else {
+			complete = false
+		}
+		out.Runs = append(out.Runs, info)
+	}
+	out.Complete = complete
+	out.Verdict = Analyze(e, out.Points, order, out.results)
+}
+
+// Assemble builds an experiment's outcome from results already in hand,
+// one per run in Order(len(Points), repeat, seed): for tools and tests.
+func Assemble(p *plan.Plan, seed uint64, results []*result.Result) *Outcome {
+	points := Points(p.Experiment)
+	order := Order(len(points), p.Experiment.Repeat, seed)
+	out := newOutcome(p, seed, points, len(order))
+	copy(out.results, results)
+	out.finish(p.Experiment, order, func(i int) (string, string, bool) {
+		if i < len(results) && results[i] != nil {
+			return "done", "", true
+		}
+		return "", "", false
+	})
+	return out
+}
+
 // runPoint runs the plan at one point, writing its result and server log
 // into dir.
-func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error), pt Point, dir string, warmup time.Duration, opts SweepOptions) (*result.Result, error) {
+func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error), pt Point, dir string, warmup time.Duration, run, runs int, opts SweepOptions) (*result.Result, error) {
 	p, err := load(pt.Params)
 	if err != nil {
 		return nil, err
@@ -342,7 +374,14 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	res, err := RunOnce(ctx, p, RunOptions{Dir: dir, Workers: opts.Workers, Params: pt.Params, Warmup: warmup, OnPoint: opts.OnPoint, Version: opts.Version})
+	var progress func(Progress)
+	if opts.OnProgress != nil {
+		progress = func(pr Progress) {
+			pr.Run, pr.Runs, pr.PointKey = run, runs, pt.Key
+			opts.OnProgress(pr)
+		}
+	}
+	res, err := RunOnce(ctx, p, RunOptions{Dir: dir, Workers: opts.Workers, Params: pt.Params, Warmup: warmup, OnProgress: progress, Version: opts.Version})
 	if res != nil {
 		res.Settings.Extra["point"] = pt.Key
 		if werr := store.WriteResult(dir, res); werr != nil && err == nil {

@@ -18,7 +18,8 @@ type Collector struct {
 
 	mu      sync.Mutex
 	pending map[int]*slot
-	next    int // the next second to emit
+	last    *slot // the newest point's figures, to fold a short tail into
+	next    int   // the next second to emit
 	series  []result.Point
 	onPoint func(result.Point)
 }
@@ -127,7 +128,21 @@ func (c *Collector) emit(final bool) {
 			return
 		}
 		delete(c.pending, c.next)
+		// The last interval of a run is usually a sliver (the requests in
+		// flight when it ended); a rate over a few milliseconds is noise, so
+		// fold it into the second before.
+		if final && len(c.pending) == 0 && c.last != nil && sl.length < minTail && sl.length > 0 {
+			c.last.iv.add(sl.iv)
+			c.last.length += sl.length
+			p := point(c.next-1, c.last)
+			c.mu.Lock()
+			c.series[len(c.series)-1] = p
+			c.mu.Unlock()
+			c.next++
+			continue
+		}
 		p := point(c.next, sl)
+		c.last = sl
 		c.mu.Lock()
 		c.series = append(c.series, p)
 		c.mu.Unlock()
@@ -166,6 +181,9 @@ func point(second int, sl *slot) result.Point {
 	}
 	return p
 }
+
+// minTail is the shortest last interval kept as a point of its own.
+const minTail = 250 * time.Millisecond
 
 // ms converts recorded microseconds to milliseconds.
 func ms(us int64) float64 { return float64(us) / 1000 }

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+func f(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func n(v int64) string   { return strconv.FormatInt(v, 10) }
+
+// StepsCSV writes a run's figures, one row per step and one for the run.
+func StepsCSV(w io.Writer, r *result.Result) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"scenario", "step", "requests", "responses", "errors", "error_rate", "checks_passed", "checks_failed",
+		"throughput_rps", "latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_p999_ms", "latency_max_ms", "service_p99_ms", "ttfb_p99_ms"})
+	row := func(scenario, step string, s *result.Summary) {
+		cw.Write([]string{scenario, step, n(s.Requests), n(s.Responses), n(s.Errors.Total), f(s.ErrorRate), n(s.Checks.Passed), n(s.Checks.Failed),
+			f(s.ThroughputRPS), f(s.Latency.P50), f(s.Latency.P90), f(s.Latency.P95), f(s.Latency.P99), f(s.Latency.P999), f(s.Latency.Max), f(s.Service.P99), f(s.TTFB.P99)})
+	}
+	for i := range r.Steps {
+		row(r.Steps[i].Scenario, r.Steps[i].Name, &r.Steps[i].Summary)
+	}
+	row("*", "*", &r.Summary)
+	cw.Flush()
+	return cw.Error()
+}
+
+// SeriesCSV writes a run's time series.
+func SeriesCSV(w io.Writer, r *result.Result) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"t_s", "len_s", "requests", "errors", "rps", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "late", "dropped", "iterations", "active", "bytes"})
+	for _, p := range r.Series {
+		cw.Write([]string{f(p.T), f(p.Len), n(p.Requests), n(p.Errors), f(p.RPS), f(p.P50), f(p.P90), f(p.P95), f(p.P99), f(p.Max), n(p.Late), n(p.Dropped), n(p.Iterations), n(p.Active), n(p.Bytes)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// RunsCSV writes an experiment's runs, one row each.
+func RunsCSV(w io.Writer, o *experiment.Outcome) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"run", "point", "rep", "status", "requests", "throughput_rps", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "error_rate", "duration_s",
+		"server_cpu_avg_pct", "server_rss_peak_bytes", "server_rss_avg_bytes", "server_pss_peak_bytes", "error"})
+	res := o.Results()
+	for i, r := range o.Runs {
+		row := []string{strconv.Itoa(r.Index), r.Point, strconv.Itoa(r.Rep), r.Status}
+		if i < len(res) && res[i] != nil {
+			s := &res[i].Summary
+			row = append(row, n(s.Requests), f(s.ThroughputRPS), f(s.Latency.P50), f(s.Latency.P95), f(s.Latency.P99), f(s.ErrorRate), f(s.DurationS))
+			if sv := res[i].Server; sv != nil {
+				row = append(row, f(sv.CPUAvg), n(sv.RSSPeak), n(sv.RSSAvg), n(sv.PSSPeak))
+			} else {
+				row = append(row, "", "", "", "")
+			}
+		} else {
+			row = append(row, "", "", "", "", "", "", "", "", "", "", "")
+		}
+		cw.Write(append(row, r.Error))
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// PointsCSV writes an experiment's verdict, one row per point and figure.
+func PointsCSV(w io.Writer, o *experiment.Outcome) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"point", "baseline", "figure", "unit", "n", "median", "ci_low", "ci_high", "ci_bounded", "delta", "p", "significant"})
+	if o.Verdict != nil {
+		for _, t := range o.Verdict.Figures {
+			for _, r := range t.Rows {
+				cw.Write([]string{r.Point, strconv.FormatBool(r.Baseline), t.Name, t.Unit, strconv.Itoa(r.N), f(r.Median), f(r.Lo), f(r.Hi),
+					strconv.FormatBool(r.Bounded), f(r.Delta), f(r.P), strconv.FormatBool(r.Significant)})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

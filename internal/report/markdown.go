@@ -1,0 +1,183 @@
+package report
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
+)
+
+// md escapes text from a run (step names, URLs, messages) for a markdown
+// table cell: no HTML, no table breaks, no emphasis or links by accident.
+func md(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '|':
+			b.WriteString(`\|`)
+		case '\n', '\r':
+			b.WriteByte(' ')
+		case '\\', '`', '*', '_', '[', ']', '#', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// writePNGs draws the figures as PNG files named prefix-NAME.png in dir and
+// returns their file names.
+func writePNGs(dir, prefix string, fs []figure) ([]string, error) {
+	var names []string
+	for _, f := range fs {
+		var b bytes.Buffer
+		if err := f.Chart.PNG(&b, 900, 380); err != nil {
+			continue
+		}
+		name := prefix + "-" + f.Name + ".png"
+		if err := store.WriteFile(filepath.Join(dir, name), b.Bytes()); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// Markdown writes a run's report in markdown, fit for a pull-request
+// comment or a CI job summary. When dir is not empty its charts are written
+// there as PNG files and linked; otherwise the report has no charts.
+func Markdown(w io.Writer, dir string, r *result.Result) error {
+	ew := &errWriter{w: w}
+	s := &r.Summary
+	ew.printf("## %s\n\n", md(r.Name))
+	ew.printf("%s load", md(r.Settings.Mode))
+	if r.Settings.URL != "" {
+		ew.printf(" · %s %s", md(r.Settings.Method), md(r.Settings.URL))
+	}
+	ew.printf(" · %d VUs/connections", r.Settings.Connections)
+	if r.Settings.Duration > 0 {
+		ew.printf(" · %s", r.Settings.Duration)
+	}
+	ew.printf(" · loadlab %s\n\n", md(r.Version))
+	for _, v := range r.Validity {
+		ew.printf("> **Warning:** %s\n\n", md(v.Message))
+	}
+	ew.printf("| requests | throughput | errors | p50 | p95 | p99 | max |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	ew.printf("| %s | %s/s | %s (%.2f%%) | %s ms | %s ms | %s ms | %s ms |\n\n",
+		count(s.Requests), rate(s.ThroughputRPS), count(s.Errors.Total), 100*s.ErrorRate, ms(s.Latency.P50), ms(s.Latency.P95), ms(s.Latency.P99), ms(s.Latency.Max))
+	if len(r.Thresholds) > 0 {
+		ew.printf("| threshold | verdict | measured |\n|---|---|---|\n")
+		for _, t := range r.Thresholds {
+			verdict := "pass"
+			if !t.Pass {
+				verdict = "**FAIL**"
+			}
+			ew.printf("| %s | %s | %s |\n", md(t.Text), verdict, md(t.Detail))
+		}
+		ew.printf("\n")
+	}
+	if len(r.Steps) > 1 || s.Checks.Passed+s.Checks.Failed > 0 {
+		ew.printf("| step | requests | errors | checks | p50 ms | p95 ms | p99 ms |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, st := range r.Steps {
+			name := st.Name
+			if st.Scenario != "default" {
+				name = st.Scenario + " / " + name
+			}
+			c := st.Summary.Checks
+			ew.printf("| %s | %s | %s | %s/%s | %s | %s | %s |\n", md(name), count(st.Summary.Requests), count(st.Summary.Errors.Total),
+				count(c.Passed), count(c.Passed+c.Failed), ms(st.Summary.Latency.P50), ms(st.Summary.Latency.P95), ms(st.Summary.Latency.P99))
+		}
+		ew.printf("\n")
+	}
+	if sv := r.Server; sv != nil {
+		ew.printf("**Server** %s: CPU %.0f%% of one core on average (peak %.0f%%); RSS average %s, peak %s; PSS peak %s; swap peak %s",
+			md(sv.Command), sv.CPUAvg, sv.CPUPeak, bytesText(sv.RSSAvg), bytesText(sv.RSSPeak), bytesText(sv.PSSPeak), bytesText(sv.SwapPeak))
+		if q := sv.Quota; q != nil {
+			ew.printf("; quota %s: ", bytesText(q.Bytes))
+			if q.PeakExceeded {
+				ew.printf("**exceeded** at peak by %s", bytesText(q.PeakOver))
+			} else {
+				ew.printf("under it")
+			}
+		}
+		ew.printf(".\n\n")
+	}
+	if dir != "" && ew.err == nil {
+		names, err := writePNGs(dir, "report", runFigures(r))
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			ew.printf("![%s](%s)\n", strings.TrimSuffix(strings.TrimPrefix(n, "report-"), ".png"), n)
+		}
+	}
+	return ew.err
+}
+
+// ExperimentMarkdown writes an experiment's report in markdown, with its
+// charts as PNG files in dir (none when dir is empty).
+func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
+	ew := &errWriter{w: w}
+	ew.printf("## %s\n\n%d points × %d repeats · %s · seed %d\n\n", md(o.Name), len(o.Points), o.Repeat, md(o.Vary), o.Seed)
+	v := o.Verdict
+	if v == nil {
+		return ew.err
+	}
+	if v.Recommendation != "" {
+		for _, line := range strings.Split(v.Recommendation, "\n") {
+			ew.printf("> **%s**\n", md(line))
+		}
+		ew.printf("\n")
+	}
+	for _, w := range v.Warnings {
+		ew.printf("- %s\n", md(w))
+	}
+	if len(v.Warnings) > 0 {
+		ew.printf("\n")
+	}
+	if dir != "" && ew.err == nil {
+		names, err := writePNGs(dir, "report", sweepFigures(o))
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			ew.printf("![%s](%s)\n", strings.TrimSuffix(strings.TrimPrefix(n, "report-"), ".png"), n)
+		}
+		if len(names) > 0 {
+			ew.printf("\n")
+		}
+	}
+	for _, t := range v.Figures {
+		ew.printf("| %s (%s) | median ± 95%% CI | vs %s |\n|---|---:|---|\n", md(t.Name), md(t.Unit), md(v.Baseline))
+		for _, row := range t.Rows {
+			name := md(row.Point)
+			if row.Baseline {
+				name += " (baseline)"
+			}
+			versus := md(row.Versus)
+			if row.Significant {
+				versus = "**" + versus + "**"
+			}
+			ew.printf("| %s | %s | %s |\n", name, md(strings.TrimSpace(row.Cell)), versus)
+		}
+		ew.printf("\n")
+	}
+	return ew.err
+}
+
+func bytesText(n int64) string { return md(formatBytes(n)) }
+
+var formatBytes = quantity.FormatBytes

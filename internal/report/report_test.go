@@ -1,0 +1,184 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func fixture(t *testing.T) *result.Result {
+	t.Helper()
+	r, err := store.ReadResult("testdata/run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func fixtureExperiment(t *testing.T) *experiment.Outcome {
+	t.Helper()
+	o, err := experiment.LoadOutcome("testdata/experiment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// golden compares got with testdata/NAME, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, diff(string(want), string(got)))
+	}
+}
+
+// diff shows the first lines that differ.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var out []string
+	for i := 0; i < max(len(w), len(g)) && len(out) < 10; i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			out = append(out, "line "+strconv.Itoa(i+1)+":\n  want: "+a+"\n  got:  "+b)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func render(t *testing.T, f func(w io.Writer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := f(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	r := fixture(t)
+	o := fixtureExperiment(t)
+	tests := []struct {
+		name string
+		f    func(w io.Writer) error
+	}{
+		{"run.txt", func(w io.Writer) error { return Text(w, r) }},
+		{"run.md", func(w io.Writer) error { return Markdown(w, "", r) }},
+		{"run-steps.csv", func(w io.Writer) error { return StepsCSV(w, r) }},
+		{"run-series.csv", func(w io.Writer) error { return SeriesCSV(w, r) }},
+		{"experiment.txt", func(w io.Writer) error { return Verdict(w, o) }},
+		{"experiment.md", func(w io.Writer) error { return ExperimentMarkdown(w, "", o) }},
+		{"experiment-runs.csv", func(w io.Writer) error { return RunsCSV(w, o) }},
+		{"experiment-points.csv", func(w io.Writer) error { return PointsCSV(w, o) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, render(t, tt.f)) })
+	}
+}
+
+// hostile is a result whose every piece of text tries to break out of its
+// place in a report.
+func hostile(t *testing.T) *result.Result {
+	r := fixture(t)
+	const evil = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
+	r.Name = "run " + evil
+	r.Settings.URL = "http://127.0.0.1/" + evil
+	r.Steps[0].Name = "step " + evil
+	r.Steps[1].Scenario = "scenario " + evil
+	r.Validity = append(r.Validity, result.Warning{Code: "x", Message: "warning " + evil})
+	r.Thresholds[0].Text = "threshold " + evil
+	r.Thresholds[0].Detail = "detail " + evil
+	r.Aborts = map[string]int64{"abort " + evil: 2}
+	r.Stopped = "stopped " + evil
+	r.Plan = "vars: { x: \"" + evil + "\" }"
+	r.Server.Command = "server " + evil
+	r.Server.Exit = "exit " + evil
+	r.Server.LogTail = []string{"log " + evil}
+	return r
+}
+
+// TestUntrustedTextIsEscaped: the only elements in the HTML report are the
+// report's own, whatever the run's text says, and markdown carries no HTML.
+func TestUntrustedTextIsEscaped(t *testing.T) {
+	r := hostile(t)
+	page := render(t, func(w io.Writer) error { return HTML(w, r) })
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "script", "img", "iframe", "object", "embed", "link":
+				bad = append(bad, n.Data)
+			}
+			for _, a := range n.Attr {
+				if strings.HasPrefix(a.Key, "on") || strings.Contains(a.Val, "javascript:") {
+					bad = append(bad, n.Data+" "+a.Key)
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if len(bad) > 0 {
+		t.Errorf("the HTML report has elements or attributes from the run's text: %v", bad)
+	}
+	if n := bytes.Count(page, []byte("&lt;script&gt;")); n < 10 {
+		t.Errorf("the hostile text shows escaped %d times, want it everywhere it was put", n)
+	}
+	mdText := render(t, func(w io.Writer) error { return Markdown(w, "", r) })
+	if bytes.Contains(mdText, []byte("<script")) || bytes.Contains(mdText, []byte("<img")) {
+		t.Errorf("markdown carries raw HTML:\n%s", mdText)
+	}
+	text := render(t, func(w io.Writer) error { return Text(w, r) })
+	if !bytes.Contains(text, []byte("<script>")) {
+		t.Error("the terminal summary should show the text as it is")
+	}
+}
+
+func TestExperimentHTML(t *testing.T) {
+	o := fixtureExperiment(t)
+	page := render(t, func(w io.Writer) error { return ExperimentHTML(w, o) })
+	for _, want := range []string{"Requests per second by workers", "recommended", "Verdict", "workers=2 (baseline)", "<svg"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the experiment report has no %q", want)
+		}
+	}
+	if bytes.Contains(page, []byte("http://")) && bytes.Contains(page, []byte(`src="http`)) {
+		t.Error("the report loads something from the network")
+	}
+}
