@@ -54,7 +54,7 @@ or a compare verdict failed.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError(fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath()))
 	})
-	root.AddCommand(newRunCommand(io), newCompareCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))
+	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
 	}

@@ -151,3 +151,26 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("interrupted %v with %d iterations", out.Interrupted, out.Totals.Counters.Iterations)
 	}
 }
+
+func TestWarmupIsLeftOut(t *testing.T) {
+	srv := okServer(t, 5*time.Millisecond)
+	out, err := Run(context.Background(), Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Closed, VUs: 2, Duration: 2 * time.Second},
+		Warmup:   time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := metrics.RunSummary(out.Totals, out.Elapsed)
+	var all int64
+	for _, p := range out.Series {
+		all += p.Requests
+	}
+	if out.Elapsed < 900*time.Millisecond || out.Elapsed > 1200*time.Millisecond {
+		t.Errorf("measured window %v, want about 1 s after a 1 s warmup", out.Elapsed)
+	}
+	if s.Requests < all*35/100 || s.Requests > all*65/100 {
+		t.Errorf("the totals hold %d of %d requests; the warmup's half should be left out", s.Requests, all)
+	}
+}

@@ -315,7 +315,7 @@ func recommend(param string, s SweepVerdict) string {
 		gap := 100 * (1 - s.Throughput[pick]/s.Throughput[best])
 		parts = append(parts, fmt.Sprintf("within %.0f%% of the best throughput (%s=%s: %.1f req/s)", math.Max(gap, 0), param, num(s.X[best]), s.Throughput[best]))
 	}
-	if pick != last && s.P95[last] > 0 && s.P95[pick] < s.P95[last] {
+	if pick != last && s.P95[last] > 0 && s.P95[pick] < s.P95[last]*0.95 {
 		parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s", 100*(1-s.P95[pick]/s.P95[last]), param, num(s.X[last])))
 	}
 	if s.Knee >= 0 {

@@ -1,0 +1,34 @@
+// Package demo holds loadlab's built-in demonstration: the shop (package
+// shop), a web app that behaves like a small Rails store, and the
+// experiment `loadlab demo` runs against it: the Puma threads study of
+// DESIGN.md, workers 1..8 with fifty guest checkouts, three repeats.
+package demo
+
+import (
+	_ "embed"
+	"time"
+)
+
+// Plan is the demo experiment's plan file.
+//
+//go:embed plan.yaml
+var Plan []byte
+
+// Settings of the shop during the demo: lighter than the shop's defaults so
+// that the whole sweep (24 runs) takes about a minute on two cores, and
+// heavy enough that the CPU saturates at a few workers.
+const (
+	DBLatency = 1 * time.Millisecond
+	CPUWork   = 12 * time.Millisecond
+)
+
+// Env is what the plan reads from the environment: the loadlab binary that
+// serves the shop and the address it listens on.
+func Env(bin, addr string) map[string]string {
+	return map[string]string{
+		"LOADLAB_DEMO_BIN":        bin,
+		"LOADLAB_DEMO_ADDR":       addr,
+		"LOADLAB_DEMO_DB_LATENCY": DBLatency.String(),
+		"LOADLAB_DEMO_CPU_WORK":   CPUWork.String(),
+	}
+}
