@@ -210,3 +210,32 @@ func TestCompareRules(t *testing.T) {
 }
 
 var _ = time.Second
+
+func TestMappingParams(t *testing.T) {
+	const yaml = `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: "{{ case.vus }}", iterations: "{{ case.iterations }}" } }
+params:
+  case:
+    "100/1000": { vus: 100, iterations: 10 }
+    "200/10000": { vus: 200, iterations: 50 }
+repeat: 3
+`
+	p := load(t, yaml)
+	pts := Points(p.Experiment)
+	if len(pts) != 2 || pts[1].Key != "case=200/10000" {
+		t.Fatalf("points %+v", pts)
+	}
+	q, err := plan.Parse("plan.yaml", []byte(yaml), plan.Options{Params: pts[1].Params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Load.VUs != 200 || q.Load.Iterations != 50 {
+		t.Errorf("load %+v", q.Load)
+	}
+	_, err = plan.Parse("plan.yaml", []byte(strings.Replace(yaml, "case.vus", "case.users", 1)), plan.Options{})
+	if err == nil || !strings.Contains(err.Error(), "case has no field users (fields: iterations, vus)") {
+		t.Errorf("missing field: %v", err)
+	}
+}

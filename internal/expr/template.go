@@ -19,6 +19,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -192,6 +193,11 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 		if v, ok := s.consts[e]; ok {
 			return part{lit: format(v), slot: -1, name: e}, nil
 		}
+		if v, ok, err := s.constPath(e); ok {
+			return part{lit: format(v), slot: -1, name: e}, nil
+		} else if err != "" {
+			return part{}, &Error{Offset: lead, Msg: err}
+		}
 		if i, ok := s.slots[e]; ok && !s.hidden[e] {
 			return part{slot: i, name: e}, nil
 		}
@@ -352,7 +358,37 @@ func constValue(name string, st *State) any {
 	if v, ok := st.scope.consts[name]; ok {
 		return v
 	}
+	if v, ok, _ := st.scope.constPath(name); ok {
+		return v
+	}
 	return nil
+}
+
+// constPath reads a field of a constant mapping ("case.vus" of a param whose
+// value is {vus: 100, iterations: 10}). ok is false when name does not start
+// with such a constant; msg says what is wrong when it does but the field is
+// missing.
+func (s *Scope) constPath(name string) (v any, ok bool, msg string) {
+	parts := strings.Split(name, ".")
+	cur, found := s.consts[parts[0]]
+	if !found {
+		return nil, false, ""
+	}
+	for i, p := range parts[1:] {
+		m, isMap := cur.(map[string]any)
+		if !isMap {
+			return nil, false, fmt.Sprintf("%s is not a mapping: %s has no field %s", strings.Join(parts[:i+1], "."), strings.Join(parts[:i+1], "."), p)
+		}
+		if cur, found = m[p]; !found {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			return nil, false, fmt.Sprintf("%s has no field %s (fields: %s)", strings.Join(parts[:i+1], "."), p, strings.Join(keys, ", "))
+		}
+	}
+	return cur, true, ""
 }
 
 // UnsetError is a slot read before anything set it: typically a capture

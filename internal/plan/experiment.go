@@ -118,12 +118,24 @@ func (d *decoder) param(k, n *node) (Param, bool) {
 		}
 	case kindMap:
 		for i, name := range n.keys {
-			s, ok := d.scalar(n.vals[i], "the value of "+k.value+"."+name.value)
-			if !ok {
-				continue
+			v := n.vals[i]
+			switch v.kind {
+			case kindScalar:
+				prm.Values = append(prm.Values, ParamValue{Label: name.value, Value: value(v)})
+			case kindMap:
+				// A value that sets several things at once: {vus: 100, iterations: 10},
+				// read in templates as {{ case.vus }}.
+				fields := map[string]any{}
+				for j, fk := range v.keys {
+					if s, ok := d.scalar(v.vals[j], k.value+"."+name.value+"."+fk.value); ok {
+						_ = s
+						fields[fk.value] = value(v.vals[j])
+					}
+				}
+				prm.Values = append(prm.Values, ParamValue{Label: name.value, Value: fields})
+			default:
+				d.errorf(v.pos, "the value of %s.%s must be a value or a mapping of values", k.value, name.value)
 			}
-			_ = s
-			prm.Values = append(prm.Values, ParamValue{Label: name.value, Value: value(n.vals[i])})
 		}
 	case kindScalar:
 		if strings.Contains(n.value, "..") {
