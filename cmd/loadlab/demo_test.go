@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+)
+
+// TestDemo runs `loadlab demo` as a newcomer would, from a built binary: the
+// shop starts as the server under test for each of 24 runs, the verdict names
+// a worker count, and the report is written, in under two minutes.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole demo: about a minute")
+	}
+	bin := filepath.Join(t.TempDir(), "loadlab")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "demo", "--out", dir)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("loadlab demo: %v\n%s", err, out)
+	}
+	if took > 2*time.Minute {
+		t.Errorf("the demo took %v, want under 2 minutes", took)
+	}
+	text := string(out)
+	if !strings.Contains(text, "recommendation\n  workers=") || !strings.Contains(text, "report: ") {
+		t.Errorf("the demo's output has no recommendation or report:\n%s", text)
+	}
+	o, err := experiment.LoadOutcome(filepath.Join(dir, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Complete || len(o.Runs) != 24 || len(o.Verdict.Sweeps) != 1 {
+		t.Fatalf("complete %v, %d runs, %d sweeps", o.Complete, len(o.Runs), len(o.Verdict.Sweeps))
+	}
+	s := o.Verdict.Sweeps[0]
+	if s.Throughput[len(s.Throughput)-1] < 1.5*s.Throughput[0] {
+		t.Errorf("throughput by workers %v: more workers should help a lot", s.Throughput)
+	}
+	for _, r := range o.Results() {
+		if r.Summary.Checks.Failed != 0 || r.Summary.Errors.Total != 0 || r.Summary.Iterations != 50 {
+			t.Errorf("a run had %d failed checks, %d errors, %d journeys: the journey must pass its CSRF checks", r.Summary.Checks.Failed, r.Summary.Errors.Total, r.Summary.Iterations)
+			break
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results", "report.html")); err != nil {
+		t.Error(err)
+	}
+	t.Logf("demo took %v: %s", took.Round(time.Second), o.Verdict.Recommendation)
+	_ = context.Background
+}
