@@ -165,6 +165,8 @@ func runExperiment(ctx context.Context, io *stdio, path string, p *plan.Plan, po
 		return failedError(fmt.Errorf("run: interrupted; run the same command again to resume (%s)", dir))
 	case failed > 0:
 		return failedError(fmt.Errorf("run: %d of %d runs failed", failed, len(out.Runs)))
+	case out.Verdict != nil && len(out.Verdict.Thresholds) > 0:
+		return thresholdError(fmt.Errorf("run: thresholds failed: %s", strings.Join(out.Verdict.Thresholds, "; ")))
 	}
 	return nil
 }

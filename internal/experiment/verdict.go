@@ -22,6 +22,9 @@ type Verdict struct {
 	Sweeps         []SweepVerdict `json:"sweeps,omitempty"`
 	Recommendation string         `json:"recommendation,omitempty"`
 	Warnings       []string       `json:"warnings,omitempty"`
+	// Thresholds lists each threshold that failed in some run, with how
+	// often and an example.
+	Thresholds []string `json:"thresholds_failed,omitempty"`
 }
 
 // FigureTable is one figure across the points.
@@ -214,6 +217,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			v.Warnings = append(v.Warnings, fmt.Sprintf("with %d repeats no difference can be significant at α=%.2f (the Mann-Whitney test needs 4 runs a side); set repeat: 5 to tell differences from noise", e.Repeat, Alpha))
 		}
 	}
+	v.Thresholds = failedThresholds(points, order, results)
 	v.Sweeps = sweeps(e, points, v)
 	var recs []string
 	for _, s := range v.Sweeps {
@@ -222,6 +226,44 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	recs = append(recs, namedComparisons(e, points, v)...)
 	v.Recommendation = strings.Join(recs, "\n")
 	return v
+}
+
+// failedThresholds sums up the thresholds that failed, run by run.
+func failedThresholds(points []Point, order []Slot, results []*result.Result) []string {
+	type tally struct {
+		failed, runs int
+		example      string
+	}
+	counts := map[string]*tally{}
+	var texts []string
+	for _, s := range order {
+		r := results[s.Index]
+		if r == nil {
+			continue
+		}
+		for _, t := range r.Thresholds {
+			c := counts[t.Text]
+			if c == nil {
+				c = &tally{}
+				counts[t.Text] = c
+				texts = append(texts, t.Text)
+			}
+			c.runs++
+			if !t.Pass {
+				c.failed++
+				if c.example == "" {
+					c.example = fmt.Sprintf("run %d, %s: %s", s.Index+1, points[s.Point].Key, t.Detail)
+				}
+			}
+		}
+	}
+	var out []string
+	for _, text := range texts {
+		if c := counts[text]; c.failed > 0 {
+			out = append(out, fmt.Sprintf("%s failed in %d of %d runs (%s)", text, c.failed, c.runs, c.example))
+		}
+	}
+	return out
 }
 
 func samplesOf(rs []*result.Result) []float64 {

@@ -253,7 +253,15 @@ func TestLargeReports(t *testing.T) {
 	}
 	b := newBrowser(t)
 	small := writePage(t, "small.html", func(w io.Writer) error { _, err := io.WriteString(w, "<!doctype html><p>hello"); return err })
-	baseline := b.open(t, small, 2400).took
+	// The quickest of three opens: a shared machine only ever slows a page.
+	quickest := func(page string) time.Duration {
+		best := time.Hour
+		for range 3 {
+			best = min(best, b.open(t, page, 2400).took)
+		}
+		return best
+	}
+	baseline := quickest(small)
 	o := fixtureExperiment(t)
 	big := hundredPoints(t, o)
 	for _, page := range []struct {
@@ -271,11 +279,11 @@ func TestLargeReports(t *testing.T) {
 			if fi.Size() > 5<<20 {
 				t.Errorf("%s is %.1f MB, want under 5 MB", page.name, float64(fi.Size())/(1<<20))
 			}
-			v := b.open(t, path, 2400)
-			if opened := v.took - baseline; opened > 2*time.Second {
+			took := quickest(path)
+			if opened := took - baseline; opened > 2*time.Second {
 				t.Errorf("opening %s took %v more than an empty page, want under 2 s", page.name, opened)
 			}
-			t.Logf("%s: %.2f MB, rendered in %v, opened in %v (empty page %v)", page.name, float64(fi.Size())/(1<<20), rendered.Round(time.Millisecond), v.took.Round(time.Millisecond), baseline.Round(time.Millisecond))
+			t.Logf("%s: %.2f MB, rendered in %v, opened in %v (empty page %v)", page.name, float64(fi.Size())/(1<<20), rendered.Round(time.Millisecond), took.Round(time.Millisecond), baseline.Round(time.Millisecond))
 		})
 	}
 }

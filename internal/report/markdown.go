@@ -142,10 +142,13 @@ func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
 		}
 		ew.printf("\n")
 	}
+	for _, t := range v.Thresholds {
+		ew.printf("- **Threshold failed:** %s\n", md(t))
+	}
 	for _, w := range v.Warnings {
 		ew.printf("- %s\n", md(w))
 	}
-	if len(v.Warnings) > 0 {
+	if len(v.Warnings)+len(v.Thresholds) > 0 {
 		ew.printf("\n")
 	}
 	if dir != "" && ew.err == nil {

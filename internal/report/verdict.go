@@ -63,6 +63,12 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 			ew.printf("  %s\n", line)
 		}
 	}
+	if len(v.Thresholds) > 0 {
+		ew.printf("\nthresholds\n")
+		for _, line := range v.Thresholds {
+			ew.printf("  FAIL  %s\n", line)
+		}
+	}
 	if len(v.Warnings) > 0 {
 		ew.printf("\nwarnings\n")
 		for _, line := range v.Warnings {

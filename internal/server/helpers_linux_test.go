@@ -137,13 +137,19 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{seen: make(map[procID]bool)} }
 
-func (r *recorder) record(members []Member) {
+// record notes the members; it reports whether it could read them all (a
+// member may have exited since the tree was scanned).
+func (r *recorder) record(members []Member) bool {
 	reader := newProcReader()
+	all := true
 	for _, m := range members {
 		if st, err := reader.stat(m.PID); err == nil {
 			r.seen[procID{pid: m.PID, start: st.start, name: st.name}] = true
+		} else {
+			all = false
 		}
 	}
+	return all
 }
 
 // await records p's members until ok accepts them, failing the test after timeout.
@@ -152,8 +158,7 @@ func (r *recorder) await(t *testing.T, p *Process, what string, timeout time.Dur
 	deadline := time.Now().Add(timeout)
 	for {
 		members := p.Members()
-		r.record(members)
-		if ok(members) {
+		if r.record(members) && ok(members) {
 			return members
 		}
 		if time.Now().After(deadline) {
