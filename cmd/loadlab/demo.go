@@ -53,7 +53,7 @@ with loadlab run.`,
 				return failedError(fmt.Errorf("demo: the built-in plan does not load: %w", err))
 			}
 			fmt.Fprintf(io.err, "loadlab demo: the shop's workers from 1 to 8, 50 guest checkouts each, 3 repeats (about a minute or two)\n")
-			return runExperiment(c.Context(), io, path, p, popts, f)
+			return runExperiment(c.Context(), io, func(o plan.Options) (*plan.Plan, error) { return plan.Load(path, o) }, p, popts, f)
 		},
 	}
 	c.Flags().StringVar(&out, "out", "loadlab-demo", "directory for the plan and its results")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goio "io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,12 +35,22 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 		return usageError(fmt.Errorf("run: %w", err))
 	}
 	popts := plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv}
-	p, err := plan.Load(path, popts)
+	load := func(o plan.Options) (*plan.Plan, error) { return plan.Load(path, o) }
+	if path == "-" {
+		// A plan on stdin: relative paths in it are relative to the working
+		// directory, and errors name it "stdin".
+		data, err := goio.ReadAll(io.in)
+		if err != nil {
+			return usageError(fmt.Errorf("run: reading the plan from stdin: %w", err))
+		}
+		load = func(o plan.Options) (*plan.Plan, error) { return plan.Parse("stdin", data, o) }
+	}
+	p, err := load(popts)
 	if err != nil {
 		return usageError(err)
 	}
 	if p.Experiment != nil {
-		return runExperiment(ctx, io, path, p, popts, f)
+		return runExperiment(ctx, io, load, p, popts, f)
 	}
 	if f.fresh {
 		return usageError(errors.New("run: --fresh restarts an experiment; this plan has no params or repeat"))
@@ -112,7 +123,7 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 	return nil
 }
 
-func runExperiment(ctx context.Context, io *stdio, path string, p *plan.Plan, popts plan.Options, f *quickFlags) error {
+func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (*plan.Plan, error), p *plan.Plan, popts plan.Options, f *quickFlags) error {
 	if f.json {
 		return usageError(errors.New("run: --json prints a single run's summary; an experiment writes experiment.json in its results directory"))
 	}
@@ -135,7 +146,7 @@ func runExperiment(ctx context.Context, io *stdio, path string, p *plan.Plan, po
 	load := func(params map[string]any) (*plan.Plan, error) {
 		o := popts
 		o.Params = params
-		return plan.Load(path, o)
+		return loadPlan(o)
 	}
 	out, err := experiment.Sweep(ctx, p, load, experiment.Fingerprint(p, popts), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,

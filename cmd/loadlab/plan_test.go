@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/store"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
 
 // loginSite is a real HTTP server with the journey most sites have: an HTML
@@ -248,5 +251,47 @@ func TestPlanErrorsExitTwo(t *testing.T) {
 	_, stderr, code = cli(context.Background(), t, "run", path, "-c", "5")
 	if code != exitUsage || !strings.Contains(stderr, "--connections is for quick mode") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+func TestJSONHasSteps(t *testing.T) {
+	_, url := newLoginSite(t, map[string]string{"alice": "wonderland-secret", "bob": "builder-secret", "carol": "singer-secret"})
+	path := writePlan(t, map[string]string{"plan.yaml": loginPlan, "users.csv": usersCSV})
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "-e", "SITE="+url, "--set", "load.closed.iterations=1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Schema string `json:"schema"`
+		Steps  []struct {
+			Step     string `json:"step"`
+			Requests int64  `json:"requests"`
+			Checks   struct{ Passed, Failed int64 }
+			Latency  struct{ P95 float64 } `json:"latency_ms"`
+		}
+		Thresholds []struct {
+			Threshold string
+			Pass      bool
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Schema != "loadlab.summary/v1" || len(out.Steps) != 3 || out.Steps[1].Step != "login" || out.Steps[1].Requests != 4 || out.Steps[1].Checks.Passed != 12 || len(out.Thresholds) != 3 {
+		t.Errorf("--json: %+v", out)
+	}
+}
+
+func TestPlanFromStdin(t *testing.T) {
+	url := targettest.Start(t, target.Options{})
+	var out, errb bytes.Buffer
+	plan := "target: " + url + "\nsteps:\n  - get: /\n    expect: { status: 200 }\nload: { closed: { vus: 2, iterations: 3 } }\n"
+	err := run(context.Background(), []string{"run", "-", "--json"}, strings.NewReader(plan), &out, &errb)
+	if err != nil || !strings.Contains(out.String(), `"iterations": 6`) {
+		t.Errorf("err %v, stdout %s, stderr %s", err, out.String(), errb.String())
+	}
+	err = run(context.Background(), []string{"run", "-"}, strings.NewReader("steps: [ { get: / } ]\nload: { closed: { vus: 0, iterations: 1 } }\n"), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "stdin:2:24: vus must be at least 1") {
+		t.Errorf("bad plan on stdin: %v", err)
 	}
 }

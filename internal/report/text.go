@@ -28,12 +28,33 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 }
 
+// jsonSummary is what `loadlab run --json` prints: the run's summary, with
+// the figures of each step, the thresholds and the validity warnings.
+type jsonSummary struct {
+	result.Summary
+	Steps      []jsonStep               `json:"steps,omitempty"`
+	Thresholds []result.ThresholdResult `json:"thresholds,omitempty"`
+	Validity   []result.Warning         `json:"validity,omitempty"`
+}
+
+type jsonStep struct {
+	Scenario string `json:"scenario"`
+	Step     string `json:"step"`
+	result.Summary
+}
+
 // JSON writes the run's summary as one JSON object: the stable interface for
 // scripts (schema loadlab.summary/v1).
 func JSON(w io.Writer, r *result.Result) error {
+	out := jsonSummary{Summary: r.Summary, Thresholds: r.Thresholds, Validity: r.Validity}
+	for _, st := range r.Steps {
+		s := st.Summary
+		s.Schema = ""
+		out.Steps = append(out.Steps, jsonStep{Scenario: st.Scenario, Step: st.Name, Summary: s})
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r.Summary)
+	return enc.Encode(out)
 }
 
 // Text writes the terminal summary of a run.

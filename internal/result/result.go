@@ -73,7 +73,7 @@ type Settings struct {
 
 // Summary is the run's headline figures; `loadlab run --json` prints it.
 type Summary struct {
-	Schema        string       `json:"schema"`
+	Schema        string       `json:"schema,omitempty"`
 	Requests      int64        `json:"requests"`  // exchanges finished: responses of any status plus failures
 	Responses     int64        `json:"responses"` // of any status
 	DurationS     float64      `json:"duration_s"`
