@@ -150,6 +150,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	}
 	out, err := experiment.Sweep(ctx, p, load, experiment.Fingerprint(p, popts), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
+		WriteRun: report.WriteRunPage,
 	})
 	prog.done()
 	if err != nil {

@@ -120,6 +120,9 @@ type SweepOptions struct {
 	Log func(format string, args ...any)
 	// OnProgress hears about the run in progress once a second.
 	OnProgress func(Progress)
+	// WriteRun, if set, writes a finished run's own reports into its
+	// directory, beside its result.json.
+	WriteRun func(dir string, r *result.Result) error
 }
 
 // ErrPlanChanged is returned when a results directory holds runs of another plan.
@@ -386,6 +389,11 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 		res.Settings.Extra["point"] = pt.Key
 		if werr := store.WriteResult(dir, res); werr != nil && err == nil {
 			err = werr
+		}
+		if opts.WriteRun != nil {
+			if werr := opts.WriteRun(dir, res); werr != nil && err == nil {
+				err = werr
+			}
 		}
 	}
 	return res, err

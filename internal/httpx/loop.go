@@ -125,7 +125,7 @@ func (l *Loop) getBuf() []byte {
 		l.spare = l.spare[:n-1]
 		return b[:0]
 	}
-	return make([]byte, 0, 4<<10)
+	return make([]byte, 0, 1<<10)
 }
 
 // putBuf takes a buffer back; a big one is left to the garbage collector.

@@ -47,3 +47,9 @@ func WriteExperimentFiles(dir string, o *experiment.Outcome) error {
 		writeFile(dir, "points.csv", func(w io.Writer) error { return PointsCSV(w, o) }),
 	)
 }
+
+// WriteRunPage writes only a run's report.html: what each run of an
+// experiment gets, linked from the experiment's report.
+func WriteRunPage(dir string, r *result.Result) error {
+	return writeFile(dir, HTMLFile, func(w io.Writer) error { return HTML(w, r) })
+}

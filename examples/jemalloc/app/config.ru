@@ -27,8 +27,8 @@ end.freeze
 # workers' garbage collections do not write to (and unshare) its pages.
 4.times { GC.start(full_mark: true, immediate_sweep: true) }
 
-CACHE_SIZE = Integer(ENV.fetch("CACHE_SIZE", "3000"))
-CACHE = {}
+CACHE_SIZE = Integer(ENV.fetch("CACHE_SIZE", "20000"))
+CACHE = []
 CACHE_LOCK = Mutex.new
 
 class Catalogue
@@ -50,18 +50,18 @@ class Catalogue
 
   def product(id)
     item = CATALOG[id % CATALOG.size]
-    sleep 0.002 # the database
-    # A view built from hundreds of short-lived strings of mixed sizes.
-    parts = Array.new(400) do |i|
-      "<div class=\"row-#{i}\">#{item['description'][0, 16 + (i * 37) % 200]}#{'x' * ((i * 131 + id) % 1500)}</div>"
-    end
-    related = CATALOG.sample(40).map { |p| p.merge("score" => rand) }
+    sleep 0.003 # the database
+    rng = Random.new(id)
+    # A view built from a few hundred short-lived strings of mixed sizes.
+    parts = Array.new(300) { |i| "<div class=\"r#{i}\">#{'x' * rng.rand(20..4000)}</div>" }
+    related = CATALOG.sample(20).map { |p| p.merge("score" => rand) }
     body = "<h1>#{item['name']}</h1>#{parts.join}#{JSON.generate(related)}"
-    # Keep a fragment of this page in a bounded cache, of a size that varies.
-    fragment = body[0, 2_000 + (id * 97) % 30_000]
+    # A fragment cache keeps one of those strings alive for a while: the
+    # survivors pin the memory around them.
+    keep = parts[rng.rand(parts.size)].dup
     CACHE_LOCK.synchronize do
-      CACHE.delete(CACHE.keys.sample) if CACHE.size >= CACHE_SIZE
-      CACHE[id] = fragment
+      CACHE << keep
+      CACHE.shift while CACHE.size > CACHE_SIZE
     end
     [200, { "content-type" => "text/html; charset=utf-8" }, [body]]
   end

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+// TestTenThousandIdleVUs: 10,000 VUs, each with its own connection, cookie
+// jar and variables, pausing between two requests, fit in 200 MB of RSS.
+func TestTenThousandIdleVUs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 connections")
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 12000 {
+		t.Skipf("the open-file limit (%d) is too low for 10,000 connections", lim.Max)
+	}
+	url := targettest.Start(t, target.Options{})
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: "{{ env.TARGET }}"
+vars: { shop: demo }
+steps:
+  - get: /?page=1
+    capture: { session: { header: Content-Type } }
+  - think: 8s
+  - get: "/?page=2&shop={{ shop }}&s={{ session }}"
+load: { closed: { vus: 10000, iterations: 1 } }
+`})
+	cmd := exec.Command(os.Args[0], "run", path, "-e", "TARGET="+url, "--json")
+	cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte(`"iterations": 10000`)) || !bytes.Contains(stdout.Bytes(), []byte(`"total": 0`)) {
+		t.Fatalf("not every journey completed without errors:\n%s", stdout.String())
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	if rss > 200<<20 {
+		t.Errorf("peak RSS %d MiB with 10,000 VUs, want under 200 MiB", rss>>20)
+	}
+	t.Logf("10,000 VUs: peak RSS %.1f MiB (%.1f KiB a VU) in %v", float64(rss)/(1<<20), float64(rss)/10000/1024, time.Since(start).Round(time.Second))
+}
