@@ -28,6 +28,8 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 	"github.com/google/uuid"
+
+	"github.com/loadlab/loadlab/internal/suggest"
 )
 
 // Error is a problem in a template at a byte offset into its text.
@@ -242,36 +244,11 @@ func (s *Scope) undefined(name string) string {
 		}
 	}
 	msg := fmt.Sprintf("undefined variable %q", name)
-	best, bestD := "", len(name)/2+2
-	for _, k := range known {
-		if d := distance(name, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
+	sort.Strings(known)
+	if best := suggest.Closest(name, known); best != "" {
 		msg += fmt.Sprintf("; did you mean %q?", best)
 	}
 	return msg
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // fold merges adjacent literal parts (constants included).

@@ -10,6 +10,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/loadlab/loadlab/internal/suggest"
 )
 
 // Pos is a place in a plan file. Line and Col count from 1; a zero Line
@@ -247,36 +249,10 @@ func (c *converter) pair(m *node, mv *ast.MappingValueNode) {
 
 // didYouMean suggests the known word closest to w, if one is close enough.
 func didYouMean(w string, known []string) string {
-	best, bestD := "", len(w)/2+2
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(w), k); d < bestD {
-			best, bestD = k, d
-		}
+	if best := suggest.Closest(w, known); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // sortedKeys lists a set of names in order, for messages.

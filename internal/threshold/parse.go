@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/suggest"
 )
 
 // SyntaxError is a threshold that does not parse.
@@ -235,7 +236,7 @@ func (p *parser) filter() error {
 	}
 	if !isFilterKey(key) {
 		msg := fmt.Sprintf("unknown filter %q", key)
-		if s := closest(key, filterKeys[:]); s != "" {
+		if s := suggest.Closest(key, filterKeys[:]); s != "" {
 			return p.errAt(keyStart, "%s; did you mean %q?", msg, s)
 		}
 		return p.errAt(keyStart, "%s; filters are step=, scenario= and status=", msg)
@@ -288,7 +289,7 @@ func (p *parser) checkStatus(at int, class string) error {
 		return p.errAt(at, "status= takes a class, not a code: ok, 4xx, 5xx or failed")
 	}
 	msg := fmt.Sprintf("unknown status class %q", class)
-	if s := closest(class, statusClasses[:]); s != "" {
+	if s := suggest.Closest(class, statusClasses[:]); s != "" {
 		return p.errAt(at, "%s; did you mean %q?", msg, s)
 	}
 	return p.errAt(at, "%s; classes are ok, 4xx, 5xx and failed", msg)
@@ -558,7 +559,7 @@ func suggestMetric(name string) string {
 			}
 		}
 	}
-	return closest(name, metricNames())
+	return suggest.Closest(name, metricNames())
 }
 
 func unknownMetric(name string) string {
@@ -575,7 +576,7 @@ func unknownAggregate(name string) string {
 	candidates := append(aggregateNames[:len(aggregateNames):len(aggregateNames)], metricNames()...)
 	// Sorted, so that ties in closest always resolve the same way.
 	candidates = append(candidates, slices.Sorted(maps.Keys(aggregateAliases))...)
-	if s := closest(name, candidates); s != "" {
+	if s := suggest.Closest(name, candidates); s != "" {
 		if _, isMetric := lookupMetric(s); isMetric {
 			return fmt.Sprintf("unknown metric %q; did you mean %q?", name, s)
 		}
@@ -585,51 +586,4 @@ func unknownAggregate(name string) string {
 		return fmt.Sprintf("unknown aggregate %q; did you mean %q?", name, s)
 	}
 	return fmt.Sprintf("unknown aggregate %q; aggregates are p50, p90, p95, p99, p99.9 (any pNN), avg, min, max and med", name)
-}
-
-// closest is the candidate nearest name in edit distance, if near enough to
-// be a slip: a third of the name's length, or name is the start of it.
-func closest(name string, candidates []string) string {
-	lower := strings.ToLower(name)
-	best, bestDistance := "", math.MaxInt
-	for _, c := range candidates {
-		d := editDistance(lower, strings.ToLower(c))
-		if len(lower) >= 3 && strings.HasPrefix(c, lower) {
-			d = min(d, 1)
-		}
-		if d < bestDistance {
-			best, bestDistance = c, d
-		}
-	}
-	if bestDistance <= max(1, len([]rune(name))/3) {
-		return best
-	}
-	return ""
-}
-
-// editDistance counts the insertions, deletions, substitutions and swaps of
-// neighbouring characters that turn a into b (optimal string alignment), so
-// "latnecy" is one slip from "latency".
-func editDistance(a, b string) int {
-	s, t := []rune(a), []rune(b)
-	// Three rows suffice: the swap looks two rows back.
-	prev2, prev, cur := make([]int, len(t)+1), make([]int, len(t)+1), make([]int, len(t)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(s); i++ {
-		cur[0] = i
-		for j := 1; j <= len(t); j++ {
-			cost := 1
-			if s[i-1] == t[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(t)]
 }

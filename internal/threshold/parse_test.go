@@ -213,28 +213,6 @@ func TestParseBad(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0},
-		{"latency", "latency", 0},
-		{"latncy", "latency", 1},
-		{"latnecy", "latency", 1}, // a swap is one slip
-		{"", "abc", 3},
-		{"µs", "us", 1},
-		{"kitten", "sitting", 3},
-	}
-	for _, tt := range tests {
-		t.Run(tt.a+"/"+tt.b, func(t *testing.T) {
-			if got := editDistance(tt.a, tt.b); got != tt.want {
-				t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-			}
-		})
-	}
-}
-
 // FuzzParse checks that Parse never panics, that its errors point inside
 // the text, and that what it accepts prints canonically and parses back to
 // the same threshold.
