@@ -181,3 +181,51 @@ func TestWarmupIsLeftOut(t *testing.T) {
 		t.Errorf("the totals hold %d of %d requests; the warmup's half should be left out", s.Requests, all)
 	}
 }
+
+func TestRampingVUs(t *testing.T) {
+	srv := okServer(t, 10*time.Millisecond)
+	ramp, err := schedule.NewRamp(0, []schedule.VUStage{{Target: 8, Over: time.Second}, {Target: 8, Over: time.Second}, {Target: 0, Over: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Config{Program: quick(t, srv.URL), Workload: Workload{Kind: Ramp, Ramp: ramp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Series) < 3 {
+		t.Fatalf("series %+v", out.Series)
+	}
+	// Active VUs at the end of each second: rising, full, falling.
+	first, second := out.Series[0].Active, out.Series[1].Active
+	if first < 5 || first > 8 || second != 8 {
+		t.Errorf("active VUs %d then %d, want about 8 after the ramp and 8 while holding", first, second)
+	}
+	// About 100 requests a second per VU at full strength: 8 VUs for a second,
+	// half that on average over each ramp.
+	s := metrics.RunSummary(out.Totals, out.Elapsed)
+	if s.Requests < 800 || s.Requests > 1800 {
+		t.Errorf("%d requests, want about 1,600", s.Requests)
+	}
+}
+
+func TestRampingArrivals(t *testing.T) {
+	srv := okServer(t, 0)
+	arr, err := schedule.Stages(schedule.Rate{Count: 0, Per: time.Second}, []schedule.Stage{
+		{Target: schedule.Rate{Count: 300, Per: time.Second}, Over: time.Second},
+		{Target: schedule.Rate{Count: 300, Per: time.Second}, Over: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Config{Program: quick(t, srv.URL), Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := metrics.RunSummary(out.Totals, out.Elapsed)
+	if s.Iterations+s.Dropped != 450 || arr.Total() != 450 {
+		t.Fatalf("%d started and %d dropped of %d due, want 450 in all", s.Iterations, s.Dropped, arr.Total())
+	}
+	if out.Series[0].Requests > out.Series[1].Requests {
+		t.Errorf("the ramp's first second had %d requests, the hold's %d", out.Series[0].Requests, out.Series[1].Requests)
+	}
+}
