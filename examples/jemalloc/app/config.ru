@@ -1,8 +1,8 @@
 # A memory-hungry catalogue app for the jemalloc recipe.
 #
 #   GET /products/:id   a product page built from many short-lived strings,
-#                       with a per-process cache of rendered fragments
-#   GET /search?q=...   a JSON search result, a few hundred KB of garbage
+#                       that keeps one of them in a per-process fragment cache
+#   GET /search?q=...   a JSON search result of 100 hits
 #   GET /health         for loadlab's ready probe
 #
 # Ruby keeps long strings, arrays and hashes outside its object heap, in
@@ -15,7 +15,7 @@
 require "json"
 require "rack"
 
-CATALOG = Array.new(Integer(ENV.fetch("CATALOG_SIZE", "20000"))) do |i|
+CATALOG = Array.new(Integer(ENV.fetch("CATALOG_SIZE", "60000"))) do |i|
   {
     "id" => i,
     "name" => "Product #{i}",
