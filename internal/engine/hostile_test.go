@@ -108,7 +108,7 @@ func TestHostileServers(t *testing.T) {
 				t.Errorf("took %v", took)
 			}
 			st := &out.Totals.Steps[0]
-			if st.Count[metrics.ClassFailed] != 9 || st.Failures[tt.class] != 9 {
+			if st.Count[metrics.ClassFailed]+st.Count[metrics.ClassTimeout] != 9 || st.Failures[tt.class] != 9 {
 				t.Errorf("failures %v (by class %v), want 9 of class %v", st.Count, st.Failures, tt.class)
 			}
 			var m runtime.MemStats

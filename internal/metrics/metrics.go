@@ -47,21 +47,24 @@ func micros(d time.Duration) int64 {
 type Class uint8
 
 const (
-	ClassOK     Class = iota // 1xx, 2xx and 3xx responses
-	Class4xx                 // client errors
-	Class5xx                 // server errors
-	ClassFailed              // no response: connect error, timeout, reset...
+	ClassOK      Class = iota // 1xx, 2xx and 3xx responses
+	Class4xx                  // client errors
+	Class5xx                  // server errors
+	ClassTimeout              // no response within the timeout
+	ClassFailed               // no response for another reason: connect error, reset...
 	NumClasses
 )
 
-var classNames = [NumClasses]string{"ok", "4xx", "5xx", "failed"}
+var classNames = [NumClasses]string{"ok", "4xx", "5xx", "timeout", "failed"}
 
 func (c Class) String() string { return classNames[c] }
 
 // ClassOf classifies a finished exchange.
-func ClassOf(status int, failed bool) Class {
+func ClassOf(status int, failure httpx.Class) Class {
 	switch {
-	case failed:
+	case failure == httpx.ClassTimeout:
+		return ClassTimeout
+	case failure != httpx.ClassNone:
 		return ClassFailed
 	case status >= 500:
 		return Class5xx
@@ -142,13 +145,18 @@ func NewRecorder(steps int) *Recorder {
 // Record adds one finished exchange.
 func (r *Recorder) Record(s *Sample) {
 	st := &r.Steps[s.Step]
-	class := ClassOf(s.Status, s.Failure != httpx.ClassNone)
+	class := ClassOf(s.Status, s.Failure)
 	st.Count[class]++
 	iv := r.iv
 	iv.Requests++
-	if class == ClassFailed {
+	if class == ClassFailed || class == ClassTimeout {
 		st.Failures[s.Failure]++
 		iv.Errors++
+		if class == ClassTimeout {
+			// A timeout is a latency too, censored at the timeout: leaving it
+			// out would let a server that never answers look fast.
+			iv.Latency.RecordValue(micros(s.Latency))
+		}
 	} else {
 		if class != ClassOK {
 			iv.Errors++

@@ -60,7 +60,7 @@ func TestSummarize(t *testing.T) {
 	if s.ThroughputRPS != 500 || s.ErrorRate != 0.04 {
 		t.Errorf("throughput %v error rate %v", s.ThroughputRPS, s.ErrorRate)
 	}
-	if s.Latency.Max != 0.999 || s.Latency.Min != 0 || s.Latency.Count != 980 {
+	if s.Latency.Max != 0.999 || s.Latency.Min != 0 || s.Latency.Count != 1000 { // 980 responses and 20 timeouts
 		t.Errorf("latency %+v", s.Latency)
 	}
 }
@@ -101,5 +101,28 @@ func BenchmarkRecord(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Record(s)
+	}
+}
+
+// TestTimeoutsCountInLatency: a server that answers a few requests fast and
+// lets the rest time out must not look fast.
+func TestTimeoutsCountInLatency(t *testing.T) {
+	r := NewRecorder(1)
+	for i := range 100 {
+		s := &Sample{Status: 200, Latency: time.Millisecond, Service: time.Millisecond, TTFB: time.Millisecond}
+		if i%5 == 0 {
+			s = &Sample{Failure: httpx.ClassTimeout, Latency: 30 * time.Second, Service: 30 * time.Second}
+		}
+		if i%25 == 1 {
+			s = &Sample{Failure: httpx.ClassConnect, Latency: 100 * time.Microsecond}
+		}
+		r.Record(s)
+	}
+	sum := RunSummary(r, time.Second)
+	if sum.Latency.Count != 96 || sum.Latency.P95 < 29000 || sum.Errors.Timeout != 20 || sum.Errors.Connect != 4 || sum.Responses != 76 {
+		t.Errorf("latency %+v, errors %+v, responses %d: want the 20 timeouts in the latency, not the 4 refused connections", sum.Latency, sum.Errors, sum.Responses)
+	}
+	if sum.TTFB.Count != 76 {
+		t.Errorf("TTFB counts %d, want the 76 responses", sum.TTFB.Count)
 	}
 }

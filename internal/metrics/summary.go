@@ -39,14 +39,17 @@ func merged(hs []*hdr.Histogram) *hdr.Histogram {
 	return out
 }
 
-// responses picks a step's histograms of the classes that had a response.
+// responses picks a step's histograms of the classes that count in latency:
+// every response, and every request that timed out.
 func responses(hs *[NumClasses]*hdr.Histogram) []*hdr.Histogram {
-	return []*hdr.Histogram{hs[ClassOK], hs[Class4xx], hs[Class5xx]}
+	return []*hdr.Histogram{hs[ClassOK], hs[Class4xx], hs[Class5xx], hs[ClassTimeout]}
 }
 
 // Summarize computes the figures of a set of steps measured over elapsed.
-// Latency, service time and TTFB cover every response, whatever its status;
-// failures (no response) are counted in Errors only.
+// Latency and service time cover every response, whatever its status, and
+// every timeout (at the time the request gave up: a lower bound of what it
+// would have taken); other failures (refused, reset) are not latencies and
+// are counted in Errors only. TTFB covers responses.
 func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 	var lat, svc, ttfb []*hdr.Histogram
 	s := result.Summary{Schema: result.SchemaSummary, Resolution: Resolution}

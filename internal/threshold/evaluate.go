@@ -187,18 +187,20 @@ func distribution(t *Threshold, r *result.Result) measurement {
 		if why != "" {
 			return missing("%s", why)
 		}
-		// Latency and service time of the classes that had a response, as
-		// the summaries count them, unless status= names one; failures
-		// have a latency too (time to the error) but are counted only
-		// when asked for.
-		classes := []string{StatusOK, Status4xx, Status5xx}
-		if t.Filters.Status != "" {
-			classes = []string{t.Filters.Status}
+		// Latency and service time of the classes the summaries count:
+		// responses and timeouts (censored at the timeout), unless status=
+		// names a class; status=failed is every request without a response.
+		classes := []string{StatusOK, Status4xx, Status5xx, "timeout"}
+		counted = "responses and timeouts"
+		switch t.Filters.Status {
+		case "":
+		case StatusFailed:
+			classes, counted = []string{"timeout", StatusFailed}, "failed requests"
+		default:
+			classes, counted = []string{t.Filters.Status}, t.Filters.Status+" responses"
 		}
-		if t.Filters.Status == StatusFailed {
-			counted = "failed requests"
-		} else if t.Filters.Status != "" {
-			counted = t.Filters.Status + " responses"
+		if t.Metric == TTFB {
+			counted = "responses"
 		}
 		for _, st := range steps {
 			where := fmt.Sprintf("%s of step %s/%s", t.Metric, st.Scenario, st.Name)
