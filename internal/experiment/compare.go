@@ -114,7 +114,7 @@ type CompareRow struct {
 var figureKeys = map[string]string{
 	"throughput": "throughput", "p50 latency": "p50", "p95 latency": "p95", "p99 latency": "p99",
 	"error rate": "error_rate", "elapsed": "elapsed", "server CPU": "cpu", "RSS peak": "rss_peak",
-	"RSS average": "rss_avg", "PSS peak": "pss_peak",
+	"RSS average": "rss_avg", "PSS peak": "pss_peak", "PSS average": "pss_avg",
 }
 
 // Compare compares two sides with benchstat's rules.
@@ -131,11 +131,10 @@ func Compare(a, b Side) *Comparison {
 			continue
 		}
 		sumA, sumB := stats.Summarize(sa, 0), stats.Summarize(sb, 0)
-		cells := stats.FormatCells(sumA, sumB)
 		cmp := stats.Compare(sa, sb, Alpha)
 		row := CompareRow{
 			Figure: f.name, Key: figureKeys[f.name], Unit: f.unit, Higher: f.higher,
-			A: strings.TrimSpace(cells[0]), B: strings.TrimSpace(cells[1]), NA: len(sa), NB: len(sb),
+			A: cell(sumA), B: cell(sumB), NA: len(sa), NB: len(sb),
 			MedianA: sumA.Center, MedianB: sumB.Center, Delta: cmp.Delta, P: cmp.P,
 			Significant: cmp.Significant, Testable: len(sa) >= 4 && len(sb) >= 4, Versus: cmp.String(),
 		}
@@ -259,6 +258,9 @@ func LoadOutcome(dir string) (*Outcome, error) {
 	}
 	if o.Schema != SchemaExperiment {
 		return nil, fmt.Errorf("%s: unsupported experiment schema %q", dir, o.Schema)
+	}
+	if o.Verdict != nil && o.Verdict.Against == "" {
+		o.Verdict.Against = o.Verdict.Baseline // written before "against" existed
 	}
 	o.results = make([]*result.Result, len(o.Runs))
 	for i, r := range o.Runs {

@@ -239,3 +239,46 @@ repeat: 3
 		t.Errorf("missing field: %v", err)
 	}
 }
+
+func TestMatrixComparesTheLastParam(t *testing.T) {
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params:
+  case: [small, big]
+  server: { thin: thin start, puma: puma }
+vary: matrix
+repeat: 5
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 5, 3)
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		pt := points[s.Point]
+		rps := map[string]float64{"small": 100, "big": 1000}[pt.Labels["case"]]
+		if pt.Labels["server"] == "puma" {
+			rps *= 1.1
+		}
+		results[i] = fake(rps+float64(s.Rep), 10)
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if v.Against != "the same point with server=thin" {
+		t.Errorf("against %q", v.Against)
+	}
+	for _, r := range v.Figures[0].Rows {
+		switch r.Point {
+		case "case=big server=puma":
+			if r.Reference != "case=big server=thin" || !r.Significant || r.Delta < 0.09 || r.Delta > 0.11 {
+				t.Errorf("big puma: %+v", r)
+			}
+		case "case=big server=thin":
+			if r.Versus != "" {
+				t.Errorf("big thin is a reference, compared with %q", r.Reference)
+			}
+		}
+	}
+	if !strings.Contains(v.Recommendation, "server=puma vs thin at case=big: throughput +10.0% (p=0.008)") {
+		t.Errorf("recommendation %q", v.Recommendation)
+	}
+}

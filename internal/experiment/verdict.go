@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
 )
@@ -17,7 +18,10 @@ import (
 // than noise, where gains flatten along each numeric param, and a
 // recommendation with its evidence.
 type Verdict struct {
-	Baseline       string         `json:"baseline"`
+	Baseline string `json:"baseline"`
+	// Against says what each point is compared with: the baseline, or in a
+	// matrix the same point with its last param at its baseline value.
+	Against        string         `json:"against"`
 	Figures        []FigureTable  `json:"figures"`
 	Sweeps         []SweepVerdict `json:"sweeps,omitempty"`
 	Recommendation string         `json:"recommendation,omitempty"`
@@ -25,6 +29,9 @@ type Verdict struct {
 	// Thresholds lists each threshold that failed in some run, with how
 	// often and an example.
 	Thresholds []string `json:"thresholds_failed,omitempty"`
+	// Quota says, per point, how often the server's memory went over its
+	// memory_quota, at peak and on average.
+	Quota []string `json:"memory_quota,omitempty"`
 }
 
 // FigureTable is one figure across the points.
@@ -40,6 +47,7 @@ type FigureTable struct {
 type FigureRow struct {
 	Point       string    `json:"point"`
 	Baseline    bool      `json:"baseline,omitempty"`
+	Reference   string    `json:"reference,omitempty"` // the point this one is compared with
 	N           int       `json:"n"`
 	Median      float64   `json:"median"`
 	Lo          float64   `json:"ci_low"`
@@ -137,6 +145,35 @@ var figures = []figure{
 		}
 		return float64(r.Server.PSSPeak) / mib, true
 	}, withServer},
+	{"PSS average", "MiB", false, func(r *result.Result) (float64, bool) {
+		if r.Server == nil {
+			return 0, false
+		}
+		return float64(r.Server.PSSAvg) / mib, true
+	}, withServer},
+}
+
+// cell writes a median and its confidence interval as "123.4 ± 3%" in the
+// figure's own unit, with four significant digits at most: benchstat scales
+// to SI prefixes, which reads oddly for MiB and percentages.
+func cell(s stats.Summary) string {
+	if s.N == 0 {
+		return ""
+	}
+	return number(s.Center) + " ± " + s.RangeString()
+}
+
+func number(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
 // Alpha is the significance level of comparisons (benchstat's default).
@@ -163,6 +200,13 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			v.Baseline = p.Key
 		}
 	}
+	refs := references(e, points, base)
+	if e.Vary == plan.Matrix && len(e.Params) > 1 {
+		last := e.Params[len(e.Params)-1]
+		v.Against = fmt.Sprintf("the same point with %s=%s", last.Name, last.Values[e.Baseline[last.Name]].Label)
+	} else {
+		v.Against = v.Baseline
+	}
 	for i, rs := range byPoint {
 		if len(rs) < e.Repeat {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d runs done", points[i].Key, len(rs), e.Repeat))
@@ -182,15 +226,17 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			}
 		}
 		var sums []stats.Summary
+		var cells []string
 		for i := range points {
 			sums = append(sums, stats.Summarize(samples[i], 0))
+			cells = append(cells, cell(sums[i]))
 		}
-		cells := stats.FormatCells(sums...)
 		for i, p := range points {
 			row := FigureRow{Point: p.Key, Baseline: i == base, N: sums[i].N, Median: sums[i].Center, Lo: sums[i].Lo, Hi: sums[i].Hi, Bounded: sums[i].Bounded, Cell: cells[i], Samples: samples[i]}
-			if i != base && base >= 0 && len(samples[i]) > 0 && len(samples[base]) > 0 {
-				c := stats.Compare(samples[base], samples[i], Alpha)
+			if ref := refs[i]; ref >= 0 && ref != i && len(samples[i]) > 0 && len(samples[ref]) > 0 {
+				c := stats.Compare(samples[ref], samples[i], Alpha)
 				row.Delta, row.P, row.Significant, row.Versus = c.Delta, c.P, c.Significant, c.String()
+				row.Reference = points[ref].Key
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -218,6 +264,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 		}
 	}
 	v.Thresholds = failedThresholds(points, order, results)
+	v.Quota = quotaSummary(points, byPoint)
 	v.Sweeps = sweeps(e, points, v)
 	var recs []string
 	for _, s := range v.Sweeps {
@@ -226,6 +273,33 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	recs = append(recs, namedComparisons(e, points, v)...)
 	v.Recommendation = strings.Join(recs, "\n")
 	return v
+}
+
+// quotaSummary counts, per point, the runs whose server memory (PSS) went
+// over the quota at peak and on average: a hosting platform's memory alarm.
+func quotaSummary(points []Point, byPoint [][]*result.Result) []string {
+	var out []string
+	for i, rs := range byPoint {
+		var quota int64
+		peak, avg := 0, 0
+		for _, r := range rs {
+			if r.Server == nil || r.Server.Quota == nil {
+				continue
+			}
+			quota = r.Server.Quota.Bytes
+			if r.Server.Quota.PeakExceeded {
+				peak++
+			}
+			if r.Server.Quota.AverageExceeded {
+				avg++
+			}
+		}
+		if quota == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: over the %s quota at peak in %d of %d runs, on average in %d", points[i].Key, quantity.FormatBytes(quota), peak, len(rs), avg))
+	}
+	return out
 }
 
 // failedThresholds sums up the thresholds that failed, run by run.
@@ -272,6 +346,35 @@ func samplesOf(rs []*result.Result) []float64 {
 		out = append(out, r.Summary.ThroughputRPS)
 	}
 	return out
+}
+
+// references says which point each point is compared with: the baseline;
+// in a matrix, the point that differs only in the last param, set to its
+// baseline value (list the param you compare last: server, allocator). A
+// point that is its own reference has none (-1 when there is none at all).
+func references(e *plan.Experiment, points []Point, base int) []int {
+	refs := make([]int, len(points))
+	for i := range points {
+		refs[i] = base
+	}
+	if e.Vary != plan.Matrix || len(e.Params) < 2 {
+		return refs
+	}
+	last := e.Params[len(e.Params)-1]
+	baseLabel := last.Values[e.Baseline[last.Name]].Label
+	for i, p := range points {
+		refs[i] = -1
+		for j, q := range points {
+			same := q.Labels[last.Name] == baseLabel
+			for _, prm := range e.Params[:len(e.Params)-1] {
+				same = same && q.Labels[prm.Name] == p.Labels[prm.Name]
+			}
+			if same {
+				refs[i] = j
+			}
+		}
+	}
+	return refs
 }
 
 func (v *Verdict) table(name string) *FigureTable {
@@ -380,9 +483,13 @@ func recommend(param string, s SweepVerdict) string {
 // changed significantly against the baseline, and what did not.
 func namedComparisons(e *plan.Experiment, points []Point, v *Verdict) []string {
 	var out []string
-	for _, prm := range e.Params {
-		if prm.Numeric {
+	matrix := e.Vary == plan.Matrix && len(e.Params) > 1
+	for pi, prm := range e.Params {
+		if prm.Numeric && !(matrix && pi == len(e.Params)-1) {
 			continue
+		}
+		if matrix && pi != len(e.Params)-1 {
+			continue // in a matrix, the last param is the one compared
 		}
 		baseLabel := prm.Values[e.Baseline[prm.Name]].Label
 		for i, p := range points {
@@ -390,8 +497,14 @@ func namedComparisons(e *plan.Experiment, points []Point, v *Verdict) []string {
 				continue
 			}
 			others := true
+			var at []string
 			for _, o := range e.Params {
-				if o.Name != prm.Name && p.Labels[o.Name] != o.Values[e.Baseline[o.Name]].Label {
+				if o.Name == prm.Name {
+					continue
+				}
+				if matrix {
+					at = append(at, o.Name+"="+p.Labels[o.Name])
+				} else if p.Labels[o.Name] != o.Values[e.Baseline[o.Name]].Label {
 					others = false
 				}
 			}
@@ -411,6 +524,9 @@ func namedComparisons(e *plan.Experiment, points []Point, v *Verdict) []string {
 				}
 			}
 			line := fmt.Sprintf("%s=%s vs %s:", prm.Name, p.Labels[prm.Name], baseLabel)
+			if len(at) > 0 {
+				line = fmt.Sprintf("%s=%s vs %s at %s:", prm.Name, p.Labels[prm.Name], baseLabel, strings.Join(at, " "))
+			}
 			if len(sig) > 0 {
 				line += " " + strings.Join(sig, ", ")
 			} else {

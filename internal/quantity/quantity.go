@@ -45,15 +45,22 @@ func ParseBytes(s string) (int64, error) {
 	return int64(math.Round(b)), nil
 }
 
-// FormatBytes writes n with a binary unit, three significant digits.
+// FormatBytes writes n with a binary unit, three significant digits (four
+// between 1000 and 1023 of a unit, never an exponent).
 func FormatBytes(n int64) string {
 	v := float64(n)
 	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
 		if math.Abs(v) < 1024 || u == "TiB" {
-			if u == "B" {
+			switch {
+			case u == "B":
 				return fmt.Sprintf("%d B", n)
+			case math.Abs(v) >= 100:
+				return fmt.Sprintf("%.0f %s", v, u)
+			case math.Abs(v) >= 10:
+				return fmt.Sprintf("%.1f %s", v, u)
 			}
-			return fmt.Sprintf("%.3g %s", v, u)
+			t := strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 2, 64), "0"), ".")
+			return t + " " + u
 		}
 		v /= 1024
 	}

@@ -115,7 +115,7 @@ func sweepFigures(o *experiment.Outcome) []figure {
 		add("latency", "Request duration by "+prm.Name, "latency", chart.Milliseconds, "p50 latency", "p95 latency", "p99 latency")
 		add("elapsed", "Elapsed time by "+prm.Name, "elapsed", chart.Seconds, "elapsed")
 		add("cpu", "Server CPU by "+prm.Name, "% of one core", chart.Number, "server CPU")
-		if c := mk([]string{"RSS peak", "RSS average", "PSS peak"}, "Server memory by "+prm.Name, "memory", chart.Bytes, mib); c != nil {
+		if c := mk([]string{"RSS peak", "RSS average", "PSS peak", "PSS average"}, "Server memory by "+prm.Name, "memory", chart.Bytes, mib); c != nil {
 			if q := quota(o); q > 0 {
 				c.Levels = []chart.Level{{Y: q, Label: "quota"}}
 			}

@@ -38,7 +38,7 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 		for _, r := range t.Rows {
 			cellWidth = max(cellWidth, len([]rune(strings.TrimSpace(r.Cell))))
 		}
-		ew.printf("\n%-*s  %-*s  vs %s\n", width, t.Name+" ("+t.Unit+")", cellWidth, "median ± 95% CI", v.Baseline)
+		ew.printf("\n%-*s  %-*s  vs %s\n", width, t.Name+" ("+t.Unit+")", cellWidth, "median ± 95% CI", v.Against)
 		for _, r := range t.Rows {
 			name := r.Point
 			if r.Baseline {
@@ -60,6 +60,12 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 	if v.Recommendation != "" {
 		ew.printf("\nrecommendation\n")
 		for _, line := range strings.Split(v.Recommendation, "\n") {
+			ew.printf("  %s\n", line)
+		}
+	}
+	if len(v.Quota) > 0 {
+		ew.printf("\nmemory quota\n")
+		for _, line := range v.Quota {
 			ew.printf("  %s\n", line)
 		}
 	}
