@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,5 +229,33 @@ func TestRampingArrivals(t *testing.T) {
 	}
 	if out.Series[0].Requests > out.Series[1].Requests {
 		t.Errorf("the ramp's first second had %d requests, the hold's %d", out.Series[0].Requests, out.Series[1].Requests)
+	}
+}
+
+// TestVisitorsComeWithNewConnections: in a plan's open load each arrival is
+// a new visitor with new connections; quick mode's --rate keeps them alive.
+func TestVisitorsComeWithNewConnections(t *testing.T) {
+	for _, queue := range []bool{false, true} {
+		var conns atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		arr, _ := schedule.Constant(schedule.Rate{Count: 20, Per: time.Second}, 250*time.Millisecond)
+		_, err := Run(context.Background(), Config{Program: quick(t, srv.URL), Workers: 1, Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 1, Queue: queue}})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(5)
+		if queue {
+			want = 1
+		}
+		if got := conns.Load(); got != want {
+			t.Errorf("queue %v: %d connections for 5 arrivals, want %d", queue, got, want)
+		}
 	}
 }

@@ -70,6 +70,13 @@ func (v *VU) conn(t *httpx.Target) *httpx.Conn {
 	return c
 }
 
+// closeConns closes the VU's connections.
+func (v *VU) closeConns() {
+	for _, c := range v.conns {
+		c.conn.Close()
+	}
+}
+
 // begin starts an iteration whose first request is due at due.
 func (v *VU) begin(due time.Duration) {
 	w := v.w

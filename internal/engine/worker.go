@@ -141,24 +141,31 @@ func (w *worker) iterationDone(v *VU, completed bool) {
 	v.running = false
 	w.active--
 	now := w.loop.Now()
+	again := false
 	if !w.stopping {
 		wl := w.wl
 		switch wl.Kind {
 		case Closed:
-			if (wl.IterationsPerVU == 0 || v.iterations < wl.IterationsPerVU) && w.run.claim() {
-				v.begin(now)
-			}
+			again = (wl.IterationsPerVU == 0 || v.iterations < wl.IterationsPerVU) && w.run.claim()
 		case Ramp:
-			if v.index < w.wanted {
-				v.begin(now)
-			}
-		case Open:
-			w.idle = append(w.idle, v)
-			w.startQueued(now)
+			again = v.index < w.wanted
 		}
-	} else if w.wl.Kind == Open {
+	}
+	switch {
+	case again:
+		v.begin(now)
+	case w.wl.Kind == Open:
+		// In a plan's open load each arrival is a new visitor, who comes
+		// with new connections; quick mode's --rate reuses them (keep-alive).
+		if !w.wl.Queue {
+			v.closeConns()
+		}
 		w.idle = append(w.idle, v)
 		w.startQueued(now)
+	default:
+		// A VU that is done leaves, as a user would, and frees the
+		// server's keep-alive slot (Puma holds a thread for it).
+		v.closeConns()
 	}
 	w.checkDone()
 }

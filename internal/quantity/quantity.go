@@ -51,15 +51,19 @@ func FormatBytes(n int64) string {
 	v := float64(n)
 	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
 		if math.Abs(v) < 1024 || u == "TiB" {
+			decimals := 2
 			switch {
 			case u == "B":
 				return fmt.Sprintf("%d B", n)
 			case math.Abs(v) >= 100:
-				return fmt.Sprintf("%.0f %s", v, u)
+				decimals = 0
 			case math.Abs(v) >= 10:
-				return fmt.Sprintf("%.1f %s", v, u)
+				decimals = 1
 			}
-			t := strings.TrimRight(strings.TrimRight(strconv.FormatFloat(v, 'f', 2, 64), "0"), ".")
+			t := strconv.FormatFloat(v, 'f', decimals, 64)
+			if strings.Contains(t, ".") {
+				t = strings.TrimRight(strings.TrimRight(t, "0"), ".")
+			}
 			return t + " " + u
 		}
 		v /= 1024

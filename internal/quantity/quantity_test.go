@@ -71,7 +71,7 @@ func TestParsePercent(t *testing.T) {
 }
 
 func TestFormatBytes(t *testing.T) {
-	for in, want := range map[int64]string{512: "512 B", 2048: "2 KiB", 2560 << 20: "2.5 GiB", 1020 << 20: "1020 MiB", 15 << 20: "15.0 MiB", 6092 << 10: "5.95 MiB"} {
+	for in, want := range map[int64]string{512: "512 B", 2048: "2 KiB", 2560 << 20: "2.5 GiB", 1020 << 20: "1020 MiB", 15 << 20: "15 MiB", 6092 << 10: "5.95 MiB"} {
 		if got := FormatBytes(in); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", in, got, want)
 		}
