@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+)
+
+// TestExamples runs the recipes of examples/ scaled down, as their READMEs'
+// "CI runs" say, so that they cannot rot: real Puma, Thin and HAProxy from
+// Debian packages (scripts/test-deps installs them).
+func TestExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Ruby servers for about 90 s")
+	}
+	for _, bin := range []string{"ruby", "puma", "thin", "haproxy"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if _, err := exec.LookPath("/usr/sbin/" + bin); err != nil {
+				t.Fatalf("%s is not installed: run scripts/test-deps", bin)
+			}
+		}
+	}
+	tests := []struct {
+		name string
+		set  []string
+		// bad is a point the recipe shows failing (HAProxy's roundrobin to
+		// an unequal pair): its thresholds and checks may fail, the exit
+		// code may be 3.
+		bad string
+	}{
+		{"puma-threads", []string{"repeat=1", "params.threads=[1, 5]"}, ""},
+		{"jemalloc", []string{"repeat=1", "load.open.duration=12s"}, ""},
+		{"launch", []string{"repeat=1", "load.open.rate=60/15s"}, "balance=roundrobin"},
+		{"thin-vs-puma", []string{"repeat=1", `params.case={"100/1000": {vus: 100, iterations: 10}}`}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := []string{"run", filepath.Join("..", "..", "examples", tt.name, "plan.yaml"), "--out", out}
+			for _, s := range tt.set {
+				args = append(args, "--set", s)
+			}
+			stdout, stderr, code := cli(context.Background(), t, args...)
+			if code != 0 && !(code == exitThreshold && tt.bad != "") {
+				t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+			}
+			o, err := experiment.LoadOutcome(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.Complete {
+				t.Fatalf("%d runs, not all done", len(o.Runs))
+			}
+			for i, r := range o.Results() {
+				if o.Runs[i].Point == tt.bad {
+					continue
+				}
+				if r.Summary.Checks.Failed != 0 || r.Summary.Requests == 0 || r.Server == nil {
+					t.Errorf("run: %d requests, %d failed checks, server %v: the recipe no longer does what it says", r.Summary.Requests, r.Summary.Checks.Failed, r.Server != nil)
+				}
+			}
+		})
+	}
+}
