@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -108,5 +107,3 @@ password hashing.`,
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the database here (default: a temporary directory)")
 	return c
 }
-
-var _ = time.Second

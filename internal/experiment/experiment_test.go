@@ -3,7 +3,6 @@ package experiment
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
@@ -208,8 +207,6 @@ func TestCompareRules(t *testing.T) {
 		t.Errorf("single runs: %+v", fs)
 	}
 }
-
-var _ = time.Second
 
 func TestMappingParams(t *testing.T) {
 	const yaml = `

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -305,5 +304,3 @@ func ServerFigures(s *result.Server) threshold.ServerFigures {
 		threshold.ServerMajorFaults: float64(s.MajorFaults),
 	}
 }
-
-var _ = os.Getpid

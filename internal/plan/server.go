@@ -1,14 +1,12 @@
 package plan
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/server"
 )
 
@@ -198,9 +196,6 @@ func templateErr(t Text, err error) *Error {
 	d.templateError(t, err)
 	return d.errs[0]
 }
-
-var _ = fmt.Sprint
-var _ = expr.NewScope
 
 // sampleParams are parameter values to validate templates with: the
 // point's, or the baseline's.

@@ -2,8 +2,6 @@ package plan
 
 import (
 	"time"
-
-	"github.com/loadlab/loadlab/internal/quantity"
 )
 
 func (d *decoder) load(p *Plan, root, n *node) {
@@ -208,5 +206,3 @@ func (d *decoder) stages(l *Workload, n, maxNode *node, maxVUs int) {
 		}
 	}
 }
-
-var _ = quantity.Rate{}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -102,8 +101,6 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-var _ = fmt.Sprint
 
 // Comparison writes two sides figure by figure, benchstat style.
 func Comparison(w io.Writer, c *experiment.Comparison) error {
