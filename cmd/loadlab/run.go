@@ -49,10 +49,11 @@ type quickFlags struct {
 func newRunCommand(io *stdio) *cobra.Command {
 	var f quickFlags
 	c := &cobra.Command{
-		Use:   "run [PLAN.yaml | --url URL] [flags]",
+		Use:   "run [PLAN.yaml | - | --url URL] [flags]",
 		Short: "Run a plan, or send load to a URL, and measure it",
 		Long: `Run what a plan file describes (scripted journeys, a workload, thresholds),
 or send load to one URL (quick mode) and report throughput, errors and latency.
+A plan named - is read from stdin.
 
 Closed load (the default): -c connections each send a request as soon as the
 previous response arrived, for -d or until -n requests in all.
