@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/experiment"
@@ -59,7 +61,12 @@ func TestExamples(t *testing.T) {
 					continue
 				}
 				if r.Summary.Checks.Failed != 0 || r.Summary.Requests == 0 || r.Server == nil {
-					t.Errorf("run: %d requests, %d failed checks, server %v: the recipe no longer does what it says", r.Summary.Requests, r.Summary.Checks.Failed, r.Server != nil)
+					var steps []string
+					for _, st := range r.Steps {
+						steps = append(steps, fmt.Sprintf("%s: %d requests, %d errors %+v, checks %+v", st.Name, st.Summary.Requests, st.Summary.Errors.Total, st.Summary.Errors, st.Summary.Checks))
+					}
+					t.Errorf("run %d (%s): %d requests, %d failed checks, server %v, aborted %v: the recipe no longer does what it says\n%s",
+						i+1, o.Runs[i].Point, r.Summary.Requests, r.Summary.Checks.Failed, r.Server != nil, r.Aborts, strings.Join(steps, "\n"))
 				}
 			}
 		})
