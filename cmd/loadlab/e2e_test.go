@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,21 +35,59 @@ func summary(t *testing.T, args ...string) result.Summary {
 // TestLatencyIsHonest: against a server that answers in exactly 20 ms, the
 // reported median is within 2% of 20 ms. Noise on a shared machine can only
 // add latency, never remove it, so one attempt within 2% in five shows that
-// loadlab itself adds less.
+// loadlab itself adds less. When the machine itself adds more (a virtual
+// machine's wake-ups can cost a few hundred microseconds each way), the
+// yardstick is the simplest client there is, measured side by side: one
+// blocking connection sending the same request; loadlab may then add at most
+// 1% to what it sees, and never report less than the true 20 ms.
 func TestLatencyIsHonest(t *testing.T) {
-	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
-	var got []float64
+	const delay = 20.0 // ms
+	url := targettest.Start(t, target.Options{Delay: delay * time.Millisecond})
+	var got []string
 	for range 5 {
+		ref := referenceP50(t, url, 100)
 		s := summary(t, "run", "--url", url+"/", "-c", "1", "-d", "2s")
 		if s.Errors.Total != 0 || s.Requests < 50 {
 			t.Fatalf("%d requests, %d errors", s.Requests, s.Errors.Total)
 		}
-		got = append(got, s.Latency.P50)
-		if s.Latency.P50 >= 20*0.98 && s.Latency.P50 <= 20*1.02 {
+		p50 := s.Latency.P50
+		got = append(got, fmt.Sprintf("%.3f (reference %.3f)", p50, ref))
+		if p50 >= delay*0.98 && (p50 <= delay*1.02 || p50 >= delay && p50 <= ref+delay*0.01) {
+			t.Logf("p50 latency %.3f ms, reference client %.3f ms", p50, ref)
 			return
 		}
 	}
-	t.Fatalf("p50 latency %v ms in five runs, want within 2%% of 20 ms", got)
+	t.Fatalf("p50 latency in five runs: %s ms; want within 2%% of %v ms, or at least %v ms and within 1%% of it above a plain client's",
+		strings.Join(got, ", "), delay, delay)
+}
+
+// referenceP50 is the median round trip of n requests sent one by one on a
+// single blocking connection: what the machine and the server add, with no
+// load generator in between.
+func referenceP50(t *testing.T, url string, n int) float64 {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	ms := make([]float64, n)
+	for i := range ms {
+		start := time.Now()
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: loadlab\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ms[i] = float64(time.Since(start).Nanoseconds()) / 1e6
+	}
+	slices.Sort(ms)
+	return ms[n/2]
 }
 
 // TestOpenLoadShowsStalls is the coordinated-omission test of wrk2's README:
