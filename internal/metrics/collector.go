@@ -20,7 +20,10 @@ type Collector struct {
 	pending map[int]*slot
 	last    *slot // the newest point's figures, to fold a short tail into
 	next    int   // the next second to emit
-	series  []result.Point
+	series  series
+	// newest is the newest point, kept out of series until the next one
+	// comes so that a short tail can still be folded into it exactly.
+	newest  *result.Point
 	onPoint func(result.Point)
 }
 
@@ -74,21 +77,27 @@ func (c *Collector) Close() {
 	<-c.done
 }
 
-// Series returns the time series so far.
+// Series returns the time series so far: a point a second, or a point for
+// several seconds once a long run has reached MaxPoints.
 func (c *Collector) Series() []result.Point {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]result.Point(nil), c.series...)
+	s := c.series
+	s.points = append(make([]result.Point, 0, len(s.points)+1), s.points...)
+	if c.newest != nil {
+		s.add(*c.newest)
+	}
+	return s.points
 }
 
 // Latest returns the newest point.
 func (c *Collector) Latest() (result.Point, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.series) == 0 {
+	if c.newest == nil {
 		return result.Point{}, false
 	}
-	return c.series[len(c.series)-1], true
+	return *c.newest, true
 }
 
 func (c *Collector) run() {
@@ -96,17 +105,13 @@ func (c *Collector) run() {
 	for s := range c.in {
 		sl := c.pending[s.second]
 		if sl == nil {
-			sl = &slot{iv: newInterval()}
+			sl = &slot{iv: c.NewInterval()}
 			c.pending[s.second] = sl
 		}
 		sl.iv.add(s.iv)
 		sl.length = max(sl.length, s.length)
 		sl.reports++
-		s.iv.reset()
-		select {
-		case c.pool <- s.iv:
-		default:
-		}
+		c.recycle(s.iv)
 		c.emit(false)
 	}
 	c.emit(true)
@@ -136,20 +141,35 @@ func (c *Collector) emit(final bool) {
 			c.last.length += sl.length
 			p := point(c.next-1, c.last)
 			c.mu.Lock()
-			c.series[len(c.series)-1] = p
+			c.newest = &p
 			c.mu.Unlock()
 			c.next++
 			continue
 		}
 		p := point(c.next, sl)
+		if c.last != nil {
+			c.recycle(c.last.iv)
+		}
 		c.last = sl
 		c.mu.Lock()
-		c.series = append(c.series, p)
+		if c.newest != nil {
+			c.series.add(*c.newest)
+		}
+		c.newest = &p
 		c.mu.Unlock()
 		if c.onPoint != nil {
 			c.onPoint(p)
 		}
 		c.next++
+	}
+}
+
+// recycle gives an interval the collector is done with back to the pool.
+func (c *Collector) recycle(iv *Interval) {
+	iv.reset()
+	select {
+	case c.pool <- iv:
+	default:
 	}
 }
 

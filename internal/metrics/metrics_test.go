@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/result"
 )
 
 func sample(i int) *Sample {
@@ -124,5 +125,58 @@ func TestTimeoutsCountInLatency(t *testing.T) {
 	}
 	if sum.TTFB.Count != 76 {
 		t.Errorf("TTFB counts %d, want the 76 responses", sum.TTFB.Count)
+	}
+}
+
+// TestSeriesIsBounded: a run three times longer than MaxPoints seconds keeps at
+// most MaxPoints points, loses no request and never hides a slow second.
+func TestSeriesIsBounded(t *testing.T) {
+	const seconds = 3*MaxPoints + 7
+	var perSecond int
+	c := NewCollector(1, func(result.Point) { perSecond++ })
+	for s := range seconds {
+		iv := c.NewInterval()
+		iv.Requests, iv.Active = 3, int64(s)
+		latency := int64(1000) // 1 ms
+		if s == seconds/3 {
+			latency = 2_000_000 // one second at 2 s
+		}
+		for range 3 {
+			iv.Latency.RecordValue(latency)
+		}
+		c.Submit(s, time.Second, iv)
+	}
+	c.Close()
+	series := c.Series()
+	if perSecond != seconds {
+		t.Errorf("onPoint saw %d seconds, want %d", perSecond, seconds)
+	}
+	if len(series) > MaxPoints || len(series) < MaxPoints/2 {
+		t.Fatalf("%d points for a %d-second run, want at most %d and no fewer than half", len(series), seconds, MaxPoints)
+	}
+	var requests int64
+	var length, worst float64
+	for i, p := range series {
+		requests += p.Requests
+		length += p.Len
+		worst = max(worst, p.P99)
+		if i > 0 && p.T <= series[i-1].T {
+			t.Fatalf("point %d at t=%v after t=%v", i, p.T, series[i-1].T)
+		}
+		if i < len(series)-1 && p.Len != series[0].Len {
+			t.Fatalf("point %d covers %v s, the first %v s", i, p.Len, series[0].Len)
+		}
+	}
+	if requests != 3*seconds || length != seconds {
+		t.Errorf("series sums to %d requests over %v s, want %d over %d", requests, length, 3*seconds, seconds)
+	}
+	if worst < 1900 {
+		t.Errorf("the slow second's p99 is lost in folding: worst p99 %v ms", worst)
+	}
+	if last := series[len(series)-1]; last.T != seconds || last.Active != seconds-1 || last.RPS != 3 {
+		t.Errorf("last point %+v: want t=%d, active of the last second, 3 requests/s", last, seconds)
+	}
+	if p, _ := c.Latest(); p.Len != 1 || p.T != seconds {
+		t.Errorf("Latest = %+v, want the last second alone", p)
 	}
 }
