@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,9 +120,13 @@ func TestOpenExactArrivals(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Exact every time; on time within 1 ms at p99 in one attempt of three
-	// (a busy shared machine can only make a thread late, not early).
-	var late []float64
+	// (a busy shared machine can only make a thread late, not early). When
+	// the machine itself is busy, a plain sleeper keeping the same schedule
+	// just before is the yardstick: loadlab may be at most twice as late
+	// plus 1 ms (the load of a shared machine moves between the two).
+	var late, ref []float64
 	for range 3 {
+		sleeper := sleeperLateness(400, 500*time.Millisecond)
 		out, err := Run(context.Background(), Config{
 			Program:  quick(t, url),
 			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 20, Queue: true},
@@ -133,12 +138,26 @@ func TestOpenExactArrivals(t *testing.T) {
 		if s.Requests != 400 || s.Unsent != 0 {
 			t.Fatalf("requests %d unsent %d, want 400 and 0", s.Requests, s.Unsent)
 		}
-		if s.Late.P99 <= 1 {
+		if s.Late.P99 <= 1 || s.Late.P99 <= 2*sleeper+1 {
 			return
 		}
-		late = append(late, s.Late.P99)
+		late, ref = append(late, s.Late.P99), append(ref, sleeper)
 	}
-	t.Errorf("p99 lateness %v ms in three attempts, want one under 1 ms", late)
+	t.Errorf("p99 lateness %v ms in three attempts, want one under 1 ms or under twice a plain sleeper's %v ms plus 1 ms", late, ref)
+}
+
+// sleeperLateness is the p99 lateness, in ms, of a goroutine that sleeps to
+// a schedule of perSecond wake-ups for d: what the machine alone adds.
+func sleeperLateness(perSecond int, d time.Duration) float64 {
+	gap := time.Second / time.Duration(perSecond)
+	var late []float64
+	start := time.Now()
+	for due := start; due.Sub(start) < d; due = due.Add(gap) {
+		time.Sleep(time.Until(due))
+		late = append(late, float64(time.Since(due))/float64(time.Millisecond))
+	}
+	slices.Sort(late)
+	return late[len(late)*99/100]
 }
 
 func TestInterrupt(t *testing.T) {
