@@ -136,7 +136,7 @@ func Compare(a, b Side) *Comparison {
 			Figure: f.name, Key: figureKeys[f.name], Unit: f.unit, Higher: f.higher,
 			A: cell(sumA), B: cell(sumB), NA: len(sa), NB: len(sb),
 			MedianA: sumA.Center, MedianB: sumB.Center, Delta: cmp.Delta, P: cmp.P,
-			Significant: cmp.Significant, Testable: len(sa) >= 4 && len(sb) >= 4, Versus: cmp.String(),
+			Significant: cmp.Significant, Testable: testable(cmp), Versus: versus(cmp),
 		}
 		for _, w := range cmp.AllWarnings() {
 			if !seen[w] {
@@ -146,7 +146,39 @@ func Compare(a, b Side) *Comparison {
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	for _, side := range []struct {
+		name string
+		s    Side
+	}{{"A", a}, {"B", b}} {
+		for i, r := range side.s.Results {
+			for _, w := range r.Validity {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s run %d is suspect (%s): %s", side.name, i+1, w.Code, w.Message))
+			}
+		}
+	}
 	return c
+}
+
+// MinTestable is the fewest runs a side for which the Mann-Whitney U test
+// can call a difference significant at Alpha.
+const MinTestable = 4
+
+func testable(c stats.Comparison) bool {
+	return c.Base.N >= MinTestable && c.Test.N >= MinTestable
+}
+
+// versus renders a change as benchstat does; with too few runs for any
+// test, where benchstat prints only "~", it gives the change of the medians
+// and says it is untested.
+func versus(c stats.Comparison) string {
+	if testable(c) || !c.DeltaDefined {
+		return c.String()
+	}
+	n := fmt.Sprint(c.Base.N)
+	if c.Test.N != c.Base.N {
+		n += "+" + fmt.Sprint(c.Test.N)
+	}
+	return fmt.Sprintf("%+.2f%% (untested: n=%s, %d a side needed)", 100*c.Delta, n, MinTestable)
 }
 
 func values(f figure, rs []*result.Result) []float64 {

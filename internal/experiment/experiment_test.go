@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"errors"
+
+	"github.com/loadlab/loadlab/internal/engine"
 	"strings"
 	"testing"
 
@@ -277,5 +280,69 @@ repeat: 5
 	}
 	if !strings.Contains(v.Recommendation, "server=puma vs thin at case=big: throughput +10.0% (p=0.008)") {
 		t.Errorf("recommendation %q", v.Recommendation)
+	}
+}
+
+// TestValidity: each reason to distrust a run gives its warning, a clean run
+// none, and the verdict counts them per point.
+func TestValidity(t *testing.T) {
+	clean := func() *result.Result {
+		return &result.Result{
+			Summary:   result.Summary{Requests: 1000, Iterations: 1000},
+			Generator: &result.Generator{CPUAvg: 50, Cores: 2},
+			Server:    &result.Server{MajorFaults: MajorFaults - 1},
+		}
+	}
+	tests := []struct {
+		code  string
+		spoil func(r *result.Result, out *engine.Outcome)
+	}{
+		{"", func(*result.Result, *engine.Outcome) {}},
+		{"generator_saturated", func(r *result.Result, _ *engine.Outcome) { r.Generator.CPUAvg = 185 }},
+		{"late", func(r *result.Result, _ *engine.Outcome) { r.Summary.Late.Count = 11 }},
+		{"unsent", func(r *result.Result, _ *engine.Outcome) { r.Summary.Unsent = 1 }},
+		{"dropped", func(r *result.Result, _ *engine.Outcome) { r.Summary.Dropped = 1 }},
+		{"aborted", func(r *result.Result, _ *engine.Outcome) { r.Summary.Aborted = 1 }},
+		{"abandoned", func(_ *result.Result, out *engine.Outcome) { out.InFlight = 3 }},
+		{"stopped", func(_ *result.Result, out *engine.Outcome) { out.Stopped = errors.New("stop: users.csv ran out") }},
+		{"server_swapped", func(r *result.Result, _ *engine.Outcome) { r.Server.SwapPeak = 4096 }},
+		{"server_major_faults", func(r *result.Result, _ *engine.Outcome) { r.Server.MajorFaults = MajorFaults }},
+		{"memory_quota", func(r *result.Result, _ *engine.Outcome) {
+			r.Server.Quota = &result.Quota{Bytes: 100, PeakExceeded: true, PeakOver: 5}
+		}},
+		{"server_exited", func(r *result.Result, _ *engine.Outcome) { r.Server.Exit = "exit status 1" }},
+	}
+	for _, tt := range tests {
+		r, out := clean(), &engine.Outcome{}
+		tt.spoil(r, out)
+		var codes []string
+		for _, w := range Validity(r, out) {
+			codes = append(codes, w.Code)
+			if w.Message == "" {
+				t.Errorf("%s: no message", w.Code)
+			}
+		}
+		if got := strings.Join(codes, ","); got != tt.code {
+			t.Errorf("spoiled for %q: warnings %q", tt.code, got)
+		}
+	}
+	// An interrupted run abandons its requests in flight knowingly.
+	if w := Validity(clean(), &engine.Outcome{InFlight: 3, Interrupted: true}); len(w) != 0 {
+		t.Errorf("interrupted run: %v", w)
+	}
+
+	p := load(t, sweepPlan)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 1)
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		results[i] = fake(100, 10)
+		if points[s.Point].Key == "threads=3 allocator=glibc" && s.Rep <= 2 {
+			results[i].Validity = []result.Warning{{Code: "dropped", Message: "12 arrivals were dropped"}}
+		}
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if len(v.Validity) != 1 || !strings.HasPrefix(v.Validity[0], "threads=3 allocator=glibc: dropped in 2 of 3 runs (run ") || !strings.HasSuffix(v.Validity[0], ": 12 arrivals were dropped)") {
+		t.Errorf("verdict validity %q", v.Validity)
 	}
 }

@@ -13,6 +13,15 @@ import (
 // itself saturated: its own queueing then shows up as server latency.
 const Saturated = 0.90
 
+// LateShare is the share of requests that may go out late (1 ms or more
+// after their due time) before a run is called suspect.
+const LateShare = 0.01
+
+// MajorFaults is how many major page faults the server may take during the
+// load before a run is called suspect: a handful is a cold start reading a
+// library; more is memory pressure.
+const MajorFaults = 10
+
 // Validity lists the reasons not to trust a run's figures: the load
 // generator was saturated, requests went out late or were dropped, the
 // server swapped or took major page faults.
@@ -25,7 +34,7 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	if g := res.Generator; g != nil && g.Cores > 0 && g.CPUAvg/100 > Saturated*g.Cores {
 		add("generator_saturated", "loadlab used %.0f%% of the %g CPUs it may use (over %.0f%%): it was saturated, so part of the latency is its own queueing; give it more CPUs or send less load", g.CPUAvg/g.Cores, g.Cores, 100*Saturated)
 	}
-	if s.Requests > 0 && s.Late.Count*100 > s.Requests {
+	if s.Requests > 0 && float64(s.Late.Count) > LateShare*float64(s.Requests) {
 		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due. Their latency counts from the due time; raise -c if the server can take more.",
 			s.Late.Count, s.Requests, 100*float64(s.Late.Count)/float64(s.Requests))
 	}
@@ -50,7 +59,7 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 		if sv.SwapPeak > 0 {
 			add("server_swapped", "the server had %s in swap: memory was short, and its latency includes paging", quantity.FormatBytes(sv.SwapPeak))
 		}
-		if sv.MajorFaults > 0 {
+		if sv.MajorFaults >= MajorFaults {
 			add("server_major_faults", "the server took %d major page faults (pages read from disk) during the load: memory pressure or a cold start", sv.MajorFaults)
 		}
 		if q := sv.Quota; q != nil && q.PeakExceeded {

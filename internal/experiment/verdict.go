@@ -32,6 +32,9 @@ type Verdict struct {
 	// Quota says, per point, how often the server's memory went over its
 	// memory_quota, at peak and on average.
 	Quota []string `json:"memory_quota,omitempty"`
+	// Validity says, per point, how many runs carried each validity warning
+	// (see Validity), with the first one's message: figures to distrust.
+	Validity []string `json:"validity,omitempty"`
 }
 
 // FigureTable is one figure across the points.
@@ -235,7 +238,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			row := FigureRow{Point: p.Key, Baseline: i == base, N: sums[i].N, Median: sums[i].Center, Lo: sums[i].Lo, Hi: sums[i].Hi, Bounded: sums[i].Bounded, Cell: cells[i], Samples: samples[i]}
 			if ref := refs[i]; ref >= 0 && ref != i && len(samples[i]) > 0 && len(samples[ref]) > 0 {
 				c := stats.Compare(samples[ref], samples[i], Alpha)
-				row.Delta, row.P, row.Significant, row.Versus = c.Delta, c.P, c.Significant, c.String()
+				row.Delta, row.P, row.Significant, row.Versus = c.Delta, c.P, c.Significant, versus(c)
 				row.Reference = points[ref].Key
 			}
 			t.Rows = append(t.Rows, row)
@@ -259,12 +262,13 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 				}
 			}
 		}
-		if e.Repeat < 4 && len(points) > 1 {
+		if e.Repeat < MinTestable && len(points) > 1 {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("with %d repeats no difference can be significant at α=%.2f (the Mann-Whitney test needs 4 runs a side); set repeat: 5 to tell differences from noise", e.Repeat, Alpha))
 		}
 	}
 	v.Thresholds = failedThresholds(points, order, results)
 	v.Quota = quotaSummary(points, byPoint)
+	v.Validity = validitySummary(points, order, results)
 	v.Sweeps = sweeps(e, points, v)
 	var recs []string
 	for _, s := range v.Sweeps {
@@ -298,6 +302,47 @@ func quotaSummary(points []Point, byPoint [][]*result.Result) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: over the %s quota at peak in %d of %d runs, on average in %d", points[i].Key, quantity.FormatBytes(quota), peak, len(rs), avg))
+	}
+	return out
+}
+
+// validitySummary counts, per point, the runs that carried each validity
+// warning, with the first such run's message.
+func validitySummary(points []Point, order []Slot, results []*result.Result) []string {
+	type tally struct {
+		runs    int
+		example string
+	}
+	var out []string
+	for i := range points {
+		runs := 0
+		counts := map[string]*tally{}
+		var codes []string
+		for _, s := range order {
+			r := results[s.Index]
+			if s.Point != i || r == nil {
+				continue
+			}
+			runs++
+			seen := map[string]bool{}
+			for _, w := range r.Validity {
+				if seen[w.Code] {
+					continue
+				}
+				seen[w.Code] = true
+				c := counts[w.Code]
+				if c == nil {
+					c = &tally{example: fmt.Sprintf("run %d: %s", s.Index+1, w.Message)}
+					counts[w.Code] = c
+					codes = append(codes, w.Code)
+				}
+				c.runs++
+			}
+		}
+		for _, code := range codes {
+			c := counts[code]
+			out = append(out, fmt.Sprintf("%s: %s in %d of %d runs (%s)", points[i].Key, code, c.runs, runs, c.example))
+		}
 	}
 	return out
 }

@@ -68,6 +68,12 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 			ew.printf("  %s\n", line)
 		}
 	}
+	if len(v.Validity) > 0 {
+		ew.printf("\nvalidity: runs whose figures are suspect\n")
+		for _, line := range v.Validity {
+			ew.printf("  %s\n", line)
+		}
+	}
 	if len(v.Thresholds) > 0 {
 		ew.printf("\nthresholds\n")
 		for _, line := range v.Thresholds {
