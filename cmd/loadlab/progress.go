@@ -21,21 +21,36 @@ func isTerminal(w io.Writer) bool {
 }
 
 // progress shows how a run goes: on a terminal a line rewritten every second
-// on stderr; elsewhere (CI logs) one line every 10 seconds.
+// on stderr, cut to the terminal's width; elsewhere (CI logs) one line every
+// 10 seconds of wall-clock time, through every run of an experiment.
 type progress struct {
-	mu       sync.Mutex
-	w        io.Writer
-	live     bool
-	total    time.Duration // expected length, zero when unknown
-	lastLine time.Duration
-	shown    bool
+	mu    sync.Mutex
+	w     io.Writer
+	live  bool
+	width func() int // the terminal's columns, 0 when unknown
+	now   func() time.Time
+	total time.Duration // a run's expected length, zero when unknown
+
+	started   time.Time // the first update
+	lastPlain time.Time
+	firstRun  int // the first experiment run seen (a resumed one starts late)
+	shown     bool
 }
 
 // plainEvery is how often a non-terminal gets a progress line.
 const plainEvery = 10 * time.Second
 
 func newProgress(io *stdio, s result.Settings) *progress {
-	return &progress{w: io.err, live: io.isTerminal(io.err), total: time.Duration(s.Duration)}
+	p := &progress{w: io.err, live: io.isTerminal(io.err), now: time.Now, total: time.Duration(s.Duration)}
+	p.width = func() int {
+		if f, ok := io.err.(*os.File); ok {
+			if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+				return w
+			}
+		}
+		return 0
+	}
+	return p
 }
 
 func (p *progress) point(pt result.Point) { p.update(experiment.Progress{Point: pt}) }
@@ -45,6 +60,10 @@ func (p *progress) point(pt result.Point) { p.update(experiment.Progress{Point: 
 func (p *progress) update(pr experiment.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := p.now()
+	if p.started.IsZero() {
+		p.started, p.lastPlain, p.firstRun = now, now, pr.Run
+	}
 	pt := pr.Point
 	at := time.Duration(pt.T * float64(time.Second))
 	line := ""
@@ -55,18 +74,39 @@ func (p *progress) update(pr experiment.Progress) {
 	if pr.Server {
 		line += fmt.Sprintf("  server CPU %.0f%% RSS %s", pr.ServerCPU, quantity.FormatBytes(pr.ServerRSS))
 	}
-	if p.total > 0 && at < p.total {
-		line += fmt.Sprintf("  ETA %s", (p.total - at).Round(time.Second))
+	if eta, ok := p.eta(pr, at, now); ok {
+		line += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
 	}
 	if p.live {
+		if w := p.width(); w > 1 && len([]rune(line)) >= w {
+			line = string([]rune(line)[:w-1])
+		}
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.shown = true
 		return
 	}
-	if at-p.lastLine >= plainEvery {
-		p.lastLine = at
+	if now.Sub(p.lastPlain) >= plainEvery {
+		p.lastPlain = now
 		fmt.Fprintln(p.w, line)
 	}
+}
+
+// eta is the time left: of the run when its length is known; of the whole
+// experiment from the pace of the runs done since this command started.
+func (p *progress) eta(pr experiment.Progress, at time.Duration, now time.Time) (time.Duration, bool) {
+	frac := 0.0 // of the current run
+	if p.total > 0 {
+		frac = min(1, float64(at)/float64(p.total))
+	}
+	if pr.Runs == 0 {
+		return p.total - at, p.total > 0 && at < p.total
+	}
+	done := float64(pr.Run-p.firstRun) + frac
+	if done <= 0 {
+		return 0, false
+	}
+	left := float64(pr.Runs-pr.Run+1) - frac
+	return time.Duration(float64(now.Sub(p.started)) * left / done), true
 }
 
 // clear removes the live line so that another line can be printed.
