@@ -148,7 +148,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		o.Params = params
 		return loadPlan(o)
 	}
-	out, err := experiment.Sweep(ctx, p, load, experiment.Fingerprint(p, popts), experiment.SweepOptions{
+	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
 		WriteRun: report.WriteRunPage,
 	})

@@ -240,6 +240,10 @@ func TestUniqueDataRunsOut(t *testing.T) {
 	if r.Summary.Iterations != 3 || site.saw.logins != 3 || !strings.Contains(r.Stopped, "users") || !strings.Contains(r.Stopped, "ran out after 3 rows") {
 		t.Errorf("iterations %d, logins %d, stopped %q", r.Summary.Iterations, site.saw.logins, r.Stopped)
 	}
+	// The plan is stored with what its text does not say.
+	if got := strings.Join(r.PlanInputs, "|"); got != "--set load.closed.vus=2|-e SITE="+url {
+		t.Errorf("plan inputs %q", r.PlanInputs)
+	}
 }
 
 func TestPlanErrorsExitTwo(t *testing.T) {

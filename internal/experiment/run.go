@@ -99,7 +99,7 @@ func RunOnce(ctx context.Context, p *plan.Plan, opts RunOptions) (*result.Result
 	}
 	res.Name = p.Name
 	res.Settings = mergeSettings(settings, res.Settings)
-	res.Plan = p.Masked()
+	res.Plan, res.PlanInputs = p.Masked(), p.Inputs()
 	EvaluateThresholds(p, res)
 	return res, serverErr
 }

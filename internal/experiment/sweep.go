@@ -3,8 +3,6 @@ package experiment
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,6 +139,7 @@ type Outcome struct {
 	Schema      string    `json:"schema"`
 	Name        string    `json:"name"`
 	Plan        string    `json:"plan"`
+	PlanInputs  []string  `json:"plan_inputs,omitempty"` // see result.Result
 	Seed        uint64    `json:"seed"`
 	Vary        string    `json:"vary"`
 	Repeat      int       `json:"repeat"`
@@ -313,7 +312,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
 	e := p.Experiment
 	out := &Outcome{
-		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat,
+		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), PlanInputs: p.Inputs(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat,
 		Points: points, results: make([]*result.Result, runs),
 	}
 	if e.Warmup > 0 {
@@ -397,30 +396,6 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 		}
 	}
 	return res, err
-}
-
-// Fingerprint identifies what an experiment measures: the plan file, the
-// command-line changes to it, and the files it reads.
-func Fingerprint(p *plan.Plan, opts plan.Options) string {
-	h := sha256.New()
-	h.Write(p.Source)
-	for _, s := range opts.Set {
-		fmt.Fprintf(h, "\x00set %s", s)
-	}
-	keys := make([]string, 0, len(opts.Env))
-	for k := range opts.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(h, "\x00env %s=%s", k, opts.Env[k])
-	}
-	for _, f := range p.Data {
-		if b, err := os.ReadFile(f.File); err == nil {
-			h.Write(b)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 func firstLine(s string) string {

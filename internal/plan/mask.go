@@ -1,6 +1,12 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -48,4 +54,140 @@ func (p *Plan) Secrets() []string {
 		}
 	}
 	return out
+}
+
+// envRef finds the environment variables a plan reads.
+var envRef = regexp.MustCompile(`\benv\.([A-Za-z_][A-Za-z0-9_]*)`)
+
+// secretName recognizes environment variables that hold secrets by name.
+var secretName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential`)
+
+// Inputs is what the plan file alone does not say about a run, for the
+// record beside it: each --set override, each -e value, and the value of
+// each environment variable the plan reads from the process environment,
+// secrets masked. With the plan's text they say exactly what was run.
+func (p *Plan) Inputs() []string {
+	out := make([]string, 0, len(p.opts.Set)+len(p.opts.Env))
+	for _, s := range p.opts.Set {
+		out = append(out, "--set "+p.maskSecrets(s))
+	}
+	show := func(name, v string) string {
+		if secretName.MatchString(name) {
+			return "***"
+		}
+		return p.maskSecrets(v)
+	}
+	for _, name := range envKeys(p.opts.Env) {
+		out = append(out, "-e "+name+"="+show(name, p.opts.Env[name]))
+	}
+	for _, name := range p.EnvNames() {
+		if _, ok := p.opts.Env[name]; ok {
+			continue
+		}
+		if v, ok := p.envValue(name); ok {
+			out = append(out, "env."+name+"="+show(name, v))
+		} else {
+			out = append(out, "env."+name+" unset")
+		}
+	}
+	params := make([]string, 0, len(p.opts.Params))
+	for name := range p.opts.Params {
+		params = append(params, name)
+	}
+	sort.Strings(params)
+	for _, name := range params {
+		out = append(out, fmt.Sprintf("param %s=%s", name, p.maskSecrets(format(p.opts.Params[name]))))
+	}
+	return out
+}
+
+func envKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// EnvNames lists, sorted, the environment variables the plan reads.
+func (p *Plan) EnvNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, m := range envRef.FindAllStringSubmatch(string(p.Source), -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			names = append(names, m[1])
+		}
+	}
+	for _, f := range p.serverFiles() {
+		for _, m := range envRef.FindAllStringSubmatch(f, -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				names = append(names, m[1])
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// EnvValue is the value the plan sees for env.NAME: -e wins over the
+// process environment.
+func (p *Plan) envValue(name string) (string, bool) {
+	if v, ok := p.opts.Env[name]; ok {
+		return v, true
+	}
+	if p.opts.LookupEnv != nil {
+		return p.opts.LookupEnv(name)
+	}
+	return "", false
+}
+
+// serverFiles are the texts of the server's template files.
+func (p *Plan) serverFiles() []string {
+	if p.Server == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range p.Server.Files {
+		out = append(out, f.Template.Src)
+	}
+	return out
+}
+
+// Fingerprint identifies what the plan measures: its text, the command-line
+// changes to it, the environment it reads, and the files it reads (data and
+// server templates). An experiment refuses to resume when it changed.
+func (p *Plan) Fingerprint() string {
+	h := sha256.New()
+	h.Write(p.Source)
+	for _, s := range p.opts.Set {
+		fmt.Fprintf(h, "\x00set %s", s)
+	}
+	for _, name := range envKeys(p.opts.Env) {
+		fmt.Fprintf(h, "\x00-e %s=%s", name, p.opts.Env[name])
+	}
+	for _, name := range p.EnvNames() {
+		v, ok := p.envValue(name)
+		fmt.Fprintf(h, "\x00env %s %t %s", name, ok, v)
+	}
+	for _, f := range p.Data {
+		fmt.Fprintf(h, "\x00data %s\x00", f.File)
+		if b, err := os.ReadFile(f.File); err == nil {
+			h.Write(b)
+		}
+	}
+	for _, f := range p.serverFiles() {
+		fmt.Fprintf(h, "\x00file %s", f)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// maskSecrets replaces every secret value in s.
+func (p *Plan) maskSecrets(s string) string {
+	for _, secret := range p.Secrets() {
+		s = strings.ReplaceAll(s, secret, "***")
+	}
+	return s
 }

@@ -200,3 +200,65 @@ func TestPlanFileErrors(t *testing.T) {
 		t.Errorf("tab indentation: %v", err)
 	}
 }
+
+// TestInputs: what the plan's text does not say is recorded beside it, and
+// a change to any of it (an override, the environment the plan reads, a
+// template file) changes the fingerprint that guards a resumed experiment.
+func TestInputs(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "server.cfg.tmpl")
+	if err := os.WriteFile(tmpl, []byte("threads {{ env.THREADS }}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "plan.yaml")
+	src := `
+target: "http://127.0.0.1:{{ env.PORT }}"
+vars: { password: { value: hunter2, secret: true } }
+steps: [ { post: /login, form: { p: "{{ password }}", k: "{{ env.API_TOKEN }}" } } ]
+load: { closed: { vus: 1, iterations: 1 } }
+server: { run: [ "true" ], files: { server.cfg: server.cfg.tmpl } }
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PORT", "8080")
+	t.Setenv("API_TOKEN", "s3cret")
+	t.Setenv("THREADS", "5")
+	load := func(opts Options) *Plan {
+		t.Helper()
+		opts.LookupEnv = os.LookupEnv
+		p, err := Load(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := load(Options{Set: []string{"load.closed.vus=2"}, Env: map[string]string{"password": "hunter3"}})
+	want := "--set load.closed.vus=2|-e password=***|env.API_TOKEN=***|env.PORT=8080|env.THREADS=5"
+	if got := strings.Join(p.Inputs(), "|"); got != want {
+		t.Errorf("inputs\n got %s\nwant %s", got, want)
+	}
+	base := load(Options{}).Fingerprint()
+	if again := load(Options{}).Fingerprint(); again != base {
+		t.Fatalf("fingerprint not stable: %s then %s", base, again)
+	}
+	changes := map[string]func(){
+		"env read by the plan":   func() { os.Setenv("PORT", "8081") },
+		"env read by a template": func() { os.Setenv("THREADS", "6") },
+		"a secret env":           func() { os.Setenv("API_TOKEN", "other") },
+		"template file": func() {
+			os.WriteFile(tmpl, []byte("threads {{ env.THREADS }} # tuned\n"), 0o644)
+		},
+	}
+	for name, change := range changes {
+		change()
+		if got := load(Options{}).Fingerprint(); got == base {
+			t.Errorf("%s changed, the fingerprint did not", name)
+		}
+		base = load(Options{}).Fingerprint()
+	}
+	t.Setenv("LOADLAB_UNRELATED", "x")
+	if got := load(Options{}).Fingerprint(); got != base {
+		t.Error("an environment variable the plan does not read changed the fingerprint")
+	}
+}

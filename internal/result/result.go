@@ -45,6 +45,9 @@ type Result struct {
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Plan is the plan file that produced the run, secrets masked.
 	Plan string `json:"plan,omitempty"`
+	// PlanInputs are what the plan's text does not say: --set overrides,
+	// -e values, the environment it read, an experiment point's params.
+	PlanInputs []string `json:"plan_inputs,omitempty"`
 	// Aborts counts why journeys could not go on, by reason.
 	Aborts map[string]int64 `json:"aborts,omitempty"`
 	// Stopped says why the run ended before its workload did.
