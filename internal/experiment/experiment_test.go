@@ -346,3 +346,36 @@ func TestValidity(t *testing.T) {
 		t.Errorf("verdict validity %q", v.Validity)
 	}
 }
+
+// TestRecommendationOnlyClaimsWhatItShows: three levels get no USL fit (it
+// would pass through every point), and a p95 difference within the noise
+// is said to be so.
+func TestRecommendationOnlyClaimsWhatItShows(t *testing.T) {
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { workers: 1..3 }
+baseline: { workers: 3 }
+repeat: 5
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 5, 1)
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		// Throughput flat from 2 on; p95 noisy, its median 18% lower at 2.
+		tp := map[string]float64{"1": 100, "2": 190, "3": 191}[points[s.Point].Labels["workers"]]
+		p95 := []float64{30, 50, 36, 70, 40}[s.Rep-1]
+		if points[s.Point].Labels["workers"] == "2" {
+			p95 = []float64{60, 20, 33, 36, 25}[s.Rep-1]
+		}
+		results[i] = fake(tp*(1+float64(s.Rep)/1000), p95)
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if len(v.Sweeps) != 1 || v.Sweeps[0].USL != nil {
+		t.Fatalf("a USL fit from three levels: %+v", v.Sweeps)
+	}
+	if !strings.Contains(v.Recommendation, "p95 18% lower than workers=3 (not significant, p=") {
+		t.Errorf("recommendation %q", v.Recommendation)
+	}
+}

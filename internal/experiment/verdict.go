@@ -84,7 +84,13 @@ type USL struct {
 	PeakN, PeakX         float64
 	R2                   float64
 	Text                 string
+	Warnings             []string `json:",omitempty"` // what the coefficients alone do not say
 }
+
+// MinUSLPoints is the fewest levels a USL fit is made from: its three
+// coefficients pass exactly through three points and nearly through four,
+// which would make R² no evidence at all.
+const MinUSLPoints = 5
 
 // figure reads one figure from a run's result.
 type figure struct {
@@ -270,6 +276,13 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.Quota = quotaSummary(points, byPoint)
 	v.Validity = validitySummary(points, order, results)
 	v.Sweeps = sweeps(e, points, v)
+	for _, s := range v.Sweeps {
+		if s.USL != nil {
+			for _, w := range s.USL.Warnings {
+				v.Warnings = append(v.Warnings, "USL fit of "+s.Param+": "+w)
+			}
+		}
+	}
 	var recs []string
 	for _, s := range v.Sweeps {
 		recs = append(recs, s.Recommendation)
@@ -447,6 +460,7 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 			tp, p95 float64
 			ok      bool
 			label   string
+			point   int
 		}
 		var pts []pt
 		for i, p := range points {
@@ -463,7 +477,7 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 			if err != nil {
 				continue
 			}
-			pts = append(pts, pt{x: x, tp: tp.Rows[i].Median, p95: p95.Rows[i].Median, label: p.Labels[prm.Name]})
+			pts = append(pts, pt{x: x, tp: tp.Rows[i].Median, p95: p95.Rows[i].Median, label: p.Labels[prm.Name], point: i})
 		}
 		if len(pts) < 2 {
 			continue
@@ -483,10 +497,30 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 		if s.Pick < 0 {
 			s.Pick = s.Best
 		}
-		if fit, err := stats.FitUSL(s.X, s.Throughput); err == nil {
-			s.USL = &USL{Sigma: fit.Sigma, Kappa: fit.Kappa, Lambda: fit.Lambda, HasPeak: fit.HasPeak, PeakN: fit.PeakN, PeakX: fit.PeakThroughput, R2: fit.RSquared, Text: fit.String()}
+		if len(s.X) >= MinUSLPoints {
+			if fit, err := stats.FitUSL(s.X, s.Throughput); err == nil {
+				s.USL = &USL{Sigma: fit.Sigma, Kappa: fit.Kappa, Lambda: fit.Lambda, HasPeak: fit.HasPeak, PeakN: fit.PeakN, PeakX: fit.PeakThroughput, R2: fit.RSquared, Text: fit.String(), Warnings: fit.Warnings}
+			}
 		}
-		s.Recommendation = recommend(prm.Name, s)
+		// test says whether a figure differs between two levels of the
+		// sweep by more than noise: a claim without it is qualified.
+		test := func(t *FigureTable, from, to int) string {
+			a, b := t.Rows[pts[from].point].Samples, t.Rows[pts[to].point].Samples
+			c := stats.Compare(a, b, Alpha)
+			if c.Significant {
+				return ""
+			}
+			if !testable(c) {
+				return fmt.Sprintf(" (untested: n=%d)", min(c.Base.N, c.Test.N))
+			}
+			return fmt.Sprintf(" (not significant, p=%.2f)", c.P)
+		}
+		s.Recommendation = recommend(prm.Name, s, func(fig string, from, to int) string {
+			if fig == "p95" {
+				return test(p95, from, to)
+			}
+			return test(tp, from, to)
+		})
 		out = append(out, s)
 	}
 	return out
@@ -494,8 +528,10 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-// recommend writes the one-line recommendation for a numeric sweep.
-func recommend(param string, s SweepVerdict) string {
+// recommend writes the one-line recommendation for a numeric sweep; test
+// qualifies a claim that a figure differs between two levels when the
+// difference is not significant.
+func recommend(param string, s SweepVerdict, test func(fig string, from, to int) string) string {
 	pick, best := s.Pick, s.Best
 	last := len(s.X) - 1
 	parts := []string{}
@@ -506,17 +542,21 @@ func recommend(param string, s SweepVerdict) string {
 		parts = append(parts, fmt.Sprintf("within %.0f%% of the best throughput (%s=%s: %.1f req/s)", math.Max(gap, 0), param, num(s.X[best]), s.Throughput[best]))
 	}
 	if pick != last && s.P95[last] > 0 && s.P95[pick] < s.P95[last]*0.95 {
-		parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s", 100*(1-s.P95[pick]/s.P95[last]), param, num(s.X[last])))
+		parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s%s", 100*(1-s.P95[pick]/s.P95[last]), param, num(s.X[last]), test("p95", last, pick)))
 	}
 	if s.Knee >= 0 {
 		parts = append(parts, fmt.Sprintf("gains flatten after %s=%s", param, num(s.X[s.Knee])))
 	}
 	if best < last && s.Throughput[last] < s.Throughput[best]*(1-WithinBest) {
-		parts = append(parts, fmt.Sprintf("throughput falls %.0f%% from %s=%s to %s=%s", 100*(1-s.Throughput[last]/s.Throughput[best]), param, num(s.X[best]), param, num(s.X[last])))
+		parts = append(parts, fmt.Sprintf("throughput falls %.0f%% from %s=%s to %s=%s%s", 100*(1-s.Throughput[last]/s.Throughput[best]), param, num(s.X[best]), param, num(s.X[last]), test("throughput", best, last)))
 	}
 	if u := s.USL; u != nil && u.R2 > 0.8 {
 		if u.HasPeak {
-			parts = append(parts, fmt.Sprintf("USL peak at %s≈%.1f (σ=%.3f, κ=%.4f, R²=%.2f)", param, u.PeakN, u.Sigma, u.Kappa, u.R2))
+			extrapolated := ""
+			if u.PeakN > s.X[last] || u.PeakN < s.X[0] {
+				extrapolated = ", outside the measured range"
+			}
+			parts = append(parts, fmt.Sprintf("USL peak at %s≈%.1f (σ=%.3f, κ=%.4f, R²=%.2f%s)", param, u.PeakN, u.Sigma, u.Kappa, u.R2, extrapolated))
 		} else {
 			parts = append(parts, fmt.Sprintf("USL: no peak (σ=%.3f, κ=0, R²=%.2f)", u.Sigma, u.R2))
 		}
