@@ -160,6 +160,37 @@ func sleeperLateness(perSecond int, d time.Duration) float64 {
 	return late[len(late)*99/100]
 }
 
+// TestRateBeyondTheMachine: a schedule far faster than any machine (a
+// billion a second) still ends on time, with what could not go out counted
+// as unsent, and a stop is heard while it is far behind.
+func TestRateBeyondTheMachine(t *testing.T) {
+	srv := okServer(t, time.Millisecond)
+	arr, err := schedule.Constant(schedule.Rate{Count: 1e9, Per: time.Second}, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, interrupt := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		if interrupt {
+			time.AfterFunc(100*time.Millisecond, cancel)
+		}
+		start := time.Now()
+		out, err := Run(ctx, Config{
+			Program:  quick(t, srv.URL),
+			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 4, Queue: true, Grace: 100 * time.Millisecond},
+		})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		s := metrics.RunSummary(out.Totals, out.Elapsed)
+		if took > 2*time.Second || (!interrupt && s.Unsent < 1000) || s.Requests == 0 {
+			t.Errorf("interrupt %v: took %v; %d requests, %d unsent", interrupt, took, s.Requests, s.Unsent)
+		}
+	}
+}
+
 func TestInterrupt(t *testing.T) {
 	srv := okServer(t, 5*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)

@@ -277,13 +277,23 @@ type warmupTimer struct{ w *worker }
 
 func (t *warmupTimer) Fire(time.Duration) { t.w.rec.ResetTotals() }
 
+// arrivalsPerFire bounds the arrivals one firing of the arrival timer takes.
+const arrivalsPerFire = 1024
+
 // arrivalTimer starts the arrivals that are due and sleeps until the next.
 type arrivalTimer struct{ w *worker }
 
 func (t *arrivalTimer) Fire(now time.Duration) {
 	w := t.w
 	step := int64(len(w.run.workers))
-	for !w.stopping {
+	for n := 0; !w.stopping; n++ {
+		if n == arrivalsPerFire {
+			// Far behind a schedule (a rate beyond what the machine can
+			// do): let the loop see its sockets, the end of the run and a
+			// stop before going on.
+			w.loop.At(now+1, t)
+			return
+		}
 		due, ok := w.wl.Arrivals.Due(w.nextArrival)
 		if !ok {
 			w.arrivalsDone = true

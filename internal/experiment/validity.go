@@ -35,8 +35,9 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 		add("generator_saturated", "loadlab used %.0f%% of the %g CPUs it may use (over %.0f%%): it was saturated, so part of the latency is its own queueing; give it more CPUs or send less load", g.CPUAvg/g.Cores, g.Cores, 100*Saturated)
 	}
 	if s.Requests > 0 && float64(s.Late.Count) > LateShare*float64(s.Requests) {
+		sent := max(s.Requests, s.Late.Count) // late ones may still be in flight at the end
 		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due. Their latency counts from the due time; raise -c if the server can take more.",
-			s.Late.Count, s.Requests, 100*float64(s.Late.Count)/float64(s.Requests))
+			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent))
 	}
 	if s.Unsent > 0 {
 		add("unsent", "%d requests were due but never sent: the run fell behind its schedule", s.Unsent)
