@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
 	"github.com/loadlab/loadlab/internal/store"
@@ -134,7 +135,7 @@ func Compare(a, b Side) *Comparison {
 		cmp := stats.Compare(sa, sb, Alpha)
 		row := CompareRow{
 			Figure: f.name, Key: figureKeys[f.name], Unit: f.unit, Higher: f.higher,
-			A: cell(sumA), B: cell(sumB), NA: len(sa), NB: len(sb),
+			A: cell(sumA, sa), B: cell(sumB, sb), NA: len(sa), NB: len(sb),
 			MedianA: sumA.Center, MedianB: sumB.Center, Delta: cmp.Delta, P: cmp.P,
 			Significant: cmp.Significant, Testable: testable(cmp), Versus: versus(cmp),
 		}
@@ -178,7 +179,7 @@ func versus(c stats.Comparison) string {
 	if c.Test.N != c.Base.N {
 		n += "+" + fmt.Sprint(c.Test.N)
 	}
-	return fmt.Sprintf("%+.2f%% (untested: n=%s, %d a side needed)", 100*c.Delta, n, MinTestable)
+	return fmt.Sprintf("%+.2f%% (n=%s, untested)", 100*c.Delta, n)
 }
 
 func values(f figure, rs []*result.Result) []float64 {
@@ -291,9 +292,6 @@ func LoadOutcome(dir string) (*Outcome, error) {
 	if o.Schema != SchemaExperiment {
 		return nil, fmt.Errorf("%s: unsupported experiment schema %q", dir, o.Schema)
 	}
-	if o.Verdict != nil && o.Verdict.Against == "" {
-		o.Verdict.Against = o.Verdict.Baseline // written before "against" existed
-	}
 	o.results = make([]*result.Result, len(o.Runs))
 	for i, r := range o.Runs {
 		if r.Status != "done" || r.Dir == "" {
@@ -305,7 +303,47 @@ func LoadOutcome(dir string) (*Outcome, error) {
 		}
 		o.results[i] = res
 	}
+	o.reanalyze()
 	return &o, nil
+}
+
+// reanalyze computes the verdict again from the runs, so that a stored
+// experiment is shown with this loadlab's analysis; an outcome that does
+// not say enough to rebuild its design keeps its stored verdict.
+func (o *Outcome) reanalyze() {
+	if len(o.Params) == 0 || o.Repeat < 1 {
+		return
+	}
+	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, Baseline: map[string]int{}}
+	for _, op := range o.Params {
+		prm := plan.Param{Name: op.Name, Numeric: op.Numeric}
+		for i, label := range op.Values {
+			prm.Values = append(prm.Values, plan.ParamValue{Label: label})
+			if label == op.Baseline {
+				e.Baseline[op.Name] = i
+			}
+		}
+		e.Params = append(e.Params, prm)
+	}
+	pointOf := map[string]int{}
+	for i, p := range o.Points {
+		pointOf[p.Key] = i
+	}
+	order := make([]Slot, 0, len(o.Runs))
+	results := make([]*result.Result, 0, len(o.Runs))
+	for i, r := range o.Runs {
+		pi, ok := pointOf[r.Point]
+		if !ok {
+			return
+		}
+		order = append(order, Slot{Index: i, Point: pi, Rep: r.Rep})
+		results = append(results, o.results[i])
+	}
+	v := Analyze(e, o.Points, order, results)
+	if o.Verdict != nil && len(o.Verdict.Figures) > 0 && len(v.Figures) == 0 {
+		return // runs not found where they were: keep what was stored
+	}
+	o.Verdict = v
 }
 
 // IsExperiment reports whether dir holds an experiment's results.

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,18 @@ type Verdict struct {
 	// Validity says, per point, how many runs carried each validity warning
 	// (see Validity), with the first one's message: figures to distrust.
 	Validity []string `json:"validity,omitempty"`
+}
+
+// CellHeading names what the cells of t hold: the median ± its confidence
+// interval, or with too few runs for one, the median (lowest–highest run).
+func (t *FigureTable) CellHeading() string {
+	for _, r := range t.Rows {
+		if r.Bounded || r.N < 2 {
+			continue
+		}
+		return "median (min–max)"
+	}
+	return "median ± 95% CI"
 }
 
 // FigureTable is one figure across the points.
@@ -165,11 +178,17 @@ var figures = []figure{
 // cell writes a median and its confidence interval as "123.4 ± 3%" in the
 // figure's own unit, with four significant digits at most: benchstat scales
 // to SI prefixes, which reads oddly for MiB and percentages.
-func cell(s stats.Summary) string {
-	if s.N == 0 {
+// cell renders a figure's runs: the median ± its 95% confidence interval
+// as benchstat does; with too few runs for an interval (fewer than 6), the
+// median with the lowest and highest run, which still shows the spread.
+func cell(s stats.Summary, samples []float64) string {
+	switch {
+	case s.N == 0:
 		return ""
+	case s.Bounded || len(samples) < 2:
+		return number(s.Center) + " ± " + s.RangeString()
 	}
-	return number(s.Center) + " ± " + s.RangeString()
+	return number(s.Center) + " (" + number(slices.Min(samples)) + "–" + number(slices.Max(samples)) + ")"
 }
 
 func number(v float64) string {
@@ -238,7 +257,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 		var cells []string
 		for i := range points {
 			sums = append(sums, stats.Summarize(samples[i], 0))
-			cells = append(cells, cell(sums[i]))
+			cells = append(cells, cell(sums[i], samples[i]))
 		}
 		for i, p := range points {
 			row := FigureRow{Point: p.Key, Baseline: i == base, N: sums[i].N, Median: sums[i].Center, Lo: sums[i].Lo, Hi: sums[i].Hi, Bounded: sums[i].Bounded, Cell: cells[i], Samples: samples[i]}

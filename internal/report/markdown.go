@@ -167,7 +167,7 @@ func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
 		}
 	}
 	for _, t := range v.Figures {
-		ew.printf("| %s (%s) | median ± 95%% CI | vs %s |\n|---|---:|---|\n", md(t.Name), md(t.Unit), md(v.Against))
+		ew.printf("| %s (%s) | %s | vs %s |\n|---|---:|---|\n", md(t.Name), md(t.Unit), t.CellHeading(), md(v.Against))
 		for _, row := range t.Rows {
 			name := md(row.Point)
 			if row.Baseline {

@@ -33,11 +33,12 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 		width = max(width, len(t.Name)+len(t.Unit)+3)
 	}
 	for _, t := range v.Figures {
-		cellWidth := len("median ± 95% CI")
+		heading := t.CellHeading()
+		cellWidth := len([]rune(heading))
 		for _, r := range t.Rows {
 			cellWidth = max(cellWidth, len([]rune(strings.TrimSpace(r.Cell))))
 		}
-		ew.printf("\n%-*s  %-*s  vs %s\n", width, t.Name+" ("+t.Unit+")", cellWidth, "median ± 95% CI", v.Against)
+		ew.printf("\n%-*s  %-*s  vs %s\n", width, t.Name+" ("+t.Unit+")", cellWidth, heading, v.Against)
 		for _, r := range t.Rows {
 			name := r.Point
 			if r.Baseline {
