@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,5 +59,4 @@ func TestDemo(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("demo took %v: %s", took.Round(time.Second), o.Verdict.Recommendation)
-	_ = context.Background
 }
