@@ -254,7 +254,7 @@ func serverFigures(proc *server.Process, start, from, to time.Time, dir string) 
 		out.Log = proc.LogPath()
 	}
 	if q := s.Quota; q.Quota > 0 {
-		out.Quota = &result.Quota{Bytes: q.Quota, PeakExceeded: q.PeakExceeded, PeakOver: q.PeakOver, AverageExceeded: q.AverageExceeded, AverageOver: q.AverageOver}
+		out.Quota = &result.Quota{Bytes: q.Quota, Peak: q.Peak, Average: q.Average, PeakExceeded: q.PeakExceeded, PeakOver: q.PeakOver, AverageExceeded: q.AverageExceeded, AverageOver: q.AverageOver}
 	}
 	for _, smp := range proc.Samples() {
 		out.Series = append(out.Series, result.ServerPoint{

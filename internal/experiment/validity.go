@@ -64,8 +64,8 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 			add("server_major_faults", "the server took %d major page faults (pages read from disk) during the load: memory pressure or a cold start", sv.MajorFaults)
 		}
 		if q := sv.Quota; q != nil && q.PeakExceeded {
-			add("memory_quota", "the server's memory peaked at %s, %s over its %s quota (average %s): on a platform with that limit it would swap or be killed",
-				quantity.FormatBytes(sv.PSSPeak), quantity.FormatBytes(q.PeakOver), quantity.FormatBytes(q.Bytes), quantity.FormatBytes(sv.PSSAvg))
+			add("memory_quota", "the server's memory (PSS and swap) peaked at %s, %s over its %s quota (average %s): on a platform with that limit it would swap or be killed",
+				quantity.FormatBytes(q.Peak), quantity.FormatBytes(q.PeakOver), quantity.FormatBytes(q.Bytes), quantity.FormatBytes(q.Average))
 		}
 		if sv.Exit != "" {
 			add("server_exited", "the server exited mid-run (%s): the figures stop there", sv.Exit)

@@ -153,7 +153,7 @@ func serverText(ew *errWriter, sv *result.Server) {
 		case q.PeakExceeded:
 			verdict = fmt.Sprintf("EXCEEDED at peak by %s (average under)", quantity.FormatBytes(q.PeakOver))
 		}
-		ew.printf("  quota     %s (PSS): %s\n", quantity.FormatBytes(q.Bytes), verdict)
+		ew.printf("  quota     %s against PSS + swap (avg %s, peak %s): %s\n", quantity.FormatBytes(q.Bytes), quantity.FormatBytes(q.Average), quantity.FormatBytes(q.Peak), verdict)
 	}
 	ew.printf("  other     %d major faults, %d threads and %d open files at most\n", sv.MajorFaults, sv.ThreadsPeak, sv.FDsPeak)
 	if sv.Exit != "" {

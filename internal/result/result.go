@@ -222,7 +222,10 @@ type Server struct {
 // Quota compares memory (PSS, which counts pages shared by forked workers
 // once) with a hosting platform's memory limit.
 type Quota struct {
-	Bytes           int64 `json:"bytes"`
+	Bytes int64 `json:"bytes"`
+	// Peak and Average are what is checked: PSS plus swap.
+	Peak            int64 `json:"peak_bytes"`
+	Average         int64 `json:"average_bytes"`
 	PeakExceeded    bool  `json:"peak_exceeded"`
 	PeakOver        int64 `json:"peak_over_bytes"`
 	AverageExceeded bool  `json:"average_exceeded"`

@@ -57,10 +57,14 @@ type Summary struct {
 	Quota QuotaCheck
 }
 
-// QuotaCheck compares the PSS figures of a summary with Spec.MemoryQuota. PSS is the
-// basis because summed RSS counts the pages forked workers share once per worker.
+// QuotaCheck compares the memory of a summary with Spec.MemoryQuota, as a hosting
+// platform's memory alarm does (Heroku's R14 counts RAM and swap): the basis is PSS
+// plus swap, sample by sample. PSS because summed RSS counts the pages forked workers
+// share once per worker; swap because a server pushed into swap to stay under the
+// quota is still over it.
 type QuotaCheck struct {
 	Quota           int64 // bytes; 0: no quota, nothing else is set
+	Peak, Average   int64 // PSS + swap, bytes
 	PeakExceeded    bool
 	PeakOver        int64 // bytes of PSSPeak above Quota, 0 when under
 	AverageExceeded bool
@@ -163,8 +167,11 @@ func summarize(samples []Sample, capacity float64, quota int64, from, to time.Ti
 		sum.CPUAverage = cpuPercent(first, last)
 		sum.MachineAverage = sum.CPUAverage / capacity
 	}
-	var rssTotal, pssTotal float64
+	var rssTotal, pssTotal, memTotal float64
+	var memPeak int64
 	for i, s := range window {
+		memTotal += float64(s.PSS + s.Swap)
+		memPeak = max(memPeak, s.PSS+s.Swap)
 		if i > 0 {
 			sum.CPUPeak = max(sum.CPUPeak, s.CPU)
 		}
@@ -182,9 +189,10 @@ func summarize(samples []Sample, capacity float64, quota int64, from, to time.Ti
 	sum.RSSAverage = int64(rssTotal / float64(len(window)))
 	sum.PSSAverage = int64(pssTotal / float64(len(window)))
 	if quota > 0 {
-		sum.Quota.PeakOver = max(0, sum.PSSPeak-quota)
+		sum.Quota.Peak, sum.Quota.Average = memPeak, int64(memTotal/float64(len(window)))
+		sum.Quota.PeakOver = max(0, sum.Quota.Peak-quota)
 		sum.Quota.PeakExceeded = sum.Quota.PeakOver > 0
-		sum.Quota.AverageOver = max(0, sum.PSSAverage-quota)
+		sum.Quota.AverageOver = max(0, sum.Quota.Average-quota)
 		sum.Quota.AverageExceeded = sum.Quota.AverageOver > 0
 	}
 	return sum

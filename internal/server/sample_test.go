@@ -44,7 +44,7 @@ func TestSummarize(t *testing.T) {
 				CPUAverage: 105, CPUPeak: 200, MachineAverage: 52.5, MachinePeak: 100, Capacity: 2,
 				RSSAverage: 260 * mib, RSSPeak: 400 * mib, PSSAverage: 216 * mib, PSSPeak: 350 * mib,
 				PSSFromRSS: true, SwapPeak: mib, MajorFaults: 10, ThreadsPeak: 9, FDsPeak: 20, ProcessesPeak: 4,
-				Quota: QuotaCheck{Quota: 300 * mib, PeakExceeded: true, PeakOver: 50 * mib},
+				Quota: QuotaCheck{Quota: 300 * mib, Peak: 350 * mib, Average: 216 * mib, PeakExceeded: true, PeakOver: 50 * mib},
 			},
 		},
 		{
@@ -56,7 +56,7 @@ func TestSummarize(t *testing.T) {
 				CPUAverage: 100, CPUPeak: 100, MachineAverage: 50, MachinePeak: 50, Capacity: 2,
 				RSSAverage: 333 * mib, RSSPeak: 400 * mib, PSSAverage: 283 * mib, PSSPeak: 350 * mib,
 				SwapPeak: mib, MajorFaults: 1, ThreadsPeak: 9, FDsPeak: 20, ProcessesPeak: 4,
-				Quota: QuotaCheck{Quota: 300 * mib, PeakExceeded: true, PeakOver: 50 * mib},
+				Quota: QuotaCheck{Quota: 300 * mib, Peak: 350 * mib, Average: 283 * mib, PeakExceeded: true, PeakOver: 50 * mib},
 			},
 		},
 		{
@@ -66,7 +66,7 @@ func TestSummarize(t *testing.T) {
 				From: at(0), To: at(0), Samples: 1, Capacity: 2,
 				RSSAverage: 100 * mib, RSSPeak: 100 * mib, PSSAverage: 80 * mib, PSSPeak: 80 * mib,
 				ThreadsPeak: 2, FDsPeak: 5, ProcessesPeak: 1,
-				Quota: QuotaCheck{Quota: 300 * mib},
+				Quota: QuotaCheck{Quota: 300 * mib, Peak: 80 * mib, Average: 80 * mib},
 			},
 		},
 		{
@@ -81,6 +81,7 @@ func TestSummarize(t *testing.T) {
 			// Averages of MiB figures are rounded to whole MiB for the comparison.
 			got.RSSAverage = got.RSSAverage / mib * mib
 			got.PSSAverage = got.PSSAverage / mib * mib
+			got.Quota.Average = got.Quota.Average / mib * mib
 			if !near(got.CPUAverage, tt.want.CPUAverage, 1e-9) || !near(got.MachineAverage, tt.want.MachineAverage, 1e-9) {
 				t.Errorf("CPU average = %v (machine %v), want %v (%v)",
 					got.CPUAverage, got.MachineAverage, tt.want.CPUAverage, tt.want.MachineAverage)
@@ -93,12 +94,14 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// TestQuotaAverageExceeded: the quota counts PSS and swap, as a platform's
+// memory alarm counts RAM and swap: a server pushed into swap is still over.
 func TestQuotaAverageExceeded(t *testing.T) {
 	s := newSeries(1, 100)
 	s.add(time.Unix(0, 0), usage{pss: 150})
-	s.add(time.Unix(1, 0), usage{pss: 250})
+	s.add(time.Unix(1, 0), usage{pss: 90, swap: 160})
 	q := s.summary(time.Time{}, time.Time{}).Quota
-	want := QuotaCheck{Quota: 100, PeakExceeded: true, PeakOver: 150, AverageExceeded: true, AverageOver: 100}
+	want := QuotaCheck{Quota: 100, Peak: 250, Average: 200, PeakExceeded: true, PeakOver: 150, AverageExceeded: true, AverageOver: 100}
 	if q != want {
 		t.Errorf("quota = %+v, want %+v", q, want)
 	}
