@@ -92,6 +92,7 @@ func (d *decoder) experiment(p *Plan, top *node) {
 	}
 	if n := top.get("warmup"); n != nil {
 		e.Warmup, _ = d.duration(n, "warmup")
+		e.WarmupPos = n.pos
 	}
 	if n := top.get("cooldown"); n != nil {
 		e.Cooldown, _ = d.duration(n, "cooldown")
@@ -102,6 +103,18 @@ func (d *decoder) experiment(p *Plan, top *node) {
 		}
 	}
 	p.Experiment = e
+}
+
+// checkWarmup refuses a warmup that leaves nothing to measure: the warmup
+// is the first part of the load's duration, not added to it.
+func (d *decoder) checkWarmup(p *Plan) {
+	e := p.Experiment
+	if e == nil || e.Warmup <= 0 {
+		return
+	}
+	if total := p.Load.Length(); total > 0 && e.Warmup >= total {
+		d.errorf(e.WarmupPos, "warmup %v must be shorter than the load's %v: the warmup is its first part, left out of the figures", e.Warmup, total)
+	}
 }
 
 // param reads a param's values.

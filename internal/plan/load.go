@@ -114,6 +114,7 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if opts.Params == nil && p.Experiment != nil {
 		opts.Params = p.Experiment.BaselineParams()
 		p.opts.Params = opts.Params
+		p.baselineParams = true
 	}
 	d.renderConsts(p, opts, top.get("load"))
 	d.renderConsts(p, opts, top.get("http"))
@@ -123,6 +124,7 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	d.httpOptions(p, top.get("http"))
 	d.scenarios(p, top)
 	d.load(p, root, top.get("load"))
+	d.checkWarmup(p)
 	d.thresholds(p, top.get("thresholds"))
 	if n := top.get("server"); n != nil {
 		d.server(p, n)

@@ -92,6 +92,9 @@ func (p *Plan) Inputs() []string {
 	}
 	params := make([]string, 0, len(p.opts.Params))
 	for name := range p.opts.Params {
+		if p.baselineParams {
+			break
+		}
 		params = append(params, name)
 	}
 	sort.Strings(params)

@@ -37,6 +37,9 @@ type Plan struct {
 	Experiment *Experiment // params and friends; nil for a single run
 
 	opts Options // as loaded, for rendering later
+	// baselineParams: opts.Params are the baseline's, filled in to check
+	// the templates, not a point's given by the caller.
+	baselineParams bool
 }
 
 // Var is a plan variable.
@@ -170,6 +173,23 @@ type Workload struct {
 	Pos        Pos
 }
 
+// Length is how long the load lasts when that is fixed by time (a closed
+// load with a duration, an open rate, stages), 0 when it ends with its
+// iterations.
+func (w *Workload) Length() time.Duration {
+	var total time.Duration
+	for _, s := range w.VUStages {
+		total += s.Over
+	}
+	for _, s := range w.RateStages {
+		total += s.Over
+	}
+	if total > 0 {
+		return total
+	}
+	return w.Duration
+}
+
 // VUStage ramps or holds the number of VUs.
 type VUStage struct {
 	Target int
@@ -204,14 +224,15 @@ type HTTP struct {
 // Experiment is a sweep: the plan run at every point of its params,
 // several times each.
 type Experiment struct {
-	Pos      Pos
-	Params   []Param
-	Vary     Vary
-	Baseline map[string]int // param name: index of its baseline value
-	Repeat   int
-	Warmup   time.Duration
-	Cooldown time.Duration
-	Seed     uint64 // zero: pick one (and print it)
+	Pos       Pos
+	Params    []Param
+	Vary      Vary
+	Baseline  map[string]int // param name: index of its baseline value
+	Repeat    int
+	Warmup    time.Duration
+	WarmupPos Pos
+	Cooldown  time.Duration
+	Seed      uint64 // zero: pick one (and print it)
 }
 
 // Vary says which points an experiment runs.

@@ -64,6 +64,7 @@ func TestBadPlans(t *testing.T) {
 		{"relative-url-without-slash", "3:10", "a step URL must be a path starting with /"},
 		{"sets-content-length", "3:9", "loadlab sets the Content-Length header itself"},
 		{"empty", "1:1", "the plan is empty"},
+		{"warmup-too-long", "5:9", "warmup 2s must be shorter than the load's 1s"},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.yaml")
 	if len(files) != len(tests) {
