@@ -201,6 +201,45 @@ func TestOutAndReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Requests != 400 {
 		t.Errorf("report --format json: exit %d, %v", code, err)
 	}
+
+	// Every format, for a run, an experiment and a comparison of two runs.
+	exp := t.TempDir()
+	if err := os.CopyFS(exp, os.DirFS("../../internal/report/testdata/experiment")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{dirs[0], "--format", "html"}, "<!doctype html>"},
+		{[]string{dirs[0], "--format", "md"}, "![throughput](report-throughput.png)"},
+		{[]string{dirs[0], "--format", "csv"}, "scenario,step,"},
+		{[]string{dirs[0], "--format", "csv", "--table", "series"}, "t_s,len_s,requests,"},
+		{[]string{exp}, "workers=2 (baseline)"},
+		{[]string{exp, "--format", "json"}, `"schema": "loadlab.experiment/v1"`},
+		{[]string{exp, "--format", "html"}, "<h2>Verdict</h2>"},
+		{[]string{exp, "--format", "md"}, "| throughput (req/s) |"},
+		{[]string{exp, "--format", "csv"}, "run,point,rep,status,"},
+		{[]string{exp, "--format", "csv", "--table", "points"}, "point,baseline,figure,"},
+		{[]string{dirs[0], dirs[1]}, "B vs A"},
+		{[]string{dirs[0], dirs[1], "--format", "json"}, `"key": "p95"`},
+		{[]string{dirs[0], dirs[1], "--format", "html"}, "<h1>Comparison</h1>"},
+		{[]string{dirs[0], dirs[1], "--format", "md"}, "| figure | A | B | B vs A |"},
+		{[]string{dirs[0], dirs[1], "--format", "csv"}, "figure,unit,runs_a,"},
+	} {
+		stdout, stderr, code := cli(context.Background(), t, append([]string{"report"}, tt.args...)...)
+		if code != 0 || !strings.Contains(stdout, tt.want) {
+			t.Errorf("report %s: exit %d, want %q in:\n%.600s%s", strings.Join(tt.args, " "), code, tt.want, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dirs[0], "report-throughput.png")); err != nil {
+		t.Errorf("report --format md wrote no chart beside the result: %v", err)
+	}
+	for _, bad := range [][]string{{dirs[0], "--format", "pdf"}, {dirs[0], "--format", "csv", "--table", "points"}, {dirs[0], dirs[1], "--format", "pdf"}} {
+		if _, stderr, code := cli(context.Background(), t, append([]string{"report"}, bad...)...); code != exitUsage || !strings.Contains(stderr, "report:") {
+			t.Errorf("report %s: exit %d, %s", strings.Join(bad, " "), code, stderr)
+		}
+	}
 }
 
 func TestInterruptKeepsResults(t *testing.T) {

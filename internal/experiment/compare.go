@@ -225,6 +225,19 @@ func ParseRule(s string) (Rule, error) {
 	if err != nil {
 		return Rule{}, fmt.Errorf("bad rule %q: %q is not a percentage", s, pct)
 	}
+	// A rule fails on a regression: a rise where higher is worse, a fall
+	// where higher is better; the other sign would fail on an improvement.
+	for _, f := range figures {
+		if figureKeys[f.name] != fields[0] {
+			continue
+		}
+		if f.higher && v > 0 {
+			return Rule{}, fmt.Errorf("bad rule %q: higher %s is better, so a regression is a fall: write %s -%s%%", s, fields[0], fields[0], strings.TrimPrefix(strings.TrimSuffix(pct, "%"), "+"))
+		}
+		if !f.higher && v < 0 {
+			return Rule{}, fmt.Errorf("bad rule %q: lower %s is better, so a regression is a rise: write %s +%s%%", s, fields[0], fields[0], strings.TrimPrefix(strings.TrimSuffix(pct, "%"), "-"))
+		}
+	}
 	return Rule{Text: s, Figure: fields[0], Limit: v / 100}, nil
 }
 

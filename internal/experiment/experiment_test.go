@@ -198,7 +198,7 @@ func TestCompareRules(t *testing.T) {
 			t.Errorf("%s: failures %v, %v", tt.rule, fs, err)
 		}
 	}
-	for _, bad := range []string{"p95 10%", "p95", "latency +10%", "p95 +x%"} {
+	for _, bad := range []string{"p95 10%", "p95", "latency +10%", "p95 +x%", "p95 -10%", "throughput +5%", "error_rate -1%"} {
 		if _, err := ParseRule(bad); err == nil {
 			t.Errorf("rule %q accepted", bad)
 		}

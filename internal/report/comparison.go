@@ -1,0 +1,99 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+)
+
+// comparisonJSON is a comparison as JSON: the two sides and each figure.
+type comparisonJSON struct {
+	A     sideJSON  `json:"a"`
+	B     sideJSON  `json:"b"`
+	Rows  []rowJSON `json:"figures"`
+	Notes []string  `json:"notes,omitempty"`
+}
+
+type sideJSON struct {
+	Label string `json:"label"`
+	Runs  int    `json:"runs"`
+}
+
+type rowJSON struct {
+	Figure      string  `json:"figure"`
+	Key         string  `json:"key"` // the name --fail-on uses
+	Unit        string  `json:"unit"`
+	Higher      bool    `json:"higher_is_better"`
+	A           string  `json:"a"`
+	B           string  `json:"b"`
+	MedianA     float64 `json:"median_a"`
+	MedianB     float64 `json:"median_b"`
+	Delta       float64 `json:"delta"`
+	P           float64 `json:"p"`
+	Significant bool    `json:"significant"`
+	Testable    bool    `json:"testable"`
+	Versus      string  `json:"versus"`
+}
+
+func comparisonView(c *experiment.Comparison) comparisonJSON {
+	out := comparisonJSON{
+		A:     sideJSON{c.A.Label, len(c.A.Results)},
+		B:     sideJSON{c.B.Label, len(c.B.Results)},
+		Notes: c.Warnings,
+	}
+	for _, r := range c.Rows {
+		out.Rows = append(out.Rows, rowJSON{r.Figure, r.Key, r.Unit, r.Higher, r.A, r.B, r.MedianA, r.MedianB, r.Delta, r.P, r.Significant, r.Testable, r.Versus})
+	}
+	return out
+}
+
+// ComparisonJSON writes a comparison as JSON.
+func ComparisonJSON(w io.Writer, c *experiment.Comparison) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(comparisonView(c))
+}
+
+// ComparisonMarkdown writes a comparison as a markdown table, for a pull
+// request or a CI job summary.
+func ComparisonMarkdown(w io.Writer, c *experiment.Comparison) error {
+	ew := &errWriter{w: w}
+	ew.printf("**A:** %s (%d runs)  \n**B:** %s (%d runs)\n\n", md(c.A.Label), len(c.A.Results), md(c.B.Label), len(c.B.Results))
+	ew.printf("| figure | A | B | B vs A |\n|---|---:|---:|---|\n")
+	for _, r := range c.Rows {
+		versus := md(r.Versus)
+		if r.Significant {
+			versus = "**" + versus + "**"
+		}
+		ew.printf("| %s (%s) | %s | %s | %s |\n", md(r.Figure), md(r.Unit), md(r.A), md(r.B), versus)
+	}
+	if len(c.Warnings) > 0 {
+		ew.printf("\n")
+		for _, n := range c.Warnings {
+			ew.printf("- %s\n", md(n))
+		}
+	}
+	return ew.err
+}
+
+// ComparisonHTML writes a comparison as a self-contained page.
+func ComparisonHTML(w io.Writer, c *experiment.Comparison) error {
+	return pages.ExecuteTemplate(w, "comparison.html", struct {
+		C comparisonJSON
+	}{comparisonView(c)})
+}
+
+// ComparisonCSV writes a comparison's figures as CSV.
+func ComparisonCSV(w io.Writer, c *experiment.Comparison) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"figure", "unit", "runs_a", "runs_b", "median_a", "median_b", "delta", "p", "significant", "testable"})
+	for _, r := range c.Rows {
+		cw.Write([]string{r.Figure, r.Unit, strconv.Itoa(r.NA), strconv.Itoa(r.NB), f(r.MedianA), f(r.MedianB), f(r.Delta), f(r.P), strconv.FormatBool(r.Significant), strconv.FormatBool(r.Testable)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
