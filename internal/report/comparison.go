@@ -96,4 +96,3 @@ func ComparisonCSV(w io.Writer, c *experiment.Comparison) error {
 	cw.Flush()
 	return cw.Error()
 }
-
