@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -297,5 +298,42 @@ func TestPlanFromStdin(t *testing.T) {
 	err = run(context.Background(), []string{"run", "-"}, strings.NewReader("steps: [ { get: / } ]\nload: { closed: { vus: 0, iterations: 1 } }\n"), &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "stdin:2:24: vus must be at least 1") {
 		t.Errorf("bad plan on stdin: %v", err)
+	}
+}
+
+// TestFailedCheckShowsTheAnswer: the first failed check of a step keeps what
+// the server answered, so the summary says why, with the plan's secrets
+// masked.
+func TestFailedCheckShowsTheAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		io.WriteString(w, "<p>Invalid authenticity token for hunter2</p>")
+	}))
+	t.Cleanup(srv.Close)
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: ` + srv.URL + `
+vars: { password: { value: hunter2, secret: true } }
+steps:
+  - post: /login
+    name: login
+    form: { password: "{{ password }}" }
+    expect: { status: 200, contains: Welcome }
+load: { closed: { vus: 1, iterations: 3 } }
+`})
+	out := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := store.ReadResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := r.Steps[0].FailedCheck
+	if f == nil || f.Check != "status is 200" || f.Status != 422 || f.Body != "<p>Invalid authenticity token for ***</p>" {
+		t.Fatalf("first failed check %+v", f)
+	}
+	if !strings.Contains(stdout, "first failed check of login: status is 200; status 422: <p>Invalid authenticity token for ***</p>") || strings.Contains(stdout, "hunter2") {
+		t.Errorf("summary:\n%s", stdout)
 	}
 }

@@ -28,12 +28,16 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.Steps = append(r.Steps, result.Step{
+		step := result.Step{
 			Scenario:   info.Scenario,
 			Name:       info.Name,
 			Summary:    metrics.Summarize(o.Totals, []int{i}, o.Elapsed),
 			Histograms: h,
-		})
+		}
+		if f := st.FirstFailed; f != nil {
+			step.FailedCheck = &result.FailedCheck{Check: f.Check, Status: f.Status, Error: f.Error, Body: f.Body}
+		}
+		r.Steps = append(r.Steps, step)
 	}
 	var err error
 	if r.Histograms.Connect, err = metrics.Encode(o.Totals.Connect); err != nil {

@@ -48,6 +48,24 @@ func (v *VU) Scenario() *Scenario { return v.scenario }
 // Check records the outcome of one expectation of a step.
 func (v *VU) Check(step int, passed bool) { v.w.rec.Check(step, passed) }
 
+// CheckFailed records a failed expectation of a step with the response it
+// failed on (x may be nil: no request went out), so that the first one can
+// be shown.
+func (v *VU) CheckFailed(step int, check string, x *httpx.Exchange, err error) {
+	status, body := 0, []byte(nil)
+	if x != nil {
+		status, body = x.Status, x.Body
+		if err == nil {
+			err = x.Err
+		}
+	}
+	errText := ""
+	if err != nil {
+		errText = err.Error()
+	}
+	v.w.rec.CheckFailed(step, check, status, errText, body)
+}
+
 // Abort records why an iteration could not go on (a request that could not
 // be built, say); the caller then ends the iteration.
 func (v *VU) Abort(reason string) { v.w.rec.Abort(reason) }
@@ -130,7 +148,7 @@ func (v *VU) send(r *RequestStep) bool {
 		v.buf, err = r.Build(v, v.buf[:0])
 		if err != nil {
 			step := v.scenario.Steps[v.step]
-			v.Check(step.ID, false)
+			v.CheckFailed(step.ID, "the request could be built", nil, err)
 			v.Abort(step.Name + ": " + err.Error())
 			return false
 		}
@@ -180,7 +198,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 		next, target, err := r.Redirect(v, x, v.buf[:0])
 		switch {
 		case err != nil:
-			v.Check(step.ID, false)
+			v.CheckFailed(step.ID, "the redirect could be followed", x, err)
 			v.Abort(step.Name + ": redirect: " + err.Error())
 			v.step++
 			w.iterationDone(v, false)

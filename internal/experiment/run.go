@@ -100,6 +100,11 @@ func RunOnce(ctx context.Context, p *plan.Plan, opts RunOptions) (*result.Result
 	res.Name = p.Name
 	res.Settings = mergeSettings(settings, res.Settings)
 	res.Plan, res.PlanInputs = p.Masked(), p.Inputs()
+	for i := range res.Steps {
+		if f := res.Steps[i].FailedCheck; f != nil {
+			f.Body, f.Error = p.MaskSecrets(f.Body), p.MaskSecrets(f.Error)
+		}
+	}
 	EvaluateThresholds(p, res)
 	return res, serverErr
 }

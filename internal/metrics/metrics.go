@@ -11,7 +11,9 @@
 package metrics
 
 import (
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -98,10 +100,24 @@ type StepTotals struct {
 	Failures [numFailures]int64 // by httpx.Class
 	Bytes    int64
 	Checks   Checks
+	// FirstFailed is the first check of the step that failed, with what the
+	// server answered, to show why; nil when none failed.
+	FirstFailed *FailedCheck
 }
 
 // Checks count the outcomes of a step's expectations.
 type Checks struct{ Passed, Failed int64 }
+
+// FailedCheck is a check that failed and the response it failed on.
+type FailedCheck struct {
+	Check  string // what was expected: "status 200", "contains order-number"
+	Status int    // 0: no response
+	Error  string // why there was no response, if there was none
+	Body   string // the body's first SnippetBytes bytes
+}
+
+// SnippetBytes is how much of a response body a FailedCheck keeps.
+const SnippetBytes = 512
 
 // Counters are run-wide counts that belong to no step.
 type Counters struct {
@@ -224,6 +240,29 @@ func (r *Recorder) Check(step int, passed bool) {
 	}
 }
 
+// CheckFailed counts a failed expectation and, for the step's first, keeps
+// what the server answered. body may be nil; it is copied.
+func (r *Recorder) CheckFailed(step int, check string, status int, errText string, body []byte) {
+	st := &r.Steps[step]
+	st.Checks.Failed++
+	if st.FirstFailed != nil {
+		return
+	}
+	st.FirstFailed = &FailedCheck{Check: check, Status: status, Error: errText, Body: Snippet(body)}
+}
+
+// Snippet is the start of a body as text: at most SnippetBytes bytes, cut
+// at a character boundary, invalid UTF-8 replaced.
+func Snippet(body []byte) string {
+	if len(body) > SnippetBytes {
+		body = body[:SnippetBytes]
+		for i := 0; i < 3 && len(body) > 0 && !utf8.Valid(body); i++ {
+			body = body[:len(body)-1]
+		}
+	}
+	return strings.ToValidUTF8(string(body), "\uFFFD")
+}
+
 // Rotate ends the current interval and starts next, which must be empty
 // (from the Collector's pool). It returns the finished interval.
 func (r *Recorder) Rotate(next *Interval, active int64) *Interval {
@@ -246,7 +285,7 @@ func (r *Recorder) ResetTotals() {
 		if st.TTFB != nil {
 			st.TTFB.Reset()
 		}
-		st.Count, st.Failures, st.Bytes, st.Checks = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}
+		st.Count, st.Failures, st.Bytes, st.Checks, st.FirstFailed = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}, nil
 	}
 	r.Connect.Reset()
 	r.Lateness.Reset()
@@ -281,6 +320,9 @@ func (r *Recorder) Merge(o *Recorder) {
 		a.Bytes += b.Bytes
 		a.Checks.Passed += b.Checks.Passed
 		a.Checks.Failed += b.Checks.Failed
+		if a.FirstFailed == nil {
+			a.FirstFailed = b.FirstFailed
+		}
 	}
 	r.Connect.Merge(o.Connect)
 	r.Lateness.Merge(o.Lateness)

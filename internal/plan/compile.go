@@ -719,7 +719,11 @@ func (rs *reqStep) after(v *engine.VU, x *httpx.Exchange) bool {
 		rs.storeCookies(s, x)
 	}
 	for _, ch := range rs.checks {
-		v.Check(rs.id, ch.ok(s, x))
+		if ch.ok(s, x) {
+			v.Check(rs.id, true)
+		} else {
+			v.CheckFailed(rs.id, ch.name, x, nil)
+		}
 	}
 	for _, cp := range rs.captures {
 		var val any
@@ -729,10 +733,11 @@ func (rs *reqStep) after(v *engine.VU, x *httpx.Exchange) bool {
 		}
 		if ok {
 			s.st.Set(cp.slot, val)
+			v.Check(rs.id, true)
 		} else {
 			s.st.Set(cp.slot, nil)
+			v.CheckFailed(rs.id, "capture "+cp.name, x, nil)
 		}
-		v.Check(rs.id, ok)
 	}
 	return true
 }

@@ -69,13 +69,13 @@ var secretName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|crede
 func (p *Plan) Inputs() []string {
 	out := make([]string, 0, len(p.opts.Set)+len(p.opts.Env))
 	for _, s := range p.opts.Set {
-		out = append(out, "--set "+p.maskSecrets(s))
+		out = append(out, "--set "+p.MaskSecrets(s))
 	}
 	show := func(name, v string) string {
 		if secretName.MatchString(name) {
 			return "***"
 		}
-		return p.maskSecrets(v)
+		return p.MaskSecrets(v)
 	}
 	for _, name := range envKeys(p.opts.Env) {
 		out = append(out, "-e "+name+"="+show(name, p.opts.Env[name]))
@@ -99,7 +99,7 @@ func (p *Plan) Inputs() []string {
 	}
 	sort.Strings(params)
 	for _, name := range params {
-		out = append(out, fmt.Sprintf("param %s=%s", name, p.maskSecrets(format(p.opts.Params[name]))))
+		out = append(out, fmt.Sprintf("param %s=%s", name, p.MaskSecrets(format(p.opts.Params[name]))))
 	}
 	return out
 }
@@ -187,8 +187,8 @@ func (p *Plan) Fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// maskSecrets replaces every secret value in s.
-func (p *Plan) maskSecrets(s string) string {
+// MaskSecrets replaces every secret value in s with ***.
+func (p *Plan) MaskSecrets(s string) string {
 	for _, secret := range p.Secrets() {
 		s = strings.ReplaceAll(s, secret, "***")
 	}

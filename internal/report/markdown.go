@@ -101,6 +101,11 @@ func Markdown(w io.Writer, dir string, r *result.Result) error {
 				count(c.Passed), count(c.Passed+c.Failed), ms(st.Summary.Latency.P50), ms(st.Summary.Latency.P95), ms(st.Summary.Latency.P99))
 		}
 		ew.printf("\n")
+		for _, st := range r.Steps {
+			if f := st.FailedCheck; f != nil {
+				ew.printf("- First failed check of **%s**: %s; %s\n", md(stepName(st)), md(f.Check), md(failedAnswer(f, 160)))
+			}
+		}
 	}
 	if sv := r.Server; sv != nil {
 		ew.printf("**Server** %s: CPU %.0f%% of one core on average (peak %.0f%%); RSS average %s, peak %s; PSS peak %s; swap peak %s",

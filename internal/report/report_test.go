@@ -123,6 +123,8 @@ func hostile(t *testing.T) *result.Result {
 	r.Server.Command = "server " + evil
 	r.Server.Exit = "exit " + evil
 	r.Server.LogTail = []string{"log " + evil}
+	r.Steps[0].FailedCheck = &result.FailedCheck{Check: "body contains " + evil, Status: 500, Body: "response snippet " + evil, Error: "error " + evil}
+	r.PlanInputs = []string{"-e X=" + evil}
 	return r
 }
 
@@ -157,7 +159,7 @@ func TestUntrustedTextIsEscaped(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("the HTML report has elements or attributes from the run's text: %v", bad)
 	}
-	if n := bytes.Count(page, []byte("&lt;script&gt;")); n < 10 {
+	if n := bytes.Count(page, []byte("&lt;script&gt;")); n < 15 {
 		t.Errorf("the hostile text shows escaped %d times, want it everywhere it was put", n)
 	}
 	mdText := render(t, func(w io.Writer) error { return Markdown(w, "", r) })

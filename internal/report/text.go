@@ -41,6 +41,7 @@ type jsonStep struct {
 	Scenario string `json:"scenario"`
 	Step     string `json:"step"`
 	result.Summary
+	FailedCheck *result.FailedCheck `json:"first_failed_check,omitempty"`
 }
 
 // JSON writes the run's summary as one JSON object: the stable interface for
@@ -50,7 +51,7 @@ func JSON(w io.Writer, r *result.Result) error {
 	for _, st := range r.Steps {
 		s := st.Summary
 		s.Schema = ""
-		out.Steps = append(out.Steps, jsonStep{Scenario: st.Scenario, Step: st.Name, Summary: s})
+		out.Steps = append(out.Steps, jsonStep{Scenario: st.Scenario, Step: st.Name, Summary: s, FailedCheck: st.FailedCheck})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -107,6 +108,11 @@ func Text(w io.Writer, r *result.Result) error {
 	if len(r.Steps) > 1 || s.Checks.Passed+s.Checks.Failed > 0 {
 		ew.printf("\n")
 		stepTable(ew, r.Steps)
+		for _, st := range r.Steps {
+			if f := st.FailedCheck; f != nil {
+				ew.printf("first failed check of %s: %s; %s\n", stepName(st), f.Check, failedAnswer(f, 160))
+			}
+		}
 	}
 	for _, reason := range sortedReasons(r.Aborts) {
 		ew.printf("aborted     %s × %s\n", count(r.Aborts[reason]), reason)
@@ -287,4 +293,30 @@ func count(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+func stepName(st result.Step) string {
+	if st.Scenario != "default" && st.Scenario != "" {
+		return st.Scenario + " / " + st.Name
+	}
+	return st.Name
+}
+
+// failedAnswer says what the server answered to a failed check, on one
+// line, the body cut to width characters.
+func failedAnswer(f *result.FailedCheck, width int) string {
+	if f.Status == 0 {
+		if f.Error != "" {
+			return "no response: " + f.Error
+		}
+		return "no response"
+	}
+	body := strings.Join(strings.Fields(f.Body), " ")
+	if r := []rune(body); len(r) > width {
+		body = string(r[:width]) + "…"
+	}
+	if body == "" {
+		return fmt.Sprintf("status %d", f.Status)
+	}
+	return fmt.Sprintf("status %d: %s", f.Status, body)
 }

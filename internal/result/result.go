@@ -152,6 +152,18 @@ type Step struct {
 	Name       string         `json:"step"`
 	Summary    Summary        `json:"summary"`
 	Histograms StepHistograms `json:"histograms"`
+	// FailedCheck is the step's first failed check and the response it
+	// failed on, to show why.
+	FailedCheck *FailedCheck `json:"first_failed_check,omitempty"`
+}
+
+// FailedCheck is a check that failed and what the server answered: its
+// status and the start of its body (512 bytes, the plan's secrets masked).
+type FailedCheck struct {
+	Check  string `json:"check"`
+	Status int    `json:"status"` // 0: no response
+	Error  string `json:"error,omitempty"`
+	Body   string `json:"body,omitempty"`
 }
 
 // StepHistograms are a step's distributions in HdrHistogram's V2 compressed
