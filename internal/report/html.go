@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -102,6 +103,59 @@ type pointView struct {
 	Key    string
 	Runs   []experiment.RunInfo
 	Charts []chartView
+	Steps  []pointStep
+}
+
+// pointStep is one step over a point's runs: counts summed, latency
+// percentiles the median of the runs', the first failed check seen.
+type pointStep struct {
+	Name             string
+	Requests, Errors int64
+	Passed, Checks   int64
+	P50, P95, P99    float64
+	FailedCheck      *result.FailedCheck
+}
+
+// pointSteps sums up each step over the runs of a point.
+func pointSteps(runs []*result.Result) []pointStep {
+	var out []pointStep
+	var p50, p95, p99 [][]float64
+	for _, r := range runs {
+		for i, st := range r.Steps {
+			if i >= len(out) {
+				out = append(out, pointStep{Name: stepName(st)})
+				p50, p95, p99 = append(p50, nil), append(p95, nil), append(p99, nil)
+			}
+			ps, s := &out[i], &st.Summary
+			ps.Requests += s.Requests
+			ps.Errors += s.Errors.Total
+			ps.Passed += s.Checks.Passed
+			ps.Checks += s.Checks.Passed + s.Checks.Failed
+			if s.Latency.Count > 0 {
+				p50[i], p95[i], p99[i] = append(p50[i], s.Latency.P50), append(p95[i], s.Latency.P95), append(p99[i], s.Latency.P99)
+			}
+			if ps.FailedCheck == nil {
+				ps.FailedCheck = st.FailedCheck
+			}
+		}
+	}
+	for i := range out {
+		out[i].P50, out[i].P95, out[i].P99 = median(p50[i]), median(p95[i]), median(p99[i])
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 }
 
 // maxPointCharts bounds the per-point time series drawn into the report, to
@@ -124,11 +178,16 @@ func ExperimentHTML(w io.Writer, o *experiment.Outcome) error {
 	}
 	for i, p := range o.Points {
 		pv := pointView{Key: p.Key}
-		for _, r := range o.Runs {
+		var results []*result.Result
+		for j, r := range o.Runs {
 			if r.Point == p.Key {
 				pv.Runs = append(pv.Runs, r)
+				if j < len(o.Results()) && o.Results()[j] != nil {
+					results = append(results, o.Results()[j])
+				}
 			}
 		}
+		pv.Steps = pointSteps(results)
 		if i < maxPointCharts {
 			pv.Charts = charts(pointFigures(o, p.Key, fmt.Sprintf("point%d", i+1)))
 		}
