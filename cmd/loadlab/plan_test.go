@@ -337,3 +337,58 @@ load: { closed: { vus: 1, iterations: 3 } }
 		t.Errorf("summary:\n%s", stdout)
 	}
 }
+
+// TestCredentialsNeverStored: credentials written into the plan's headers,
+// passed with --set, or read from the environment reach the server and
+// appear in no file of the result directory.
+func TestCredentialsNeverStored(t *testing.T) {
+	var mu sync.Mutex
+	saw := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		for _, h := range []string{"Authorization", "X-Api-Key", "X-Auth-Token", "Proxy-Authorization"} {
+			if v := r.Header.Get(h); v != "" {
+				saw[h] = v
+			}
+		}
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("LOADLAB_TEST_BEARER", "ENV-SEKRET")
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: ` + srv.URL + `
+http: { headers: { Authorization: "Bearer LITERAL-SEKRET" } }
+steps:
+  - get: /a
+    headers: { X-Api-Key: KEY-SEKRET, X-Auth-Token: "t-{{ env.LOADLAB_TEST_BEARER }}" }
+  - get: /b
+    headers: { Proxy-Authorization: placeholder }
+load: { closed: { vus: 1, iterations: 1 } }
+`})
+	out := t.TempDir()
+	_, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "steps.1.headers.Proxy-Authorization=SET-SEKRET")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if saw["Authorization"] != "Bearer LITERAL-SEKRET" || saw["X-Api-Key"] != "KEY-SEKRET" || saw["X-Auth-Token"] != "t-ENV-SEKRET" || saw["Proxy-Authorization"] != "SET-SEKRET" {
+		t.Fatalf("the server saw %v", saw)
+	}
+	for _, format := range []string{"html", "md", "json", "text"} {
+		if _, _, code := cli(context.Background(), t, "report", out, "--format", format); code != 0 {
+			t.Fatalf("report --format %s: exit %d", format, code)
+		}
+	}
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		for _, secret := range []string{"LITERAL-SEKRET", "KEY-SEKRET", "ENV-SEKRET", "SET-SEKRET"} {
+			if bytes.Contains(data, []byte(secret)) {
+				t.Errorf("%s holds %s", p, secret)
+			}
+		}
+		return nil
+	})
+}

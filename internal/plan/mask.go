@@ -10,30 +10,77 @@ import (
 	"strings"
 )
 
-// Masked is the plan's source with the values of secret variables replaced
-// by ***, fit to store beside results and to show in reports.
+// Masked is the plan's source with the values of secret variables, and the
+// values written into credential headers (Authorization, Cookie, API keys),
+// replaced by ***, fit to store beside results and to show in reports.
 func (p *Plan) Masked() string {
 	lines := strings.Split(string(p.Source), "\n")
-	for _, v := range p.Vars {
-		if !v.Secret || v.valueText == "" || v.valuePos.Line < 1 || v.valuePos.Line > len(lines) {
-			continue
+	mask := func(pos Pos, text string) {
+		if text == "" || pos.Line < 1 || pos.Line > len(lines) {
+			return
 		}
-		line := lines[v.valuePos.Line-1]
-		from := min(max(v.valuePos.Col-1, 0), len(line))
-		if i := strings.Index(line[from:], v.valueText); i >= 0 {
-			lines[v.valuePos.Line-1] = line[:from+i] + "***" + line[from+i+len(v.valueText):]
+		line := lines[pos.Line-1]
+		from := min(max(pos.Col-1, 0), len(line))
+		if i := strings.Index(line[from:], text); i >= 0 {
+			lines[pos.Line-1] = line[:from+i] + "***" + line[from+i+len(text):]
 		} else {
 			// A value written over several lines: mask the rest of the line.
-			lines[v.valuePos.Line-1] = line[:from] + "***"
+			lines[pos.Line-1] = line[:from] + "***"
 		}
 	}
+	for _, v := range p.Vars {
+		if v.Secret {
+			mask(v.valuePos, v.valueText)
+		}
+	}
+	for _, t := range p.credentialLiterals() {
+		mask(t.Pos, t.Src)
+	}
 	return strings.Join(lines, "\n")
+}
+
+// credentialHeader recognizes headers that carry credentials.
+var credentialHeader = regexp.MustCompile(`(?i)^(authorization|proxy-authorization|cookie|x-api-key|api-key|x-auth-token|x-csrf-token|x-xsrf-token)$`)
+
+// credentialHeaders are the plan's header fields that carry credentials.
+func (p *Plan) credentialHeaders() []Field {
+	var out []Field
+	add := func(fs []Field) {
+		for _, f := range fs {
+			if credentialHeader.MatchString(f.Name) {
+				out = append(out, f)
+			}
+		}
+	}
+	add(p.HTTP.Headers)
+	for _, sc := range p.Scenarios {
+		for _, st := range sc.Steps {
+			add(st.Headers)
+		}
+	}
+	return out
+}
+
+// credentialLiterals are the credential header values written as literals
+// in the plan; one made from a template ("Bearer {{ token }}") shows where
+// its secret comes from, and the variable's own value is masked.
+func (p *Plan) credentialLiterals() []Text {
+	var out []Text
+	for _, f := range p.credentialHeaders() {
+		if !strings.Contains(f.Value.Src, "{{") && f.Value.Src != "" {
+			out = append(out, f.Value)
+		}
+	}
+	return out
 }
 
 // Secrets lists the values that must never be shown: secret variables and
 // secret data columns. Reports use it to mask what they print.
 func (p *Plan) Secrets() []string {
 	var out []string
+	for _, t := range p.credentialLiterals() {
+		out = append(out, t.Src)
+	}
 	for _, v := range p.Vars {
 		if v.Secret {
 			if s := format(v.Value); s != "" {
@@ -60,7 +107,7 @@ func (p *Plan) Secrets() []string {
 var envRef = regexp.MustCompile(`\benv\.([A-Za-z_][A-Za-z0-9_]*)`)
 
 // secretName recognizes environment variables that hold secrets by name.
-var secretName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential`)
+var secretName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential|bearer|session|private`)
 
 // Inputs is what the plan file alone does not say about a run, for the
 // record beside it: each --set override, each -e value, and the value of
@@ -69,10 +116,19 @@ var secretName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|crede
 func (p *Plan) Inputs() []string {
 	out := make([]string, 0, len(p.opts.Set)+len(p.opts.Env))
 	for _, s := range p.opts.Set {
+		if k, _, ok := strings.Cut(s, "="); ok && secretName.MatchString(k) {
+			s = k + "=***"
+		}
 		out = append(out, "--set "+p.MaskSecrets(s))
 	}
+	inCredentials := map[string]bool{}
+	for _, f := range p.credentialHeaders() {
+		for _, m := range envRef.FindAllStringSubmatch(f.Value.Src, -1) {
+			inCredentials[m[1]] = true
+		}
+	}
 	show := func(name, v string) string {
-		if secretName.MatchString(name) {
+		if secretName.MatchString(name) || inCredentials[name] {
 			return "***"
 		}
 		return p.MaskSecrets(v)
