@@ -133,6 +133,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if w.SharedIterations > 0 {
 		run.shared.Store(w.SharedIterations)
 	}
+	if run.pooled() {
+		run.freeVUs.Store(int64(w.MaxVUs))
+	}
 	for i := range workers {
 		loop, err := httpx.NewLoop(epoch, cfg.HTTP)
 		if err != nil {
@@ -228,9 +231,31 @@ type run struct {
 	workers []*worker
 	epoch   time.Time
 	shared  atomic.Int64 // shared iterations left
+	// An open workload that drops arrivals shares max_vus between its
+	// workers: an arrival takes a VU if any is free, on whichever worker
+	// it is due, and is dropped only when every VU is busy.
+	freeVUs atomic.Int64
+	nextVU  atomic.Int64 // IDs of VUs made on demand
 
 	stopOnce   sync.Once
 	stopReason error
+}
+
+// pooled says whether the workers share a pool of VUs: an open workload
+// that drops what no VU can take.
+func (r *run) pooled() bool { return r.cfg.Workload.Kind == Open && !r.cfg.Workload.Queue }
+
+// takeVU reserves a VU of the shared pool, if one is free.
+func (r *run) takeVU() bool {
+	for {
+		n := r.freeVUs.Load()
+		if n <= 0 {
+			return false
+		}
+		if r.freeVUs.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
 }
 
 // stopAll ends the run early and gracefully on every worker: no new

@@ -309,3 +309,32 @@ func TestVisitorsComeWithNewConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestDroppedOnlyWhenEveryVUIsBusy: an open workload's arrivals take any
+// free VU, whichever worker they are due on. 20 journeys a second of 100 ms
+// need 2 VUs at a time; with 3 and two workers, none may be dropped. With 1,
+// about half must be.
+func TestDroppedOnlyWhenEveryVUIsBusy(t *testing.T) {
+	srv := okServer(t, 100*time.Millisecond)
+	arr, err := schedule.Constant(schedule.Rate{Count: 20, Per: time.Second}, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		maxVUs         int
+		dropLo, dropHi int64
+	}{{3, 0, 0}, {1, 10, 20}} {
+		out, err := Run(context.Background(), Config{
+			Program:  quick(t, srv.URL),
+			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: tt.maxVUs},
+			Workers:  2,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := metrics.RunSummary(out.Totals, out.Elapsed)
+		if s.Dropped < tt.dropLo || s.Dropped > tt.dropHi || s.Iterations+s.Dropped != 30 {
+			t.Errorf("max_vus %d: %d started, %d dropped; want %d..%d dropped of 30", tt.maxVUs, s.Iterations, s.Dropped, tt.dropLo, tt.dropHi)
+		}
+	}
+}

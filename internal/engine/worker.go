@@ -67,6 +67,9 @@ func newWorker(r *run, id int, loop *httpx.Loop, coll *metrics.Collector) *worke
 	w.timers = workerTimers{tickTimer{w}, endTimer{w}, graceTimer{w}, warmupTimer{w}, arrivalTimer{w}, rampTimer{w}}
 	n := len(r.workers)
 	total := r.cfg.maxVUs()
+	if r.pooled() {
+		total = 0 // made on demand, from the shared pool
+	}
 	for g := id; g < total; g += n {
 		w.vus = append(w.vus, newVU(w, g))
 	}
@@ -161,6 +164,9 @@ func (w *worker) iterationDone(v *VU, completed bool) {
 			v.closeConns()
 		}
 		w.idle = append(w.idle, v)
+		if w.run.pooled() {
+			w.run.freeVUs.Add(1)
+		}
 		w.startQueued(now)
 	default:
 		// A VU that is done leaves, as a user would, and frees the
@@ -306,6 +312,17 @@ func (t *arrivalTimer) Fire(now time.Duration) {
 		}
 		w.nextArrival += step
 		switch {
+		case w.run.pooled():
+			if !w.run.takeVU() {
+				w.rec.Dropped()
+				break
+			}
+			if len(w.idle) == 0 {
+				v := newVU(w, int(w.run.nextVU.Add(1)-1))
+				w.vus = append(w.vus, v)
+				w.idle = append(w.idle, v)
+			}
+			w.beginArrival(now, due)
 		case w.queued == 0 && len(w.idle) > 0:
 			w.beginArrival(now, due)
 		case w.wl.Queue:
