@@ -82,6 +82,13 @@ slow server cannot hide its queue (coordinated omission).`,
 			if len(f.set) > 0 || len(f.env) > 0 {
 				return usageError(errors.New("run: --set and -e change a plan file; give one"))
 			}
+			// Zero is how the flags say "not given"; given, it is an error.
+			if c.Flags().Changed("requests") && f.requests <= 0 {
+				return usageError(fmt.Errorf("run: -n must be positive, got %d", f.requests))
+			}
+			if c.Flags().Changed("duration") && f.duration <= 0 {
+				return usageError(fmt.Errorf("run: -d must be positive, got %v", f.duration))
+			}
 			return runQuick(c.Context(), io, &f, c.Flags().Changed("connections"))
 		},
 	}
@@ -124,7 +131,7 @@ type quickRun struct {
 // parseQuick checks every flag before anything touches the network.
 func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error) {
 	if f.url == "" {
-		return nil, usageError(errors.New("run: give --url URL (plan files come with a later release)"))
+		return nil, usageError(errors.New("run: give a plan file (loadlab run plan.yaml) or --url URL"))
 	}
 	u, err := url.Parse(f.url)
 	if err != nil {

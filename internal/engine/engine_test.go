@@ -162,7 +162,8 @@ func sleeperLateness(perSecond int, d time.Duration) float64 {
 
 // TestRateBeyondTheMachine: a schedule far faster than any machine (a
 // billion a second) still ends on time, with what could not go out counted
-// as unsent, and a stop is heard while it is far behind.
+// as unsent (the grace period is for requests in flight, not for the ones
+// still waiting), and a stop is heard while it is far behind.
 func TestRateBeyondTheMachine(t *testing.T) {
 	srv := okServer(t, time.Millisecond)
 	arr, err := schedule.Constant(schedule.Rate{Count: 1e9, Per: time.Second}, 300*time.Millisecond)
@@ -177,7 +178,7 @@ func TestRateBeyondTheMachine(t *testing.T) {
 		start := time.Now()
 		out, err := Run(ctx, Config{
 			Program:  quick(t, srv.URL),
-			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 4, Queue: true, Grace: 100 * time.Millisecond},
+			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 4, Queue: true, Grace: 3 * time.Second},
 		})
 		cancel()
 		if err != nil {
@@ -185,7 +186,7 @@ func TestRateBeyondTheMachine(t *testing.T) {
 		}
 		took := time.Since(start)
 		s := metrics.RunSummary(out.Totals, out.Elapsed)
-		if took > 2*time.Second || (!interrupt && s.Unsent < 1000) || s.Requests == 0 {
+		if took > 1500*time.Millisecond || (!interrupt && s.Unsent < 1000) || s.Requests == 0 {
 			t.Errorf("interrupt %v: took %v; %d requests, %d unsent", interrupt, took, s.Requests, s.Unsent)
 		}
 	}

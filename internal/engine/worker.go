@@ -209,9 +209,6 @@ func (w *worker) checkDone() {
 	}
 	switch {
 	case w.stopping:
-		if w.queued > 0 {
-			return // queued arrivals still go out within the grace period
-		}
 	case w.wl.Kind == Open:
 		if !w.arrivalsDone || w.queued > 0 {
 			return
@@ -233,6 +230,10 @@ func (w *worker) stop() {
 		return
 	}
 	w.stopping = true
+	// The run's time is up: arrivals still waiting for a connection are
+	// not sent late into the grace period, which is for requests in flight.
+	w.rec.Unsent(w.queued)
+	w.queued = 0
 	if !w.finished {
 		w.loop.At(w.loop.Now()+w.wl.Grace, &w.timers.grace)
 		w.checkDone()

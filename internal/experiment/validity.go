@@ -36,8 +36,12 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	}
 	if s.Requests > 0 && float64(s.Late.Count) > LateShare*float64(s.Requests) {
 		sent := max(s.Requests, s.Late.Count) // late ones may still be in flight at the end
-		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due. Their latency counts from the due time; raise -c if the server can take more.",
-			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent))
+		raise := "raise -c"
+		if res.Plan != "" {
+			raise = "raise max_vus"
+		}
+		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due, or loadlab was. Their latency counts from the due time; %s if the server can take more.",
+			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), raise)
 	}
 	if s.Unsent > 0 {
 		add("unsent", "%d requests were due but never sent: the run fell behind its schedule", s.Unsent)

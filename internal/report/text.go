@@ -86,7 +86,7 @@ func Text(w io.Writer, r *result.Result) error {
 		ew.printf("\nerrors      %s\n", e)
 	}
 	if open || s.Late.Count > 0 {
-		ew.printf("late        %s requests went out 1 ms or more after their due time (p50 %s ms, p99 %s ms, max %s ms)\n",
+		ew.printf("late        %s requests went out 1 ms or more after their due time (lateness of all: p50 %s ms, p99 %s ms, max %s ms)\n",
 			count(s.Late.Count), ms(s.Late.P50), ms(s.Late.P99), ms(s.Late.Max))
 	}
 	if s.Unsent > 0 {
