@@ -392,3 +392,52 @@ load: { closed: { vus: 1, iterations: 1 } }
 		return nil
 	})
 }
+
+// TestScenarioTotals: a plan of several scenarios reports each scenario's
+// totals beside its steps, in the summary, --json and result.json.
+func TestScenarioTotals(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: ` + srv.URL + `
+scenarios:
+  browse:
+    weight: 3
+    steps: [ { get: /a, name: home }, { get: /b, name: product } ]
+  broken:
+    steps: [ { get: /fail, name: fail } ]
+load: { closed: { vus: 2, iterations: 20 } }
+`})
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Requests  int64 `json:"requests"`
+		Scenarios []struct {
+			Scenario string `json:"scenario"`
+			Requests int64  `json:"requests"`
+			Errors   struct {
+				Total int64 `json:"total"`
+			} `json:"errors"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Scenarios) != 2 || out.Scenarios[0].Scenario != "browse" || out.Scenarios[1].Scenario != "broken" {
+		t.Fatalf("scenarios %+v", out.Scenarios)
+	}
+	browse, broken := out.Scenarios[0], out.Scenarios[1]
+	if browse.Requests+broken.Requests != out.Requests || browse.Requests%2 != 0 || broken.Errors.Total != broken.Requests || browse.Errors.Total != 0 {
+		t.Errorf("scenarios %+v of %d requests", out.Scenarios, out.Requests)
+	}
+	text, _, _ := cli(context.Background(), t, "run", path)
+	if !strings.Contains(text, "scenario browse") || !strings.Contains(text, "scenario broken") {
+		t.Errorf("summary:\n%s", text)
+	}
+}

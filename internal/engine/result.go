@@ -39,6 +39,17 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		}
 		r.Steps = append(r.Steps, step)
 	}
+	if len(p.Scenarios) > 1 {
+		byScenario := map[string][]int{}
+		for i, info := range p.Steps {
+			byScenario[info.Scenario] = append(byScenario[info.Scenario], i)
+		}
+		for _, sc := range p.Scenarios {
+			if steps := byScenario[sc.Name]; len(steps) > 0 {
+				r.Scenarios = append(r.Scenarios, result.ScenarioTotals{Scenario: sc.Name, Summary: metrics.Summarize(o.Totals, steps, o.Elapsed)})
+			}
+		}
+	}
 	var err error
 	if r.Histograms.Connect, err = metrics.Encode(o.Totals.Connect); err != nil {
 		return nil, err

@@ -33,8 +33,14 @@ func (e *errWriter) printf(format string, args ...any) {
 type jsonSummary struct {
 	result.Summary
 	Steps      []jsonStep               `json:"steps,omitempty"`
+	Scenarios  []jsonScenario           `json:"scenarios,omitempty"`
 	Thresholds []result.ThresholdResult `json:"thresholds,omitempty"`
 	Validity   []result.Warning         `json:"validity,omitempty"`
+}
+
+type jsonScenario struct {
+	Scenario string `json:"scenario"`
+	result.Summary
 }
 
 type jsonStep struct {
@@ -52,6 +58,11 @@ func JSON(w io.Writer, r *result.Result) error {
 		s := st.Summary
 		s.Schema = ""
 		out.Steps = append(out.Steps, jsonStep{Scenario: st.Scenario, Step: st.Name, Summary: s, FailedCheck: st.FailedCheck})
+	}
+	for _, sc := range r.Scenarios {
+		s := sc.Summary
+		s.Schema = ""
+		out.Scenarios = append(out.Scenarios, jsonScenario{Scenario: sc.Scenario, Summary: s})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -108,6 +119,13 @@ func Text(w io.Writer, r *result.Result) error {
 	if len(r.Steps) > 1 || s.Checks.Passed+s.Checks.Failed > 0 {
 		ew.printf("\n")
 		stepTable(ew, r.Steps)
+		if len(r.Scenarios) > 0 {
+			var rows []result.Step
+			for _, sc := range r.Scenarios {
+				rows = append(rows, result.Step{Scenario: "default", Name: "scenario " + sc.Scenario, Summary: sc.Summary})
+			}
+			stepTable(ew, rows)
+		}
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
 				ew.printf("first failed check of %s: %s; %s\n", stepName(st), f.Check, failedAnswer(f, 160))

@@ -32,6 +32,9 @@ type Result struct {
 	Settings Settings `json:"settings"`
 	Summary  Summary  `json:"summary"`
 	Steps    []Step   `json:"steps"`
+	// Scenarios are the totals of each scenario's steps, when the plan has
+	// more than one (journeys completed are counted for the run only).
+	Scenarios []ScenarioTotals `json:"scenarios,omitempty"`
 	// Histograms for the whole run, encoded losslessly.
 	Histograms RunHistograms `json:"histograms"`
 	Series     []Point       `json:"series"`
@@ -155,6 +158,12 @@ type Step struct {
 	// FailedCheck is the step's first failed check and the response it
 	// failed on, to show why.
 	FailedCheck *FailedCheck `json:"first_failed_check,omitempty"`
+}
+
+// ScenarioTotals are one scenario's figures: its steps together.
+type ScenarioTotals struct {
+	Scenario string  `json:"scenario"`
+	Summary  Summary `json:"summary"`
 }
 
 // FailedCheck is a check that failed and what the server answered: its
