@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/suggest"
 )
 
 // Options change a plan as it loads.
@@ -762,6 +764,49 @@ func (d *decoder) thresholds(p *Plan, n *node) {
 			t.Pos = t.Pos.Shift(1)
 		}
 		d.parseThreshold(&t)
+		d.checkThresholdFilters(p, &t)
 		p.Thresholds = append(p.Thresholds, t)
+	}
+}
+
+// checkThresholdFilters refuses a threshold about a step or scenario the
+// plan does not have: a typo would otherwise be found after the load.
+func (d *decoder) checkThresholdFilters(p *Plan, t *Threshold) {
+	if t.T == nil {
+		return // did not parse: already reported
+	}
+	f := t.T.Filters
+	if f.Scenario == "" && f.Step == "" {
+		return
+	}
+	var scenarios, steps []string
+	stepSeen := map[string]bool{}
+	for _, sc := range p.Scenarios {
+		scenarios = append(scenarios, sc.Name)
+		if f.Scenario != "" && sc.Name != f.Scenario {
+			continue
+		}
+		for _, st := range sc.Steps {
+			if !st.IsThink && !stepSeen[st.Name] {
+				stepSeen[st.Name] = true
+				steps = append(steps, st.Name)
+			}
+		}
+	}
+	unknown := func(what, name string, names []string) {
+		msg := fmt.Sprintf("threshold %q: the plan has no %s %q", t.Text, what, name)
+		if s := suggest.Closest(name, names); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		} else if len(names) > 0 {
+			msg += fmt.Sprintf(" (%ss: %s)", what, strings.Join(names, ", "))
+		}
+		d.errorf(t.Pos, "%s", msg)
+	}
+	if f.Scenario != "" && !slices.Contains(scenarios, f.Scenario) {
+		unknown("scenario", f.Scenario, scenarios)
+		return
+	}
+	if f.Step != "" && !stepSeen[f.Step] {
+		unknown("step", f.Step, steps)
 	}
 }

@@ -65,6 +65,7 @@ func TestBadPlans(t *testing.T) {
 		{"sets-content-length", "3:9", "loadlab sets the Content-Length header itself"},
 		{"empty", "1:1", "the plan is empty"},
 		{"warmup-too-long", "5:9", "warmup 2s must be shorter than the load's 1s"},
+		{"threshold-unknown-step", "5:5", `the plan has no step "logn"; did you mean "login"?`},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.yaml")
 	if len(files) != len(tests) {
