@@ -441,3 +441,32 @@ load: { closed: { vus: 2, iterations: 20 } }
 		t.Errorf("summary:\n%s", text)
 	}
 }
+
+// TestJSONBodyKeepsTypes: a JSON body value that is a single {{ }} keeps
+// its type, a plan variable's as much as an expression's; as the server
+// received it.
+func TestJSONBodyKeepsTypes(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select {
+		case got <- string(b):
+		default:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: ` + srv.URL + `
+vars: { product: 3, flag: true, ratio: 1.5, name: x }
+steps:
+  - post: /items
+    json: { p: "{{ product }}", f: "{{ flag }}", x: "{{ ratio }}", n: "{{ name }}", s: "id-{{ product }}", q: "{{ product * 2 }}", v: "{{ vu }}" }
+load: { closed: { vus: 1, iterations: 1 } }
+`})
+	if _, stderr, code := cli(context.Background(), t, "run", path); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if body := <-got; body != `{"p":3,"f":true,"x":1.5,"n":"x","s":"id-3","q":6,"v":0}` {
+		t.Errorf("the server received %s", body)
+	}
+}

@@ -122,6 +122,7 @@ type Template struct {
 
 type part struct {
 	lit  string
+	val  any // a constant's value, when name is one
 	slot int // -1: not a slot
 	name string
 	prog *vm.Program
@@ -159,7 +160,7 @@ func (s *Scope) Compile(src string) (*Template, error) {
 		consumed := open + 2 + end + 2
 		rest, offset = rest[consumed:], offset+consumed
 	}
-	t.whole = len(t.parts) == 1 && t.parts[0].lit == "" && (t.parts[0].slot >= 0 || t.parts[0].prog != nil || t.parts[0].name != "")
+	t.whole = len(t.parts) == 1 && (t.parts[0].slot >= 0 || t.parts[0].prog != nil || t.parts[0].name != "")
 	t.fold()
 	return t, nil
 }
@@ -193,10 +194,10 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 	}
 	if namePattern.MatchString(e) {
 		if v, ok := s.consts[e]; ok {
-			return part{lit: format(v), slot: -1, name: e}, nil
+			return part{lit: format(v), val: v, slot: -1, name: e}, nil
 		}
 		if v, ok, err := s.constPath(e); ok {
-			return part{lit: format(v), slot: -1, name: e}, nil
+			return part{lit: format(v), val: v, slot: -1, name: e}, nil
 		} else if err != "" {
 			return part{}, &Error{Offset: lead, Msg: err}
 		}
@@ -262,6 +263,19 @@ func (t *Template) fold() {
 		out = append(out, p)
 	}
 	t.parts = out
+}
+
+// Const returns the value of a template that is one constant and nothing
+// else ("{{ product }}" of a plan variable), with its type.
+func (t *Template) Const() (any, bool) {
+	if !t.whole {
+		return nil, false
+	}
+	p := t.parts[0]
+	if p.slot >= 0 || p.prog != nil {
+		return nil, false
+	}
+	return p.val, true
 }
 
 // Static returns the template's text when it has no per-VU part.

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -832,7 +833,13 @@ func (c *compiler) jsonTemplate(n *node, scope *expr.Scope) *jsonT {
 		if t == nil {
 			return j
 		}
-		if s, ok := t.Static(); ok {
+		if v, ok := t.Const(); ok {
+			if b, err := json.Marshal(v); err == nil {
+				j.static = b
+			} else {
+				j.static = appendJSONString(nil, format(v))
+			}
+		} else if s, ok := t.Static(); ok {
 			j.static = appendJSONString(nil, s)
 		} else {
 			j.tpl = t
