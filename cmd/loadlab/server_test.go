@@ -200,13 +200,20 @@ server:
 }
 
 // TestServerIgnoresSIGTERM: a server that ignores the stop signal is killed
-// after its grace period.
+// after its grace period. The shell that started the target ignores TERM
+// and never exits by itself (its command line carries the marker).
 func TestServerIgnoresSIGTERM(t *testing.T) {
-	srv, url, marker := targetServer(t, target.Options{}, "trap '' TERM; %s & wait")
-	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, duration: 1s } }\n%s", url, strings.Replace(srv, "grace: 2s", "grace: 500ms", 1))})
+	srv, url, marker := targetServer(t, target.Options{}, "trap '' TERM; %s & while :; do sleep 0.1; done")
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, duration: 1s } }\n%s", url, strings.Replace(srv, "grace: 2s", "grace: 700ms", 1))})
+	start := time.Now()
 	_, stderr, code := cli(context.Background(), t, "run", path)
+	took := time.Since(start)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// One second of load, then the grace period before SIGKILL.
+	if took < 1700*time.Millisecond {
+		t.Errorf("the run took %v: the stubborn shell was not given its grace period, or was never stubborn", took)
 	}
 	noOrphans(t, marker)
 }
