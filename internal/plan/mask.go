@@ -133,7 +133,7 @@ func (p *Plan) Inputs() []string {
 		}
 		return p.MaskSecrets(v)
 	}
-	for _, name := range envKeys(p.opts.Env) {
+	for _, name := range sortedKeys(p.opts.Env) {
 		out = append(out, "-e "+name+"="+show(name, p.opts.Env[name]))
 	}
 	for _, name := range p.EnvNames() {
@@ -158,15 +158,6 @@ func (p *Plan) Inputs() []string {
 		out = append(out, fmt.Sprintf("param %s=%s", name, p.MaskSecrets(format(p.opts.Params[name]))))
 	}
 	return out
-}
-
-func envKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // EnvNames lists, sorted, the environment variables the plan reads.
@@ -224,7 +215,7 @@ func (p *Plan) Fingerprint() string {
 	for _, s := range p.opts.Set {
 		fmt.Fprintf(h, "\x00set %s", s)
 	}
-	for _, name := range envKeys(p.opts.Env) {
+	for _, name := range sortedKeys(p.opts.Env) {
 		fmt.Fprintf(h, "\x00-e %s=%s", name, p.opts.Env[name])
 	}
 	for _, name := range p.EnvNames() {

@@ -255,8 +255,8 @@ func didYouMean(w string, known []string) string {
 	return ""
 }
 
-// sortedKeys lists a set of names in order, for messages.
-func sortedKeys(m map[string]bool) []string {
+// sortedKeys lists the names of a map in order.
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
