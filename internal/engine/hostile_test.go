@@ -118,6 +118,11 @@ func TestHostileServers(t *testing.T) {
 			if st.Count[metrics.ClassFailed]+st.Count[metrics.ClassTimeout] != 9 || st.Failures[tt.class] != 9 {
 				t.Errorf("failures %v (by class %v), want 9 of class %v", st.Count, st.Failures, tt.class)
 			}
+			if st.Example[tt.class] == "" {
+				t.Errorf("no message kept to say why the %v failures happened", tt.class)
+			} else {
+				t.Logf("%v: %s", tt.class, st.Example[tt.class])
+			}
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
 			if m.HeapAlloc > 100<<20 {

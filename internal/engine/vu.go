@@ -179,7 +179,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 	w.inflight--
 	step := v.scenario.Steps[v.step]
 	s := &w.sample
-	s.Step, s.Status, s.Failure = step.ID, x.Status, x.Class
+	s.Step, s.Status, s.Failure, s.Err = step.ID, x.Status, x.Class, x.Err
 	s.Latency = x.End - v.due
 	sent := x.Sent
 	if sent == 0 {

@@ -222,8 +222,13 @@ func resolver(p *plan.Plan) plan.Resolver {
 	}
 }
 
+// generator is loadlab's own use over the measured window; nil for a run
+// too short to have two samples in it (its figures would be zeros).
 func generator(self *server.Sampler, from, to time.Time) *result.Generator {
 	s := self.Summary(from, to)
+	if s.Samples < 2 {
+		return nil
+	}
 	g := &result.Generator{CPUAvg: s.CPUAverage, CPUPeak: s.CPUPeak, RSSPeak: s.RSSPeak, Cores: float64(runtime.GOMAXPROCS(0))}
 	if procs, err := usableCPUs(); err == nil {
 		g.Cores = procs

@@ -84,6 +84,7 @@ type Sample struct {
 	Step    int
 	Status  int         // zero when the exchange failed
 	Failure httpx.Class // ClassNone when there was a response
+	Err     error       // why there was none
 	Latency time.Duration
 	Service time.Duration
 	TTFB    time.Duration
@@ -98,6 +99,8 @@ type StepTotals struct {
 	TTFB     *hdr.Histogram // responses only
 	Count    [NumClasses]int64
 	Failures [numFailures]int64 // by httpx.Class
+	// Example is the first failure's message of each class, to say why.
+	Example [numFailures]string
 	Bytes    int64
 	Checks   Checks
 	// FirstFailed is the first check of the step that failed, with what the
@@ -167,6 +170,9 @@ func (r *Recorder) Record(s *Sample) {
 	iv.Requests++
 	if class == ClassFailed || class == ClassTimeout {
 		st.Failures[s.Failure]++
+		if st.Example[s.Failure] == "" && s.Err != nil {
+			st.Example[s.Failure] = s.Err.Error()
+		}
 		iv.Errors++
 		if class == ClassTimeout {
 			// A timeout is a latency too, censored at the timeout: leaving it
@@ -286,6 +292,7 @@ func (r *Recorder) ResetTotals() {
 			st.TTFB.Reset()
 		}
 		st.Count, st.Failures, st.Bytes, st.Checks, st.FirstFailed = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}, nil
+		st.Example = [numFailures]string{}
 	}
 	r.Connect.Reset()
 	r.Lateness.Reset()
@@ -316,6 +323,9 @@ func (r *Recorder) Merge(o *Recorder) {
 		}
 		for k := range b.Failures {
 			a.Failures[k] += b.Failures[k]
+			if a.Example[k] == "" {
+				a.Example[k] = b.Example[k]
+			}
 		}
 		a.Bytes += b.Bytes
 		a.Checks.Passed += b.Checks.Passed

@@ -69,6 +69,17 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		s.Errors.Reset += st.Failures[httpx.ClassReset]
 		s.Errors.Protocol += st.Failures[httpx.ClassProtocol]
 		s.Errors.TLS += st.Failures[httpx.ClassTLS]
+		for c, msg := range st.Example {
+			if msg == "" {
+				continue
+			}
+			if s.Errors.Examples == nil {
+				s.Errors.Examples = map[string]string{}
+			}
+			if _, ok := s.Errors.Examples[httpx.Class(c).String()]; !ok {
+				s.Errors.Examples[httpx.Class(c).String()] = msg
+			}
+		}
 		s.BytesReceived += st.Bytes
 		s.Checks.Passed += st.Checks.Passed
 		s.Checks.Failed += st.Checks.Failed

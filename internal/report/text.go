@@ -95,6 +95,9 @@ func Text(w io.Writer, r *result.Result) error {
 	percentileTable(ew, "(ms)", rows)
 	if e := errorList(&s.Errors); e != "" {
 		ew.printf("\nerrors      %s\n", e)
+		for _, class := range sortedKeys(s.Errors.Examples) {
+			ew.printf("  %-9s e.g. %s\n", class, clip(s.Errors.Examples[class], 100))
+		}
 	}
 	if open || s.Late.Count > 0 {
 		ew.printf("late        %s requests went out 1 ms or more after their due time (lateness of all: p50 %s ms, p99 %s ms, max %s ms)\n",
@@ -337,4 +340,13 @@ func failedAnswer(f *result.FailedCheck, width int) string {
 		return fmt.Sprintf("status %d", f.Status)
 	}
 	return fmt.Sprintf("status %d: %s", f.Status, body)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -125,6 +125,9 @@ type Errors struct {
 	TLS       int64 `json:"tls"`
 	Status4xx int64 `json:"status_4xx"`
 	Status5xx int64 `json:"status_5xx"`
+	// Examples give the first message of each failure class: why there was
+	// no response ("connect: connection refused", "body over 1 MiB").
+	Examples map[string]string `json:"examples,omitempty"`
 }
 
 // Percentiles of a duration distribution, in milliseconds.
