@@ -101,8 +101,8 @@ type StepTotals struct {
 	Failures [numFailures]int64 // by httpx.Class
 	// Example is the first failure's message of each class, to say why.
 	Example [numFailures]string
-	Bytes    int64
-	Checks   Checks
+	Bytes   int64
+	Checks  Checks
 	// FirstFailed is the first check of the step that failed, with what the
 	// server answered, to show why; nil when none failed.
 	FirstFailed *FailedCheck
