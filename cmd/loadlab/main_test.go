@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -270,5 +272,33 @@ func TestInterruptKeepsResults(t *testing.T) {
 	matches, _ := filepath.Glob(filepath.Join(dir, ".*"))
 	if len(matches) > 0 {
 		t.Errorf("temporary files left: %v", matches)
+	}
+}
+
+// TestURLCredentials: a user and password in the URL are sent as basic
+// authentication, as curl sends them, and stored nowhere.
+func TestURLCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var user, pass string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		user, pass, _ = r.BasicAuth()
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	out := t.TempDir()
+	u := strings.Replace(srv.URL, "http://", "http://bob:s3cret-pw@", 1) + "/"
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", u, "-n", "3", "-c", "1", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if user != "bob" || pass != "s3cret-pw" {
+		t.Errorf("the server saw user %q password %q", user, pass)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	if bytes.Contains(data, []byte("s3cret-pw")) || strings.Contains(stdout, "s3cret-pw") || bytes.Contains(data, []byte(base64.StdEncoding.EncodeToString([]byte("bob:s3cret-pw")))) {
+		t.Error("the password is in result.json or the summary")
 	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	goio "io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,6 +193,14 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		}
 		headers = append(headers, httpx.Header{Name: name, Value: value})
 		shownHeaders = append(shownHeaders, name+": "+maskHeader(name, value))
+	}
+	// Credentials in the URL are sent as basic authentication, as curl
+	// does, unless -H gives an Authorization of its own.
+	if u.User != nil && !slices.ContainsFunc(headers, func(h httpx.Header) bool { return strings.EqualFold(h.Name, "Authorization") }) {
+		pass, _ := u.User.Password()
+		value := "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
+		headers = append(headers, httpx.Header{Name: "Authorization", Value: value})
+		shownHeaders = append(shownHeaders, "Authorization: "+maskHeader("Authorization", value))
 	}
 	var body []byte
 	switch {
