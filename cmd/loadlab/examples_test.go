@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,13 @@ func TestExamples(t *testing.T) {
 					var steps []string
 					for _, st := range r.Steps {
 						steps = append(steps, fmt.Sprintf("%s: %d requests, %d errors %+v, checks %+v", st.Name, st.Summary.Requests, st.Summary.Errors.Total, st.Summary.Errors, st.Summary.Checks))
+						if f := st.FailedCheck; f != nil {
+							steps = append(steps, fmt.Sprintf("  first failed check: %s; status %d %s %q", f.Check, f.Status, f.Error, f.Body))
+						}
+					}
+					if log, err := os.ReadFile(filepath.Join(out, o.Runs[i].Dir, "server.log")); err == nil {
+						lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+						steps = append(steps, "server.log ends:\n"+strings.Join(lines[max(0, len(lines)-15):], "\n"))
 					}
 					t.Errorf("run %d (%s): %d requests, %d failed checks, server %v, aborted %v: the recipe no longer does what it says\n%s",
 						i+1, o.Runs[i].Point, r.Summary.Requests, r.Summary.Checks.Failed, r.Server != nil, r.Aborts, strings.Join(steps, "\n"))
