@@ -52,7 +52,7 @@ or a compare verdict failed.`,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError(fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath()))
+		return usageError(fmt.Errorf("%s: %w (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), err, c.CommandPath()))
 	})
 	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))
 	for _, c := range root.Commands() {

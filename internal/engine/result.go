@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 )
@@ -20,7 +22,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		r.Aborts = o.Totals.Reasons
 	}
 	if o.Stopped != nil {
-		r.Stopped = o.Stopped.Error()
+		r.Stopped = strings.TrimPrefix(o.Stopped.Error(), "stop: ")
 	}
 	for i, info := range p.Steps {
 		st := &o.Totals.Steps[i]

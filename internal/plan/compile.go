@@ -90,6 +90,7 @@ type compiler struct {
 	feeders                        []*feederState
 	scenarios                      []*scenarioC
 	resolveErr                     error
+	reported                       map[Pos]bool // errors about shared text, said once
 }
 
 type feederState struct {
@@ -457,12 +458,17 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	}
 	rs.path = c.template(Text{Src: pathSrc, Pos: textPos(st.URL, pathOff), quoted: false}, scope)
 	rs.query = c.fields(st.Query, scope)
-	rs.headers = c.fields(append(append([]Field{}, h.Headers...), st.Headers...), scope)
-	for _, f := range rs.headers {
-		rs.hasAgent = rs.hasAgent || strings.EqualFold(f.name, "User-Agent")
-		rs.hasType = rs.hasType || strings.EqualFold(f.name, "Content-Type")
-		if strings.EqualFold(f.name, "Content-Length") || strings.EqualFold(f.name, "Host") || strings.EqualFold(f.name, "Cookie") {
-			c.d.errorf(st.Pos, "%s: loadlab sets the %s header itself", st.Name, f.name)
+	all := append(append([]Field{}, h.Headers...), st.Headers...)
+	rs.headers = c.fields(all, scope)
+	for _, f := range all {
+		rs.hasAgent = rs.hasAgent || strings.EqualFold(f.Name, "User-Agent")
+		rs.hasType = rs.hasType || strings.EqualFold(f.Name, "Content-Type")
+		if (strings.EqualFold(f.Name, "Content-Length") || strings.EqualFold(f.Name, "Host") || strings.EqualFold(f.Name, "Cookie")) && !c.reported[f.Pos] {
+			if c.reported == nil {
+				c.reported = map[Pos]bool{}
+			}
+			c.reported[f.Pos] = true // http.headers are every step's: say it once
+			c.d.errorf(f.Pos, "loadlab sets the %s header itself (the cookie jar sends cookies; Host and Content-Length follow the URL and body)", f.Name)
 		}
 	}
 	switch {

@@ -201,9 +201,9 @@ func headline(r *result.Result) string {
 	}
 	switch st.Mode {
 	case "open":
-		parts = append(parts, fmt.Sprintf("open, %s/s, up to %d connections", rate(st.Rate), st.Connections))
+		parts = append(parts, fmt.Sprintf("open, %s/s, up to %s", rate(st.Rate), plural(st.Connections, "connection")))
 	default:
-		parts = append(parts, fmt.Sprintf("closed, %d connections", st.Connections))
+		parts = append(parts, fmt.Sprintf("closed, %s", plural(st.Connections, "connection")))
 	}
 	if st.Duration > 0 {
 		parts = append(parts, st.Duration.String())
@@ -349,4 +349,12 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// plural writes a count of things: "1 connection", "50 connections".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

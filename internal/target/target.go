@@ -8,7 +8,6 @@ package target
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -83,8 +82,13 @@ type Server struct {
 
 // New makes a server; its stall clock starts now.
 func New(opts Options) (*Server, error) {
-	if opts.Delay < 0 || opts.Jitter < 0 || opts.CPU < 0 || opts.BodyBytes < 0 || opts.Workers < 0 {
-		return nil, errors.New("target: negative setting")
+	for _, o := range []struct {
+		name     string
+		negative bool
+	}{{"delay", opts.Delay < 0}, {"jitter", opts.Jitter < 0}, {"cpu", opts.CPU < 0}, {"body", opts.BodyBytes < 0}, {"workers", opts.Workers < 0}} {
+		if o.negative {
+			return nil, fmt.Errorf("target: --%s must not be negative", o.name)
+		}
 	}
 	if (opts.StallFor > 0) != (opts.StallEvery > 0) || opts.StallFor >= opts.StallEvery && opts.StallEvery > 0 {
 		return nil, fmt.Errorf("target: a stall needs a length shorter than its period, got %v every %v", opts.StallFor, opts.StallEvery)
