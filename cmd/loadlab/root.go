@@ -82,10 +82,17 @@ func version() string {
 	v := info.Main.Version
 	if v == "" || v == "(devel)" {
 		v = "dev"
+		dirty := false
 		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			switch {
+			case s.Key == "vcs.revision" && len(s.Value) >= 12:
 				v = "dev-" + s.Value[:12]
+			case s.Key == "vcs.modified":
+				dirty = s.Value == "true"
 			}
+		}
+		if dirty {
+			v += "+modified" // built from a checkout with changes: not that commit
 		}
 	}
 	return v
