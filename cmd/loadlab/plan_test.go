@@ -417,11 +417,13 @@ load: { closed: { vus: 2, iterations: 20 } }
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var out struct {
-		Requests  int64 `json:"requests"`
-		Scenarios []struct {
-			Scenario string `json:"scenario"`
-			Requests int64  `json:"requests"`
-			Errors   struct {
+		Requests   int64 `json:"requests"`
+		Iterations int64 `json:"iterations"`
+		Scenarios  []struct {
+			Scenario   string `json:"scenario"`
+			Requests   int64  `json:"requests"`
+			Iterations int64  `json:"iterations"`
+			Errors     struct {
 				Total int64 `json:"total"`
 			} `json:"errors"`
 		} `json:"scenarios"`
@@ -433,6 +435,9 @@ load: { closed: { vus: 2, iterations: 20 } }
 		t.Fatalf("scenarios %+v", out.Scenarios)
 	}
 	browse, broken := out.Scenarios[0], out.Scenarios[1]
+	if browse.Iterations+broken.Iterations != out.Iterations || out.Iterations != 40 || browse.Requests != 2*browse.Iterations || broken.Requests != broken.Iterations {
+		t.Errorf("journeys by scenario %+v of %d", out.Scenarios, out.Iterations)
+	}
 	if browse.Requests+broken.Requests != out.Requests || browse.Requests%2 != 0 || broken.Errors.Total != broken.Requests || browse.Errors.Total != 0 {
 		t.Errorf("scenarios %+v of %d requests", out.Scenarios, out.Requests)
 	}

@@ -46,9 +46,13 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		for i, info := range p.Steps {
 			byScenario[info.Scenario] = append(byScenario[info.Scenario], i)
 		}
-		for _, sc := range p.Scenarios {
+		for i, sc := range p.Scenarios {
 			if steps := byScenario[sc.Name]; len(steps) > 0 {
-				r.Scenarios = append(r.Scenarios, result.ScenarioTotals{Scenario: sc.Name, Summary: metrics.Summarize(o.Totals, steps, o.Elapsed)})
+				st := result.ScenarioTotals{Scenario: sc.Name, Summary: metrics.Summarize(o.Totals, steps, o.Elapsed)}
+				if i < len(o.Totals.Scenarios) {
+					st.Summary.Iterations = o.Totals.Scenarios[i]
+				}
+				r.Scenarios = append(r.Scenarios, st)
 			}
 		}
 	}

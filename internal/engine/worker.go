@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/httpx"
@@ -139,7 +140,7 @@ func (w *worker) pick() *Scenario {
 // iterationDone decides what a VU does after an iteration ends.
 func (w *worker) iterationDone(v *VU, completed bool) {
 	if completed {
-		w.rec.Iteration()
+		w.rec.IterationOf(slices.Index(w.run.cfg.Program.Scenarios, v.scenario))
 	}
 	v.running = false
 	w.active--

@@ -144,6 +144,8 @@ type Recorder struct {
 	Connect  *hdr.Histogram
 	Lateness *hdr.Histogram
 	Counters Counters
+	// Scenarios counts the journeys completed, by scenario index.
+	Scenarios []int64
 	// Reasons counts why iterations were aborted, by message (at most
 	// maxReasons distinct messages; the rest count under "other").
 	Reasons map[string]int64
@@ -214,6 +216,15 @@ func (r *Recorder) RecordLateness(late time.Duration) {
 func (r *Recorder) Iteration() {
 	r.Counters.Iterations++
 	r.iv.Iterations++
+}
+
+// IterationOf counts a completed journey of the scenario with this index.
+func (r *Recorder) IterationOf(scenario int) {
+	r.Iteration()
+	for len(r.Scenarios) <= scenario {
+		r.Scenarios = append(r.Scenarios, 0)
+	}
+	r.Scenarios[scenario]++
 }
 
 // Dropped counts an arrival that could not start.
@@ -297,6 +308,7 @@ func (r *Recorder) ResetTotals() {
 	r.Connect.Reset()
 	r.Lateness.Reset()
 	r.Counters = Counters{}
+	clear(r.Scenarios)
 	r.Reasons = nil
 }
 
@@ -341,6 +353,12 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.Counters.Late += o.Counters.Late
 	r.Counters.Unsent += o.Counters.Unsent
 	r.Counters.Aborted += o.Counters.Aborted
+	for i, n := range o.Scenarios {
+		for len(r.Scenarios) <= i {
+			r.Scenarios = append(r.Scenarios, 0)
+		}
+		r.Scenarios[i] += n
+	}
 	for k, n := range o.Reasons {
 		if r.Reasons == nil {
 			r.Reasons = map[string]int64{}

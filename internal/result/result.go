@@ -32,8 +32,8 @@ type Result struct {
 	Settings Settings `json:"settings"`
 	Summary  Summary  `json:"summary"`
 	Steps    []Step   `json:"steps"`
-	// Scenarios are the totals of each scenario's steps, when the plan has
-	// more than one (journeys completed are counted for the run only).
+	// Scenarios are the totals of each scenario's steps and its journeys
+	// completed, when the plan has more than one.
 	Scenarios []ScenarioTotals `json:"scenarios,omitempty"`
 	// Histograms for the whole run, encoded losslessly.
 	Histograms RunHistograms `json:"histograms"`
