@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,6 +176,42 @@ func TestServerInterrupted(t *testing.T) {
 	}
 	noOrphans(t, marker)
 	if r, err := store.ReadResult(out); err != nil || !r.Summary.Interrupted || r.Server == nil {
+		t.Errorf("result %v, %v", r, err)
+	}
+}
+
+// TestCtrlCStopsServer: a real SIGINT to a loadlab process, as Ctrl-C sends
+// it: the load stops, the server's tree is gone, and what was measured is
+// on disk.
+func TestCtrlCStopsServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a loadlab process interrupted")
+	}
+	srv, url, marker := targetServer(t, target.Options{}, "%s & wait")
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 1m } }\n%s", url, srv)})
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0], "run", path, "--out", out)
+	cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitFailed || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %v, stderr %q", err, stderr.String())
+	}
+	// The load stops at once; the server gets its grace period (2 s).
+	if took > 4*time.Second {
+		t.Errorf("loadlab took %v to stop after SIGINT", took)
+	}
+	noOrphans(t, marker)
+	if r, err := store.ReadResult(out); err != nil || !r.Summary.Interrupted || r.Server == nil || r.Summary.Requests == 0 {
 		t.Errorf("result %v, %v", r, err)
 	}
 }
