@@ -304,15 +304,71 @@ http {
 `, dir, addr),
 	})
 	out := t.TempDir()
+	// nginx's workers are named "nginx: worker process", with nothing of
+	// this test in their command line: record the tree's PIDs while it
+	// runs, from the master's pid file, to check that none is left.
+	pids := map[int]bool{}
+	watch, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, "nginx.pid")); err == nil {
+				if master, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					pids[master] = true
+					for _, p := range childrenOf(master) {
+						pids[p] = true
+					}
+				}
+			}
+			select {
+			case <-watch:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
 	_, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	close(watch)
+	<-watched
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	noOrphans(t, dir)
+	if len(pids) != 4 {
+		t.Errorf("saw nginx PIDs %v, want a master and 3 workers", pids)
+	}
+	for p := range pids {
+		if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); err == nil && strings.HasPrefix(string(cmd), "nginx") {
+			t.Errorf("nginx process %d (%q) outlived the run", p, cmd)
+		}
+	}
 	r, _ := store.ReadResult(out)
 	if r.Server.ProcessesPeak != 4 || r.Summary.Errors.Total != 0 || r.Summary.Requests < 100 {
 		t.Errorf("nginx: %d processes, %d requests, %d errors; want a master and 3 workers", r.Server.ProcessesPeak, r.Summary.Requests, r.Summary.Errors.Total)
 	}
+}
+
+// childrenOf lists the PIDs whose parent is pid.
+func childrenOf(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ")".
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 func TestHAProxyWithBackends(t *testing.T) {
