@@ -118,6 +118,9 @@ func TestHostileServers(t *testing.T) {
 			if st.Count[metrics.ClassFailed]+st.Count[metrics.ClassTimeout] != 9 || st.Failures[tt.class] != 9 {
 				t.Errorf("failures %v (by class %v), want 9 of class %v", st.Count, st.Failures, tt.class)
 			}
+			if s := metrics.RunSummary(out.Totals, out.Elapsed); s.ThroughputRPS != 0 || s.Requests != 9 {
+				t.Errorf("%d requests, none answered, yet throughput %v/s", s.Requests, s.ThroughputRPS)
+			}
 			if st.Example[tt.class] == "" {
 				t.Errorf("no message kept to say why the %v failures happened", tt.class)
 			} else {

@@ -170,6 +170,9 @@ func (r *Recorder) Record(s *Sample) {
 	st.Count[class]++
 	iv := r.iv
 	iv.Requests++
+	if class != ClassFailed && class != ClassTimeout {
+		iv.Responses++
+	}
 	if class == ClassFailed || class == ClassTimeout {
 		st.Failures[s.Failure]++
 		if st.Example[s.Failure] == "" && s.Err != nil {
@@ -372,6 +375,7 @@ func (r *Recorder) Merge(o *Recorder) {
 type Interval struct {
 	Latency    *hdr.Histogram // responses of any status
 	Requests   int64
+	Responses  int64 // of any status
 	Errors     int64 // failures and 4xx/5xx responses
 	Bytes      int64
 	Late       int64
@@ -390,6 +394,7 @@ func (iv *Interval) reset() {
 func (iv *Interval) add(o *Interval) {
 	iv.Latency.Merge(o.Latency)
 	iv.Requests += o.Requests
+	iv.Responses += o.Responses
 	iv.Errors += o.Errors
 	iv.Bytes += o.Bytes
 	iv.Late += o.Late

@@ -60,6 +60,7 @@ func fold(a, b result.Point) result.Point {
 		T:          b.T,
 		Len:        a.Len + b.Len,
 		Requests:   a.Requests + b.Requests,
+		Responses:  a.Responses + b.Responses,
 		Errors:     a.Errors + b.Errors,
 		P50:        max(a.P50, b.P50),
 		P90:        max(a.P90, b.P90),
@@ -73,7 +74,7 @@ func fold(a, b result.Point) result.Point {
 		Bytes:      a.Bytes + b.Bytes,
 	}
 	if p.Len > 0 {
-		p.RPS = float64(p.Requests) / p.Len
+		p.RPS = float64(p.Responses) / p.Len
 	}
 	return p
 }

@@ -88,7 +88,10 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 	e.Total = e.Connect + e.Timeout + e.Reset + e.Protocol + e.TLS + e.Status4xx + e.Status5xx
 	s.DurationS = elapsed.Seconds()
 	if s.DurationS > 0 {
-		s.ThroughputRPS = float64(s.Requests) / s.DurationS
+		// What the server answered, of any status: a request that got no
+		// response (refused, reset, timed out) is an error, not throughput,
+		// or a server that refuses connections quickly would look fast.
+		s.ThroughputRPS = float64(s.Responses) / s.DurationS
 	}
 	if s.Requests > 0 {
 		s.ErrorRate = float64(e.Total) / float64(s.Requests)

@@ -83,7 +83,7 @@ type Summary struct {
 	Requests      int64        `json:"requests"`  // exchanges finished: responses of any status plus failures
 	Responses     int64        `json:"responses"` // of any status
 	DurationS     float64      `json:"duration_s"`
-	ThroughputRPS float64      `json:"throughput_rps"` // requests / duration_s
+	ThroughputRPS float64      `json:"throughput_rps"` // responses (any status) / duration_s
 	Errors        Errors       `json:"errors"`
 	ErrorRate     float64      `json:"error_rate"` // errors.total / requests
 	Latency       Percentiles  `json:"latency_ms"`
@@ -198,8 +198,9 @@ type Point struct {
 	T          float64 `json:"t"`   // end of the interval, seconds since the start
 	Len        float64 `json:"len"` // its length in seconds (the last one may be short)
 	Requests   int64   `json:"requests"`
+	Responses  int64   `json:"responses"` // of any status
 	Errors     int64   `json:"errors"`
-	RPS        float64 `json:"rps"`
+	RPS        float64 `json:"rps"` // responses per second
 	P50        float64 `json:"p50_ms"`
 	P90        float64 `json:"p90_ms"`
 	P95        float64 `json:"p95_ms"`
