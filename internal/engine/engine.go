@@ -134,7 +134,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		run.shared.Store(w.SharedIterations)
 	}
 	if run.pooled() {
-		run.freeVUs.Store(int64(w.MaxVUs))
+		// The pool's IDs, 0 first, each with the iterations it has begun.
+		for id := w.MaxVUs - 1; id >= 0; id-- {
+			run.slots = append(run.slots, vuSlot{id: id})
+		}
 	}
 	for i := range workers {
 		loop, err := httpx.NewLoop(epoch, cfg.HTTP)
@@ -234,8 +237,11 @@ type run struct {
 	// An open workload that drops arrivals shares max_vus between its
 	// workers: an arrival takes a VU if any is free, on whichever worker
 	// it is due, and is dropped only when every VU is busy.
-	freeVUs atomic.Int64
-	nextVU  atomic.Int64 // IDs of VUs made on demand
+	// The pool is of VU identities: an ID from 0 to max_vus-1 and its
+	// iteration count, so that {{ vu }} and {{ iteration }} mean what they
+	// do in other workloads whichever worker runs the VU.
+	slotMu sync.Mutex
+	slots  []vuSlot // free
 
 	stopOnce   sync.Once
 	stopReason error
@@ -245,17 +251,30 @@ type run struct {
 // that drops what no VU can take.
 func (r *run) pooled() bool { return r.cfg.Workload.Kind == Open && !r.cfg.Workload.Queue }
 
-// takeVU reserves a VU of the shared pool, if one is free.
-func (r *run) takeVU() bool {
-	for {
-		n := r.freeVUs.Load()
-		if n <= 0 {
-			return false
-		}
-		if r.freeVUs.CompareAndSwap(n, n-1) {
-			return true
-		}
+// vuSlot is a VU identity of the shared pool.
+type vuSlot struct {
+	id         int
+	iterations int64
+}
+
+// takeVU reserves a VU identity of the shared pool, if one is free.
+func (r *run) takeVU() (vuSlot, bool) {
+	r.slotMu.Lock()
+	defer r.slotMu.Unlock()
+	n := len(r.slots)
+	if n == 0 {
+		return vuSlot{}, false
 	}
+	s := r.slots[n-1]
+	r.slots = r.slots[:n-1]
+	return s, true
+}
+
+// releaseVU gives a VU identity back to the shared pool.
+func (r *run) releaseVU(v *VU) {
+	r.slotMu.Lock()
+	r.slots = append(r.slots, vuSlot{id: v.ID, iterations: v.iterations})
+	r.slotMu.Unlock()
 }
 
 // stopAll ends the run early and gracefully on every worker: no new

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -189,6 +190,10 @@ func TestRateBeyondTheMachine(t *testing.T) {
 		if took > 1500*time.Millisecond || (!interrupt && s.Unsent < 1000) || s.Requests == 0 {
 			t.Errorf("interrupt %v: took %v; %d requests, %d unsent", interrupt, took, s.Requests, s.Unsent)
 		}
+		// Every arrival of the schedule is accounted for: sent, or unsent.
+		if !interrupt && s.Requests+s.Unsent+out.InFlight != arr.Total() {
+			t.Errorf("%d requests + %d unsent + %d in flight, want the %d due", s.Requests, s.Unsent, out.InFlight, arr.Total())
+		}
 	}
 }
 
@@ -325,8 +330,23 @@ func TestDroppedOnlyWhenEveryVUIsBusy(t *testing.T) {
 		maxVUs         int
 		dropLo, dropHi int64
 	}{{3, 0, 0}, {1, 10, 20}} {
+		// {{ vu }} stays below max_vus and ({{ vu }}, {{ iteration }}) names
+		// one journey, whichever worker runs it.
+		var mu sync.Mutex
+		seen := map[[2]int64]bool{}
+		prog := quick(t, srv.URL)
+		prog.Begin = func(v *VU) error {
+			mu.Lock()
+			defer mu.Unlock()
+			key := [2]int64{int64(v.ID), v.Iteration()}
+			if v.ID < 0 || v.ID >= tt.maxVUs || seen[key] {
+				t.Errorf("vu %d iteration %d: out of range or seen before", v.ID, v.Iteration())
+			}
+			seen[key] = true
+			return nil
+		}
 		out, err := Run(context.Background(), Config{
-			Program:  quick(t, srv.URL),
+			Program:  prog,
 			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: tt.maxVUs},
 			Workers:  2,
 		})

@@ -166,7 +166,7 @@ func (w *worker) iterationDone(v *VU, completed bool) {
 		}
 		w.idle = append(w.idle, v)
 		if w.run.pooled() {
-			w.run.freeVUs.Add(1)
+			w.run.releaseVU(v)
 		}
 		w.startQueued(now)
 	default:
@@ -232,8 +232,10 @@ func (w *worker) stop() {
 	}
 	w.stopping = true
 	// The run's time is up: arrivals still waiting for a connection are
-	// not sent late into the grace period, which is for requests in flight.
-	w.rec.Unsent(w.queued)
+	// not sent late into the grace period, which is for requests in flight;
+	// nor are those already due that a schedule far ahead of the machine
+	// had no time to take up.
+	w.rec.Unsent(w.queued + w.skipDue(w.loop.Now()))
 	w.queued = 0
 	if !w.finished {
 		w.loop.At(w.loop.Now()+w.wl.Grace, &w.timers.grace)
@@ -285,6 +287,34 @@ type warmupTimer struct{ w *worker }
 
 func (t *warmupTimer) Fire(time.Duration) { t.w.rec.ResetTotals() }
 
+// skipDue passes over this worker's arrivals due by now that were never
+// taken up, and returns how many.
+func (w *worker) skipDue(now time.Duration) int64 {
+	if w.wl.Kind != Open || w.arrivalsDone {
+		return 0
+	}
+	step := int64(len(w.run.workers))
+	due := func(n int64) bool { // are the first n owned arrivals due by now?
+		d, ok := w.wl.Arrivals.Due(w.nextArrival + (n-1)*step)
+		return ok && d <= now
+	}
+	// The largest n with due(n), by doubling then bisection.
+	lo, hi := int64(0), int64(1)
+	for due(hi) {
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if due(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	w.nextArrival += lo * step
+	return lo
+}
+
 // arrivalsPerFire bounds the arrivals one firing of the arrival timer takes.
 const arrivalsPerFire = 1024
 
@@ -315,15 +345,18 @@ func (t *arrivalTimer) Fire(now time.Duration) {
 		w.nextArrival += step
 		switch {
 		case w.run.pooled():
-			if !w.run.takeVU() {
+			slot, ok := w.run.takeVU()
+			if !ok {
 				w.rec.Dropped()
 				break
 			}
 			if len(w.idle) == 0 {
-				v := newVU(w, int(w.run.nextVU.Add(1)-1))
+				v := newVU(w, slot.id)
 				w.vus = append(w.vus, v)
 				w.idle = append(w.idle, v)
 			}
+			v := w.idle[len(w.idle)-1] // the one beginArrival takes
+			v.ID, v.iterations = slot.id, slot.iterations
 			w.beginArrival(now, due)
 		case w.queued == 0 && len(w.idle) > 0:
 			w.beginArrival(now, due)
