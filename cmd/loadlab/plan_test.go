@@ -339,31 +339,49 @@ load: { closed: { vus: 1, iterations: 3 } }
 }
 
 // TestCredentialsNeverStored: credentials written into the plan's headers,
-// passed with --set, or read from the environment reach the server and
-// appear in no file of the result directory.
+// made from plan variables or the environment,
+// written over several lines, passed with --set, or read from the
+// environment reach the server and appear in no file of the result
+// directory, not even a response that echoes one across the snippet's cut.
 func TestCredentialsNeverStored(t *testing.T) {
 	var mu sync.Mutex
 	saw := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		for _, h := range []string{"Authorization", "X-Api-Key", "X-Auth-Token", "Proxy-Authorization"} {
+		for _, h := range []string{"Authorization", "X-Api-Key", "X-Auth-Token", "Proxy-Authorization", "X-Csrf-Token"} {
 			if v := r.Header.Get(h); v != "" {
-				saw[h] = v
+				saw[r.URL.Path+" "+h] = v
 			}
 		}
 		mu.Unlock()
+		if r.URL.Path == "/d" {
+			io.WriteString(w, strings.Repeat("x", 505)+"JWT-SEKRET and more")
+			return
+		}
 		io.WriteString(w, "ok")
 	}))
 	t.Cleanup(srv.Close)
 	t.Setenv("LOADLAB_TEST_BEARER", "ENV-SEKRET")
+	t.Setenv("LOADLAB_TEST_GH", "GH-SEKRET")
 	path := writePlan(t, map[string]string{"plan.yaml": `
 target: ` + srv.URL + `
+vars:
+  jwt: JWT-SEKRET
 http: { headers: { Authorization: "Bearer LITERAL-SEKRET" } }
 steps:
   - get: /a
     headers: { X-Api-Key: KEY-SEKRET, X-Auth-Token: "t-{{ env.LOADLAB_TEST_BEARER }}" }
   - get: /b
     headers: { Proxy-Authorization: placeholder }
+  - get: /c
+    headers:
+      Authorization: "Bearer {{ jwt }}"
+      X-Csrf-Token: "{{ env.LOADLAB_TEST_GH }}"
+  - get: /d
+    headers:
+      X-Api-Key: >-
+        BLOCK-SEKRET
+    expect: { status: 201 }
 load: { closed: { vus: 1, iterations: 1 } }
 `})
 	out := t.TempDir()
@@ -371,20 +389,31 @@ load: { closed: { vus: 1, iterations: 1 } }
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if saw["Authorization"] != "Bearer LITERAL-SEKRET" || saw["X-Api-Key"] != "KEY-SEKRET" || saw["X-Auth-Token"] != "t-ENV-SEKRET" || saw["Proxy-Authorization"] != "SET-SEKRET" {
-		t.Fatalf("the server saw %v", saw)
+	want := map[string]string{
+		"/a Authorization": "Bearer LITERAL-SEKRET", "/a X-Api-Key": "KEY-SEKRET", "/a X-Auth-Token": "t-ENV-SEKRET",
+		"/b Proxy-Authorization": "SET-SEKRET", "/c Authorization": "Bearer JWT-SEKRET", "/c X-Csrf-Token": "GH-SEKRET",
+		"/d X-Api-Key": "BLOCK-SEKRET",
+	}
+	for k, v := range want {
+		if saw[k] != v {
+			t.Errorf("the server saw %s = %q, want %q", k, saw[k], v)
+		}
 	}
 	for _, format := range []string{"html", "md", "json", "text"} {
 		if _, _, code := cli(context.Background(), t, "report", out, "--format", format); code != 0 {
 			t.Fatalf("report --format %s: exit %d", format, code)
 		}
 	}
+	r, err := store.ReadResult(out)
+	if err != nil || r.Steps[3].FailedCheck == nil {
+		t.Fatalf("no failed check kept for /d: %v", err)
+	}
 	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		data, _ := os.ReadFile(p)
-		for _, secret := range []string{"LITERAL-SEKRET", "KEY-SEKRET", "ENV-SEKRET", "SET-SEKRET"} {
+		for _, secret := range []string{"LITERAL-SEKRET", "KEY-SEKRET", "ENV-SEKRET", "SET-SEKRET", "JWT-SEK", "GH-SEKRET", "BLOCK-SEKRET"} {
 			if bytes.Contains(data, []byte(secret)) {
 				t.Errorf("%s holds %s", p, secret)
 			}

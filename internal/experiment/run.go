@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/server"
@@ -102,7 +103,9 @@ func RunOnce(ctx context.Context, p *plan.Plan, opts RunOptions) (*result.Result
 	res.Plan, res.PlanInputs = p.Masked(), p.Inputs()
 	for i := range res.Steps {
 		if f := res.Steps[i].FailedCheck; f != nil {
-			f.Body, f.Error = p.MaskSecrets(f.Body), p.MaskSecrets(f.Error)
+			// Masked before it is cut, so that no part of a secret across
+			// the cut is left.
+			f.Body, f.Error = metrics.Snippet([]byte(p.MaskSecrets(f.Body)), metrics.ShownBytes), p.MaskSecrets(f.Error)
 		}
 	}
 	EvaluateThresholds(p, res)

@@ -116,11 +116,13 @@ type FailedCheck struct {
 	Check  string // what was expected: "status 200", "contains order-number"
 	Status int    // 0: no response
 	Error  string // why there was no response, if there was none
-	Body   string // the body's first SnippetBytes bytes
+	Body   string // the body's first 2*ShownBytes bytes
 }
 
-// SnippetBytes is how much of a response body a FailedCheck keeps.
-const SnippetBytes = 512
+// ShownBytes is how much of a response body a failed check shows; the
+// recorder keeps twice as much, so that a secret across the cut can be
+// masked before the body is cut to ShownBytes.
+const ShownBytes = 512
 
 // Counters are run-wide counts that belong to no step.
 type Counters struct {
@@ -268,14 +270,14 @@ func (r *Recorder) CheckFailed(step int, check string, status int, errText strin
 	if st.FirstFailed != nil {
 		return
 	}
-	st.FirstFailed = &FailedCheck{Check: check, Status: status, Error: errText, Body: Snippet(body)}
+	st.FirstFailed = &FailedCheck{Check: check, Status: status, Error: errText, Body: Snippet(body, 2*ShownBytes)}
 }
 
-// Snippet is the start of a body as text: at most SnippetBytes bytes, cut
-// at a character boundary, invalid UTF-8 replaced.
-func Snippet(body []byte) string {
-	if len(body) > SnippetBytes {
-		body = body[:SnippetBytes]
+// Snippet is the start of a body as text: at most n bytes, cut at a
+// character boundary, invalid UTF-8 replaced.
+func Snippet(body []byte, n int) string {
+	if len(body) > n {
+		body = body[:n]
 		for i := 0; i < 3 && len(body) > 0 && !utf8.Valid(body); i++ {
 			body = body[:len(body)-1]
 		}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -458,7 +459,14 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	}
 	rs.path = c.template(Text{Src: pathSrc, Pos: textPos(st.URL, pathOff), quoted: false}, scope)
 	rs.query = c.fields(st.Query, scope)
-	all := append(append([]Field{}, h.Headers...), st.Headers...)
+	// A step's header replaces the plan-wide one of the same name.
+	var all []Field
+	for _, f := range h.Headers {
+		if !slices.ContainsFunc(st.Headers, func(g Field) bool { return strings.EqualFold(g.Name, f.Name) }) {
+			all = append(all, f)
+		}
+	}
+	all = append(all, st.Headers...)
 	rs.headers = c.fields(all, scope)
 	for _, f := range all {
 		rs.hasAgent = rs.hasAgent || strings.EqualFold(f.Name, "User-Agent")

@@ -16,6 +16,7 @@ import (
 func (p *Plan) Masked() string {
 	lines := strings.Split(string(p.Source), "\n")
 	mask := func(pos Pos, text string) {
+		text = strings.TrimSpace(text)
 		if text == "" || pos.Line < 1 || pos.Line > len(lines) {
 			return
 		}
@@ -23,13 +24,28 @@ func (p *Plan) Masked() string {
 		from := min(max(pos.Col-1, 0), len(line))
 		if i := strings.Index(line[from:], text); i >= 0 {
 			lines[pos.Line-1] = line[:from+i] + "***" + line[from+i+len(text):]
-		} else {
-			// A value written over several lines: mask the rest of the line.
-			lines[pos.Line-1] = line[:from] + "***"
+			return
+		}
+		// A value written over several lines (a block scalar, a folded
+		// string): mask the rest of its first line and each of its lines.
+		lines[pos.Line-1] = line[:from] + "***"
+		rest := strings.Split(text, "\n")
+		for n := pos.Line; n < len(lines) && len(rest) > 0; n++ {
+			part := strings.TrimSpace(rest[0])
+			if part == "" {
+				rest = rest[1:]
+				n--
+				continue
+			}
+			if i := strings.Index(lines[n], part); i >= 0 {
+				lines[n] = lines[n][:i] + "***" + lines[n][i+len(part):]
+				rest = rest[1:]
+			}
 		}
 	}
+	credVars := p.credentialVars()
 	for _, v := range p.Vars {
-		if v.Secret {
+		if v.Secret || credVars[v.Name] {
 			mask(v.valuePos, v.valueText)
 		}
 	}
@@ -74,18 +90,80 @@ func (p *Plan) credentialLiterals() []Text {
 	return out
 }
 
-// Secrets lists the values that must never be shown: secret variables and
-// secret data columns. Reports use it to mask what they print.
+// templateName finds the names a template's {{ }} parts use.
+var templateName = regexp.MustCompile(`\{\{([^}]*)\}\}`)
+var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*`)
+
+// credentialVars are the plan variables a credential header is made from,
+// directly or through other variables: their values are as secret as a
+// literal written into the header.
+func (p *Plan) credentialVars() map[string]bool {
+	vars := map[string]*Var{}
+	for i := range p.Vars {
+		vars[p.Vars[i].Name] = &p.Vars[i]
+	}
+	out := map[string]bool{}
+	var visit func(src string)
+	visit = func(src string) {
+		for _, m := range templateName.FindAllStringSubmatch(src, -1) {
+			for _, name := range identifier.FindAllString(m[1], -1) {
+				if v, ok := vars[name]; ok && !out[name] {
+					out[name] = true
+					visit(v.valueText)
+				}
+			}
+		}
+	}
+	for _, f := range p.credentialHeaders() {
+		visit(f.Value.Src)
+	}
+	return out
+}
+
+// credentialEnv are the environment variables a credential header reads,
+// directly or through plan variables.
+func (p *Plan) credentialEnv() map[string]bool {
+	out := map[string]bool{}
+	srcs := []string{}
+	for _, f := range p.credentialHeaders() {
+		srcs = append(srcs, f.Value.Src)
+	}
+	credVars := p.credentialVars()
+	for _, v := range p.Vars {
+		if credVars[v.Name] || v.Secret {
+			srcs = append(srcs, v.valueText)
+		}
+	}
+	for _, src := range srcs {
+		for _, m := range envRef.FindAllStringSubmatch(src, -1) {
+			out[m[1]] = true
+		}
+	}
+	return out
+}
+
+// Secrets lists the values that must never be shown: secret variables, the
+// values credential headers are made of, and secret data columns. Reports
+// use it to mask what they print.
 func (p *Plan) Secrets() []string {
 	var out []string
-	for _, t := range p.credentialLiterals() {
-		out = append(out, t.Src)
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
 	}
+	for _, t := range p.credentialLiterals() {
+		add(t.Src)
+	}
+	credVars := p.credentialVars()
 	for _, v := range p.Vars {
-		if v.Secret {
-			if s := format(v.Value); s != "" {
-				out = append(out, s)
-			}
+		if v.Secret || credVars[v.Name] {
+			add(format(v.Value))
+		}
+	}
+	for _, name := range sortedKeys(p.credentialEnv()) {
+		if v, ok := p.envValue(name); ok {
+			add(v)
 		}
 	}
 	for _, f := range p.Data {
@@ -115,20 +193,23 @@ var secretName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|crede
 // secrets masked. With the plan's text they say exactly what was run.
 func (p *Plan) Inputs() []string {
 	out := make([]string, 0, len(p.opts.Set)+len(p.opts.Env))
+	credVars, inCredentials := p.credentialVars(), p.credentialEnv()
+	secretVar := func(name string) bool {
+		for _, v := range p.Vars {
+			if v.Name == name && v.Secret {
+				return true
+			}
+		}
+		return credVars[name]
+	}
 	for _, s := range p.opts.Set {
-		if k, _, ok := strings.Cut(s, "="); ok && secretName.MatchString(k) {
+		if k, _, ok := strings.Cut(s, "="); ok && (secretName.MatchString(k) || secretVar(strings.TrimPrefix(k, "vars."))) {
 			s = k + "=***"
 		}
 		out = append(out, "--set "+p.MaskSecrets(s))
 	}
-	inCredentials := map[string]bool{}
-	for _, f := range p.credentialHeaders() {
-		for _, m := range envRef.FindAllStringSubmatch(f.Value.Src, -1) {
-			inCredentials[m[1]] = true
-		}
-	}
 	show := func(name, v string) string {
-		if secretName.MatchString(name) || inCredentials[name] {
+		if secretName.MatchString(name) || inCredentials[name] || secretVar(name) {
 			return "***"
 		}
 		return p.MaskSecrets(v)
@@ -234,10 +315,14 @@ func (p *Plan) Fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// MaskSecrets replaces every secret value in s with ***.
+// MaskSecrets replaces every secret value in s with ***; values under 4
+// characters are left, as masking them would garble every text they occur
+// in (the plan's own text masks them by position).
 func (p *Plan) MaskSecrets(s string) string {
 	for _, secret := range p.Secrets() {
-		s = strings.ReplaceAll(s, secret, "***")
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "***")
+		}
 	}
 	return s
 }
