@@ -139,15 +139,21 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	if err != nil {
 		return nil, usageError(fmt.Errorf("run: bad --url: %w", err))
 	}
+	shown := u.Redacted() // the URL as errors and results say it: no password
+	if u.User != nil {
+		bare := *u
+		bare.User = nil
+		shown = bare.String()
+	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, usageError(fmt.Errorf("run: bad --url %q: the scheme must be http or https", f.url))
+		return nil, usageError(fmt.Errorf("run: bad --url %q: the scheme must be http or https", shown))
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return nil, usageError(fmt.Errorf("run: bad --url %q: no host", f.url))
+		return nil, usageError(fmt.Errorf("run: bad --url %q: no host", shown))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := parsePort(p); err != nil || n == 0 {
-			return nil, usageError(fmt.Errorf("run: bad --url %q: bad port %q", f.url, p))
+			return nil, usageError(fmt.Errorf("run: bad --url %q: bad port %q", shown, p))
 		}
 	}
 	if f.connections <= 0 {
@@ -222,7 +228,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	req := httpx.Request{Method: method, Target: target, Host: u.Host, Header: headers, Body: body, Close: f.noKeepAlive}
 	settings := result.Settings{
 		Mode:        "closed",
-		URL:         u.Redacted(),
+		URL:         shown,
 		Method:      method,
 		Headers:     shownHeaders,
 		BodyBytes:   len(body),

@@ -317,6 +317,9 @@ func LoadOutcome(dir string) (*Outcome, error) {
 		o.results[i] = res
 	}
 	o.reanalyze()
+	if o.Verdict != nil && o.Verdict.Against == "" {
+		o.Verdict.Against = o.Verdict.Baseline // written before "against" existed
+	}
 	return &o, nil
 }
 

@@ -284,7 +284,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 			}
 			rec.Status, rec.Result = store.StatusDone, buf.Bytes()
 			out.results[slot.Index] = res
-			logf("run %d/%d  %s #%d: %.1f req/s, p95 %.2f ms, %d errors", slot.Index+1, len(order), pt.Key, slot.Rep, res.Summary.ThroughputRPS, res.Summary.Latency.P95, res.Summary.Errors.Total)
+			logf("run %d/%d  %s #%d: %.1f req/s, p95 %.2f ms, %d errors", slot.Index+1, len(order), pt.Key, slot.Rep, Throughput(res), res.Summary.Latency.P95, res.Summary.Errors.Total)
 		}
 		if out.Interrupted {
 			break
@@ -340,7 +340,7 @@ func (out *Outcome) finish(e *plan.Experiment, order []Slot, status func(i int) 
 			info.Dir = filepath.Join("runs", fmt.Sprintf("%03d", slot.Index+1))
 		}
 		if res := out.results[slot.Index]; res != nil {
-			info.RPS, info.P95 = res.Summary.ThroughputRPS, res.Summary.Latency.P95
+			info.RPS, info.P95 = Throughput(res), res.Summary.Latency.P95
 		} else {
 			complete = false
 		}

@@ -105,6 +105,16 @@ type USL struct {
 // which would make R² no evidence at all.
 const MinUSLPoints = 5
 
+// Throughput is a run's responses (of any status) per second, computed from
+// its counts so that results written when throughput_rps still counted
+// failed requests compare alike.
+func Throughput(r *result.Result) float64 {
+	if s := &r.Summary; s.DurationS > 0 {
+		return float64(s.Responses) / s.DurationS
+	}
+	return r.Summary.ThroughputRPS
+}
+
 // figure reads one figure from a run's result.
 type figure struct {
 	name, unit string
@@ -137,7 +147,7 @@ func fixedWork(rs []*result.Result) bool {
 const mib = 1 << 20
 
 var figures = []figure{
-	{"throughput", "req/s", true, func(r *result.Result) (float64, bool) { return r.Summary.ThroughputRPS, true }, always},
+	{"throughput", "req/s", true, func(r *result.Result) (float64, bool) { return Throughput(r), true }, always},
 	{"p50 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P50, r.Summary.Latency.Count > 0 }, always},
 	{"p95 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P95, r.Summary.Latency.Count > 0 }, always},
 	{"p99 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P99, r.Summary.Latency.Count > 0 }, always},
@@ -420,7 +430,7 @@ func failedThresholds(points []Point, order []Slot, results []*result.Result) []
 func samplesOf(rs []*result.Result) []float64 {
 	var out []float64
 	for _, r := range rs {
-		out = append(out, r.Summary.ThroughputRPS)
+		out = append(out, Throughput(r))
 	}
 	return out
 }

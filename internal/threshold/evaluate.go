@@ -284,6 +284,11 @@ func requestCounts(t *Threshold, r *result.Result) measurement {
 		}
 	}
 	counted, what := c.requests, "requests"
+	if t.Metric == Rate {
+		// Throughput: what was answered, of any status, as the summary
+		// counts it; requests that got no response are not throughput.
+		counted, what = c.requests-c.failed, "responses"
+	}
 	if t.Filters.Status != "" {
 		counted = c.of(t.Filters.Status)
 		what = t.Filters.Status + " responses"

@@ -41,7 +41,7 @@ func ExampleEvaluate() {
 	}
 	// Output:
 	// error_rate < 1%                pass=false error rate: 1.5% (30 errors in 2000 requests)
-	// rate > 100/s                   pass=true  rate: 200/s (2000 requests in 10 s)
+	// rate > 100/s                   pass=true  rate: 199/s (1990 responses in 10 s)
 	// server.rss.peak < 2560MiB      pass=true  server.rss.peak: 2 GiB
 	// p95(latency, step=login) < 2s  pass=false p95 latency of step login: the result has no steps
 }

@@ -105,7 +105,7 @@ const (
 	Connect           Metric = "connect"      // time to open a connection, run-wide
 	ErrorRate         Metric = "error_rate"   // share of requests that failed or got 4xx/5xx
 	Checks            Metric = "checks"       // share of checks that passed
-	Rate              Metric = "rate"         // requests per second
+	Rate              Metric = "rate"         // responses (of any status) per second: throughput
 	Requests          Metric = "requests"     // requests finished
 	Iterations        Metric = "iterations"   // journeys completed
 	Dropped           Metric = "dropped"      // arrivals that found no free VU
