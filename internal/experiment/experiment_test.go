@@ -379,3 +379,26 @@ repeat: 5
 		t.Errorf("recommendation %q", v.Recommendation)
 	}
 }
+
+// TestThresholdTally: the verdict lists each threshold that failed in some
+// run with how often, and each that passed in every run.
+func TestThresholdTally(t *testing.T) {
+	p := load(t, sweepPlan)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 1)
+	results := make([]*result.Result, len(order))
+	for i := range order {
+		results[i] = fake(100, 10)
+		results[i].Thresholds = []result.ThresholdResult{
+			{Text: "checks > 99%", Pass: true},
+			{Text: "p95(latency) < 500ms", Pass: i != 4, Detail: "p95 latency: 612 ms"},
+		}
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if len(v.Thresholds) != 1 || !strings.HasPrefix(v.Thresholds[0], "p95(latency) < 500ms failed in 1 of 15 runs (run 5, ") {
+		t.Errorf("failed %q", v.Thresholds)
+	}
+	if len(v.Passed) != 1 || v.Passed[0] != "checks > 99% passed in all 15 runs" {
+		t.Errorf("passed %q", v.Passed)
+	}
+}

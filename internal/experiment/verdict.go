@@ -30,6 +30,8 @@ type Verdict struct {
 	// Thresholds lists each threshold that failed in some run, with how
 	// often and an example.
 	Thresholds []string `json:"thresholds_failed,omitempty"`
+	// Passed lists each threshold that passed in every run.
+	Passed []string `json:"thresholds_passed,omitempty"`
 	// Quota says, per point, how often the server's memory went over its
 	// memory_quota, at peak and on average.
 	Quota []string `json:"memory_quota,omitempty"`
@@ -301,7 +303,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			v.Warnings = append(v.Warnings, fmt.Sprintf("with %d repeats no difference can be significant at α=%.2f (the Mann-Whitney test needs 4 runs a side); set repeat: 5 to tell differences from noise", e.Repeat, Alpha))
 		}
 	}
-	v.Thresholds = failedThresholds(points, order, results)
+	v.Thresholds, v.Passed = thresholdTally(points, order, results)
 	v.Quota = quotaSummary(points, byPoint)
 	v.Validity = validitySummary(points, order, results)
 	v.Sweeps = sweeps(e, points, v)
@@ -389,8 +391,9 @@ func validitySummary(points []Point, order []Slot, results []*result.Result) []s
 	return out
 }
 
-// failedThresholds sums up the thresholds that failed, run by run.
-func failedThresholds(points []Point, order []Slot, results []*result.Result) []string {
+// thresholdTally sums up the thresholds run by run: those that failed in
+// some run, and those that passed in every one.
+func thresholdTally(points []Point, order []Slot, results []*result.Result) (failed, passed []string) {
 	type tally struct {
 		failed, runs int
 		example      string
@@ -418,13 +421,14 @@ func failedThresholds(points []Point, order []Slot, results []*result.Result) []
 			}
 		}
 	}
-	var out []string
 	for _, text := range texts {
 		if c := counts[text]; c.failed > 0 {
-			out = append(out, fmt.Sprintf("%s failed in %d of %d runs (%s)", text, c.failed, c.runs, c.example))
+			failed = append(failed, fmt.Sprintf("%s failed in %d of %d runs (%s)", text, c.failed, c.runs, c.example))
+		} else {
+			passed = append(passed, fmt.Sprintf("%s passed in all %d runs", text, c.runs))
 		}
 	}
-	return out
+	return failed, passed
 }
 
 func samplesOf(rs []*result.Result) []float64 {

@@ -150,13 +150,16 @@ func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
 	for _, t := range v.Thresholds {
 		ew.printf("- **Threshold failed:** %s\n", md(t))
 	}
+	for _, t := range v.Passed {
+		ew.printf("- Threshold passed: %s\n", md(t))
+	}
 	for _, w := range v.Validity {
 		ew.printf("- **Suspect runs:** %s\n", md(w))
 	}
 	for _, w := range v.Warnings {
 		ew.printf("- %s\n", md(w))
 	}
-	if len(v.Warnings)+len(v.Thresholds)+len(v.Validity) > 0 {
+	if len(v.Warnings)+len(v.Thresholds)+len(v.Passed)+len(v.Validity) > 0 {
 		ew.printf("\n")
 	}
 	if dir != "" && ew.err == nil {

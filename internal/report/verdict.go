@@ -75,12 +75,16 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 			ew.printf("  %s\n", line)
 		}
 	}
-	if len(v.Thresholds) > 0 {
+	if len(v.Thresholds)+len(v.Passed) > 0 {
 		ew.printf("\nthresholds\n")
 		for _, line := range v.Thresholds {
 			ew.printf("  FAIL  %s\n", line)
 		}
+		for _, line := range v.Passed {
+			ew.printf("  pass  %s\n", line)
+		}
 	}
+
 	if len(v.Warnings) > 0 {
 		ew.printf("\nwarnings\n")
 		for _, line := range v.Warnings {
