@@ -1,7 +1,10 @@
 package experiment
 
 import (
+	"time"
+
 	"errors"
+	"github.com/loadlab/loadlab/internal/server"
 
 	"github.com/loadlab/loadlab/internal/engine"
 	"strings"
@@ -400,5 +403,34 @@ func TestThresholdTally(t *testing.T) {
 	}
 	if len(v.Passed) != 1 || v.Passed[0] != "checks > 99% passed in all 15 runs" {
 		t.Errorf("passed %q", v.Passed)
+	}
+}
+
+// TestServerSeriesIsBounded: a day of 250 ms samples keeps at most
+// MaxServerPoints points in result.json, and no peak is lost.
+func TestServerSeriesIsBounded(t *testing.T) {
+	start := time.Unix(0, 0)
+	var samples []server.Sample
+	for i := range 24 * 3600 * 4 {
+		smp := server.Sample{Time: start.Add(time.Duration(i) * 250 * time.Millisecond), CPU: 50, RSS: 100 << 20, Threads: 4}
+		if i == 12345 {
+			smp.CPU, smp.RSS = 190, 900<<20
+		}
+		samples = append(samples, smp)
+	}
+	series := serverSeries(samples, start)
+	if short := serverSeries(samples[:100], start); len(short) != 100 || short[99].T != 24.75 {
+		t.Errorf("a short run's %d samples became %d points", 100, len(short))
+	}
+	if len(series) > MaxServerPoints || len(series) < MaxServerPoints/2 {
+		t.Fatalf("%d points", len(series))
+	}
+	var cpu float64
+	var rss int64
+	for _, p := range series {
+		cpu, rss = max(cpu, p.CPU), max(rss, p.RSS)
+	}
+	if cpu != 190 || rss != 900<<20 || series[len(series)-1].T != samples[len(samples)-1].Time.Sub(start).Seconds() {
+		t.Errorf("peaks %v %v, last t %v", cpu, rss, series[len(series)-1].T)
 	}
 }
