@@ -175,21 +175,10 @@ load:
 	t.Errorf("p99 lateness %v ms in three attempts; want one within 1 ms, or within twice a plain sleeper's %v ms plus 1 ms", lateness, yardstick)
 }
 
-// sleeperDuring runs a goroutine that sleeps to a schedule of perSecond
-// wake-ups for d, alongside whatever the test does, and sends the p99 of how
-// late it woke, in ms: what the machine alone adds.
+// sleeperDuring runs targettest.SleeperLateness beside whatever the test
+// does and sends its result.
 func sleeperDuring(perSecond float64, d time.Duration) <-chan float64 {
 	out := make(chan float64, 1)
-	go func() {
-		gap := time.Duration(float64(time.Second) / perSecond)
-		var late []float64
-		start := time.Now()
-		for due := start; due.Sub(start) < d; due = due.Add(gap) {
-			time.Sleep(time.Until(due))
-			late = append(late, float64(time.Since(due))/float64(time.Millisecond))
-		}
-		slices.Sort(late)
-		out <- late[len(late)*99/100]
-	}()
+	go func() { out <- targettest.SleeperLateness(perSecond, d) }()
 	return out
 }

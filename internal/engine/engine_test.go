@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,7 +126,7 @@ func TestOpenExactArrivals(t *testing.T) {
 	// plus 1 ms (the load of a shared machine moves between the two).
 	var late, ref []float64
 	for range 3 {
-		sleeper := sleeperLateness(400, 500*time.Millisecond)
+		sleeper := targettest.SleeperLateness(400, 500*time.Millisecond)
 		out, err := Run(context.Background(), Config{
 			Program:  quick(t, url),
 			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 20, Queue: true},
@@ -145,20 +144,6 @@ func TestOpenExactArrivals(t *testing.T) {
 		late, ref = append(late, s.Late.P99), append(ref, sleeper)
 	}
 	t.Errorf("p99 lateness %v ms in three attempts, want one under 1 ms or under twice a plain sleeper's %v ms plus 1 ms", late, ref)
-}
-
-// sleeperLateness is the p99 lateness, in ms, of a goroutine that sleeps to
-// a schedule of perSecond wake-ups for d: what the machine alone adds.
-func sleeperLateness(perSecond int, d time.Duration) float64 {
-	gap := time.Second / time.Duration(perSecond)
-	var late []float64
-	start := time.Now()
-	for due := start; due.Sub(start) < d; due = due.Add(gap) {
-		time.Sleep(time.Until(due))
-		late = append(late, float64(time.Since(due))/float64(time.Millisecond))
-	}
-	slices.Sort(late)
-	return late[len(late)*99/100]
 }
 
 // TestRateBeyondTheMachine: a schedule far faster than any machine (a

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -118,4 +119,20 @@ func FreeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// SleeperLateness sleeps to a schedule of perSecond wake-ups for d and
+// returns the p99 of how late it woke, in ms: what the machine alone adds
+// to anything that keeps a schedule. Timing tests use it as a yardstick on
+// a busy shared machine, measured beside or just before the run they judge.
+func SleeperLateness(perSecond float64, d time.Duration) float64 {
+	gap := time.Duration(float64(time.Second) / perSecond)
+	var late []float64
+	start := time.Now()
+	for due := start; due.Sub(start) < d; due = due.Add(gap) {
+		time.Sleep(time.Until(due))
+		late = append(late, float64(time.Since(due))/float64(time.Millisecond))
+	}
+	slices.Sort(late)
+	return late[len(late)*99/100]
 }
