@@ -471,7 +471,7 @@ load: { closed: { vus: 2, iterations: 20 } }
 		t.Errorf("scenarios %+v of %d requests", out.Scenarios, out.Requests)
 	}
 	text, _, _ := cli(context.Background(), t, "run", path)
-	if !strings.Contains(text, "scenario browse") || !strings.Contains(text, "scenario broken") {
+	if !strings.Contains(text, "\nscenario ") || !strings.Contains(text, "\nbrowse ") || !strings.Contains(text, "\nbroken ") {
 		t.Errorf("summary:\n%s", text)
 	}
 }

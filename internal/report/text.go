@@ -121,13 +121,13 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	if len(r.Steps) > 1 || s.Checks.Passed+s.Checks.Failed > 0 {
 		ew.printf("\n")
-		stepTable(ew, r.Steps)
+		stepTable(ew, "step", r.Steps)
 		if len(r.Scenarios) > 0 {
 			var rows []result.Step
 			for _, sc := range r.Scenarios {
-				rows = append(rows, result.Step{Scenario: "default", Name: "scenario " + sc.Scenario, Summary: sc.Summary})
+				rows = append(rows, result.Step{Scenario: "default", Name: sc.Scenario, Summary: sc.Summary})
 			}
-			stepTable(ew, rows)
+			stepTable(ew, "scenario", rows)
 		}
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
@@ -231,8 +231,8 @@ func percentileTable(ew *errWriter, unit string, rows []row) {
 	}
 }
 
-func stepTable(ew *errWriter, steps []result.Step) {
-	ew.printf("%-32s %9s %7s %9s %8s %8s %8s %8s\n", "step", "requests", "errors", "checks", "p50 ms", "p95 ms", "p99 ms", "max ms")
+func stepTable(ew *errWriter, heading string, steps []result.Step) {
+	ew.printf("%-32s %9s %7s %9s %8s %8s %8s %8s\n", heading, "requests", "errors", "checks", "p50 ms", "p95 ms", "p99 ms", "max ms")
 	for _, st := range steps {
 		s := &st.Summary
 		name := st.Name
