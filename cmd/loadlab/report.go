@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +14,18 @@ import (
 	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/store"
 )
+
+// formats are what `loadlab report` renders.
+var formats = []string{"text", "json", "html", "md", "csv"}
+
+// render runs the renderer chosen by name; an unknown name is bad input,
+// and want says what is known.
+func render(name string, by map[string]func() error, want string) error {
+	if f, ok := by[name]; ok {
+		return f()
+	}
+	return usageError(fmt.Errorf("report: %s, not %q", want, name))
+}
 
 func newReportCommand(io *stdio) *cobra.Command {
 	var format, table, pointA, pointB string
@@ -32,6 +46,10 @@ in any of the formats.`,
   loadlab report results/main results/branch --format md >> "$GITHUB_STEP_SUMMARY"`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
+			if !slices.Contains(formats, format) {
+				return usageError(fmt.Errorf("report: unknown --format %q: want %s", format, strings.Join(formats, ", ")))
+			}
+			out := io.out
 			if len(args) == 2 {
 				a, err := experiment.LoadSide(args[0], pointA)
 				if err != nil {
@@ -42,19 +60,13 @@ in any of the formats.`,
 					return usageError(fmt.Errorf("report: %w", err))
 				}
 				cmp := experiment.Compare(a, b)
-				switch format {
-				case "text":
-					return report.Comparison(io.out, cmp)
-				case "json":
-					return report.ComparisonJSON(io.out, cmp)
-				case "html":
-					return report.ComparisonHTML(io.out, cmp)
-				case "md":
-					return report.ComparisonMarkdown(io.out, cmp)
-				case "csv":
-					return report.ComparisonCSV(io.out, cmp)
-				}
-				return usageError(fmt.Errorf("report: unknown --format %q: want text, json, html, md or csv", format))
+				return render(format, map[string]func() error{
+					"text": func() error { return report.Comparison(out, cmp) },
+					"json": func() error { return report.ComparisonJSON(out, cmp) },
+					"html": func() error { return report.ComparisonHTML(out, cmp) },
+					"md":   func() error { return report.ComparisonMarkdown(out, cmp) },
+					"csv":  func() error { return report.ComparisonCSV(out, cmp) },
+				}, "--format")
 			}
 			dir := args[0]
 			if experiment.IsExperiment(dir) {
@@ -62,27 +74,23 @@ in any of the formats.`,
 				if err != nil {
 					return usageError(fmt.Errorf("report: %w", err))
 				}
-				switch format {
-				case "text":
-					return report.Verdict(io.out, o)
-				case "json":
-					enc := json.NewEncoder(io.out)
-					enc.SetIndent("", "  ")
-					return enc.Encode(o)
-				case "html":
-					return report.ExperimentHTML(io.out, o)
-				case "md":
-					return report.ExperimentMarkdown(io.out, dir, o)
-				case "csv":
-					switch table {
-					case "", "runs":
-						return report.RunsCSV(io.out, o)
-					case "points":
-						return report.PointsCSV(io.out, o)
-					}
-					return usageError(fmt.Errorf("report: an experiment's --table is runs or points, not %q", table))
-				}
-				return usageError(fmt.Errorf("report: unknown --format %q: want text, json, html, md or csv", format))
+				return render(format, map[string]func() error{
+					"text": func() error { return report.Verdict(out, o) },
+					"json": func() error {
+						enc := json.NewEncoder(out)
+						enc.SetIndent("", "  ")
+						return enc.Encode(o)
+					},
+					"html": func() error { return report.ExperimentHTML(out, o) },
+					"md":   func() error { return report.ExperimentMarkdown(out, dir, o) },
+					"csv": func() error {
+						return render(table, map[string]func() error{
+							"":       func() error { return report.RunsCSV(out, o) },
+							"runs":   func() error { return report.RunsCSV(out, o) },
+							"points": func() error { return report.PointsCSV(out, o) },
+						}, "an experiment's --table is runs or points")
+					},
+				}, "--format")
 			}
 			r, err := store.ReadResult(dir)
 			if err != nil {
@@ -91,25 +99,19 @@ in any of the formats.`,
 			if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 				dir = filepath.Dir(dir)
 			}
-			switch format {
-			case "text":
-				return report.Text(io.out, r)
-			case "json":
-				return report.JSON(io.out, r)
-			case "html":
-				return report.HTML(io.out, r)
-			case "md":
-				return report.Markdown(io.out, dir, r)
-			case "csv":
-				switch table {
-				case "", "steps":
-					return report.StepsCSV(io.out, r)
-				case "series":
-					return report.SeriesCSV(io.out, r)
-				}
-				return usageError(fmt.Errorf("report: a run's --table is steps or series, not %q", table))
-			}
-			return usageError(fmt.Errorf("report: unknown --format %q: want text, json, html, md or csv", format))
+			return render(format, map[string]func() error{
+				"text": func() error { return report.Text(out, r) },
+				"json": func() error { return report.JSON(out, r) },
+				"html": func() error { return report.HTML(out, r) },
+				"md":   func() error { return report.Markdown(out, dir, r) },
+				"csv": func() error {
+					return render(table, map[string]func() error{
+						"":       func() error { return report.StepsCSV(out, r) },
+						"steps":  func() error { return report.StepsCSV(out, r) },
+						"series": func() error { return report.SeriesCSV(out, r) },
+					}, "a run's --table is steps or series")
+				},
+			}, "--format")
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, json, html, md or csv")
