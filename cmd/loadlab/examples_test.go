@@ -61,6 +61,11 @@ func TestExamples(t *testing.T) {
 				if o.Runs[i].Point == tt.bad {
 					continue
 				}
+				for _, th := range r.Thresholds {
+					if !th.Pass {
+						t.Errorf("run %d (%s): threshold %s failed: %s", i+1, o.Runs[i].Point, th.Text, th.Detail)
+					}
+				}
 				if r.Summary.Checks.Failed != 0 || r.Summary.Requests == 0 || r.Server == nil {
 					var steps []string
 					for _, st := range r.Steps {

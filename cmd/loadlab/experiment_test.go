@@ -77,7 +77,12 @@ func TestSweepVerdict(t *testing.T) {
 		t.Errorf("recommendation %q", v.Recommendation)
 	}
 	tp := v.Figures[0]
+	checked := 0
 	for _, r := range tp.Rows {
+		switch r.Point {
+		case "workers=1", "workers=2", "workers=5", "workers=6":
+			checked++
+		}
 		switch r.Point {
 		case "workers=1", "workers=2":
 			if !r.Significant || r.Delta > -0.3 {
@@ -88,6 +93,9 @@ func TestSweepVerdict(t *testing.T) {
 				t.Errorf("%s should do as well as workers=4: %+v", r.Point, r)
 			}
 		}
+	}
+	if tp.Name != "throughput" || checked != 4 {
+		t.Errorf("figure %q: %d of the rows for workers 1, 2, 5 and 6", tp.Name, checked)
 	}
 	// Every run has its own result and server log.
 	for _, r := range o.Runs {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/target"
 	"github.com/loadlab/loadlab/internal/target/targettest"
 )
@@ -41,8 +43,13 @@ load: { closed: { vus: 10000, iterations: 1 } }
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
-	if !bytes.Contains(stdout.Bytes(), []byte(`"iterations": 10000`)) || !bytes.Contains(stdout.Bytes(), []byte(`"total": 0`)) {
-		t.Fatalf("not every journey completed without errors:\n%s", stdout.String())
+	var sum result.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Iterations != 10000 || sum.Requests != 20000 || sum.Errors.Total != 0 || sum.Checks.Failed != 0 {
+		t.Fatalf("%d journeys, %d requests, %d errors, %d failed checks: want 10,000 journeys of 2 requests, all fine",
+			sum.Iterations, sum.Requests, sum.Errors.Total, sum.Checks.Failed)
 	}
 	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 	if rss > 200<<20 {

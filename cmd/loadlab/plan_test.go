@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -385,9 +386,22 @@ steps:
 load: { closed: { vus: 1, iterations: 1 } }
 `})
 	out := t.TempDir()
-	_, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "steps.1.headers.Proxy-Authorization=SET-SEKRET")
+	secrets := []string{"LITERAL-SEKRET", "KEY-SEKRET", "ENV-SEKRET", "SET-SEKRET", "JWT-SEK", "GH-SEKRET", "BLOCK-SEKRET"}
+	leaks := func(where string, data []byte) {
+		t.Helper()
+		for _, secret := range secrets {
+			if bytes.Contains(data, []byte(secret)) {
+				t.Errorf("%s holds %s", where, secret)
+			}
+		}
+	}
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "steps.1.headers.Proxy-Authorization=SET-SEKRET")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	leaks("the summary", []byte(stdout+stderr))
+	if !strings.Contains(stdout, "first failed check of GET /d") {
+		t.Errorf("the summary shows no failed check for /d:\n%s", stdout)
 	}
 	want := map[string]string{
 		"/a Authorization": "Bearer LITERAL-SEKRET", "/a X-Api-Key": "KEY-SEKRET", "/a X-Auth-Token": "t-ENV-SEKRET",
@@ -400,26 +414,29 @@ load: { closed: { vus: 1, iterations: 1 } }
 		}
 	}
 	for _, format := range []string{"html", "md", "json", "text"} {
-		if _, _, code := cli(context.Background(), t, "report", out, "--format", format); code != 0 {
+		stdout, _, code := cli(context.Background(), t, "report", out, "--format", format)
+		if code != 0 {
 			t.Fatalf("report --format %s: exit %d", format, code)
 		}
+		leaks("report --format "+format, []byte(stdout))
 	}
 	r, err := store.ReadResult(out)
 	if err != nil || r.Steps[3].FailedCheck == nil {
 		t.Fatalf("no failed check kept for /d: %v", err)
 	}
-	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+	var files []string
+	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, _ := os.ReadFile(p)
-		for _, secret := range []string{"LITERAL-SEKRET", "KEY-SEKRET", "ENV-SEKRET", "SET-SEKRET", "JWT-SEK", "GH-SEKRET", "BLOCK-SEKRET"} {
-			if bytes.Contains(data, []byte(secret)) {
-				t.Errorf("%s holds %s", p, secret)
-			}
-		}
-		return nil
+		data, err := os.ReadFile(p)
+		files = append(files, filepath.Base(p))
+		leaks(p, data)
+		return err
 	})
+	if err != nil || !slices.Contains(files, "result.json") || !slices.Contains(files, "report.html") {
+		t.Errorf("searched %v (%v): want result.json and report.html among them", files, err)
+	}
 }
 
 // TestScenarioTotals: a plan of several scenarios reports each scenario's

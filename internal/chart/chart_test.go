@@ -172,9 +172,21 @@ func TestEscaping(t *testing.T) {
 func TestLongTextShortened(t *testing.T) {
 	long := strings.Repeat("é", 500)
 	c := &Chart{Title: long, XLabel: long, Series: []Series{{Name: long, X: []float64{1}, Y: []float64{1}}, {Name: "b", X: []float64{2}, Y: []float64{2}}}}
+	// Each kind of text is cut to its own limit, with an ellipsis: the
+	// title, the axis label and the legend entry all appear, shortened.
+	found := map[int]bool{}
 	for _, text := range svgTexts(t, renderSVG(t, c)) {
-		if n := len([]rune(text)); n > maxTitleRunes+1 {
+		n := len([]rune(text))
+		if n > maxTitleRunes+1 {
 			t.Errorf("text of %d runes, want at most %d", n, maxTitleRunes+1)
+		}
+		if strings.HasSuffix(text, "…") {
+			found[n] = true
+		}
+	}
+	for _, want := range []int{maxTitleRunes + 1, maxLabelRunes + 1, maxNameRunes + 1} {
+		if !found[want] {
+			t.Errorf("no shortened text of %d runes (title %d, label %d, legend %d): found %v", want, maxTitleRunes+1, maxLabelRunes+1, maxNameRunes+1, found)
 		}
 	}
 }

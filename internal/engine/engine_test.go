@@ -152,13 +152,16 @@ func TestOpenExactArrivals(t *testing.T) {
 // still waiting), and a stop is heard while it is far behind.
 func TestRateBeyondTheMachine(t *testing.T) {
 	srv := okServer(t, time.Millisecond)
-	arr, err := schedule.Constant(schedule.Rate{Count: 1e9, Per: time.Second}, 300*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, interrupt := range []bool{false, true} {
+	for _, tt := range []struct {
+		interrupt bool
+		length    time.Duration // of the schedule
+	}{{false, 300 * time.Millisecond}, {true, 10 * time.Second}} {
+		arr, err := schedule.Constant(schedule.Rate{Count: 1e9, Per: time.Second}, tt.length)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
-		if interrupt {
+		if tt.interrupt {
 			time.AfterFunc(100*time.Millisecond, cancel)
 		}
 		start := time.Now()
@@ -172,11 +175,21 @@ func TestRateBeyondTheMachine(t *testing.T) {
 		}
 		took := time.Since(start)
 		s := metrics.RunSummary(out.Totals, out.Elapsed)
-		if took > 1500*time.Millisecond || (!interrupt && s.Unsent < 1000) || s.Requests == 0 {
-			t.Errorf("interrupt %v: took %v; %d requests, %d unsent", interrupt, took, s.Requests, s.Unsent)
+		if s.Requests == 0 {
+			t.Errorf("interrupt %v: no request went out", tt.interrupt)
+		}
+		if tt.interrupt {
+			// Heard at once, far behind a ten-second schedule.
+			if !out.Interrupted || took > 1500*time.Millisecond {
+				t.Errorf("interrupted after 100 ms: took %v, interrupted %v", took, out.Interrupted)
+			}
+			continue
+		}
+		if took > 1500*time.Millisecond || s.Unsent < 1000 {
+			t.Errorf("took %v; %d requests, %d unsent", took, s.Requests, s.Unsent)
 		}
 		// Every arrival of the schedule is accounted for: sent, or unsent.
-		if !interrupt && s.Requests+s.Unsent+out.InFlight != arr.Total() {
+		if s.Requests+s.Unsent+out.InFlight != arr.Total() {
 			t.Errorf("%d requests + %d unsent + %d in flight, want the %d due", s.Requests, s.Unsent, out.InFlight, arr.Total())
 		}
 	}

@@ -140,13 +140,23 @@ repeat: 5
 	if tp.Name != "throughput" || !tp.Rows[0].Baseline || tp.Rows[0].Median != 355 {
 		t.Fatalf("throughput table %+v", tp.Rows[0])
 	}
+	seen := 0
 	for _, r := range tp.Rows[1:] {
-		if r.Point == "threads=1" && (!r.Significant || r.Delta > -0.7 || !strings.HasPrefix(r.Versus, "-71.83%")) {
-			t.Errorf("threads=1 vs 8: %+v", r)
+		if r.Point == "threads=1" {
+			seen++
+			if !r.Significant || r.Delta > -0.7 || !strings.HasPrefix(r.Versus, "-71.83%") {
+				t.Errorf("threads=1 vs 8: %+v", r)
+			}
 		}
-		if r.Point == "threads=7" && r.Significant {
-			t.Errorf("threads=7 differs from threads=8 by under 1%%, with 1%% noise, yet is significant: %+v", r)
+		if r.Point == "threads=7" {
+			seen++
+			if r.Significant {
+				t.Errorf("threads=7 differs from threads=8 by under 1%%, with 1%% noise, yet is significant: %+v", r)
+			}
 		}
+	}
+	if seen != 2 {
+		t.Errorf("found %d of the rows threads=1 and threads=7", seen)
 	}
 }
 
@@ -269,7 +279,12 @@ repeat: 5
 	if v.Against != "the same point with server=thin" {
 		t.Errorf("against %q", v.Against)
 	}
+	seen := 0
 	for _, r := range v.Figures[0].Rows {
+		switch r.Point {
+		case "case=big server=puma", "case=big server=thin":
+			seen++
+		}
 		switch r.Point {
 		case "case=big server=puma":
 			if r.Reference != "case=big server=thin" || !r.Significant || r.Delta < 0.09 || r.Delta > 0.11 {
@@ -280,6 +295,9 @@ repeat: 5
 				t.Errorf("big thin is a reference, compared with %q", r.Reference)
 			}
 		}
+	}
+	if seen != 2 {
+		t.Errorf("found %d of the two case=big rows", seen)
 	}
 	if !strings.Contains(v.Recommendation, "server=puma vs thin at case=big: throughput +10.0% (p=0.008)") {
 		t.Errorf("recommendation %q", v.Recommendation)

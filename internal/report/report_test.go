@@ -180,7 +180,33 @@ func TestExperimentHTML(t *testing.T) {
 			t.Errorf("the experiment report has no %q", want)
 		}
 	}
-	if bytes.Contains(page, []byte("http://")) && bytes.Contains(page, []byte(`src="http`)) {
-		t.Error("the report loads something from the network")
+	// Nothing that a browser would fetch: every src, href or action is a
+	// fragment or a relative link to a run's own page, and no CSS url().
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := 0
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "src", "href", "action":
+				links++
+				if strings.Contains(a.Val, "//") || strings.HasPrefix(a.Val, "/") || strings.Contains(a.Val, ":") && !strings.HasPrefix(a.Val, "#") {
+					t.Errorf("<%s %s=%q> would be fetched from elsewhere", n.Data, a.Key, a.Val)
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if links == 0 {
+		t.Error("no links at all: the runs' pages should be linked")
+	}
+	if bytes.Contains(page, []byte("url(")) || bytes.Contains(page, []byte("@import")) {
+		t.Error("the report's CSS fetches something")
 	}
 }
