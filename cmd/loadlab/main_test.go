@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -300,5 +302,21 @@ func TestURLCredentials(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
 	if bytes.Contains(data, []byte("bob")) || bytes.Contains(data, []byte("s3cret-pw")) || strings.Contains(stdout, "s3cret-pw") || bytes.Contains(data, []byte(base64.StdEncoding.EncodeToString([]byte("bob:s3cret-pw")))) {
 		t.Error("the password is in result.json or the summary")
+	}
+}
+
+// TestOpenFileLimit: asking for more connections than loadlab may open files
+// is refused before any load, in quick mode and in a plan, instead of a run
+// whose every new connection fails with "too many open files".
+func TestOpenFileLimit(t *testing.T) {
+	path := writePlan(t, map[string]string{"plan.yaml": "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 300, iterations: 1 } }\n"})
+	for _, args := range []string{"run --url http://127.0.0.1:1/ -c 300 -d 1s", "run " + path} {
+		cmd := exec.Command("/bin/sh", "-c", "ulimit -n 200 && exec \"$0\" "+args, os.Args[0])
+		cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !strings.Contains(string(out), "needs 300 connections, but loadlab may open only 136 files (ulimit -n 200)") {
+			t.Errorf("%s under ulimit -n 200: %v\n%s", args, err, out)
+		}
 	}
 }

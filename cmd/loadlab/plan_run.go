@@ -49,6 +49,9 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if err := fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs())); err != nil {
+		return usageError(fmt.Errorf("run: %s: %w", path, err))
+	}
 	if p.Experiment != nil {
 		return runExperiment(ctx, io, load, p, popts, f)
 	}

@@ -80,6 +80,7 @@ type Conn struct {
 	state     uint8
 	activeIdx int
 	x         *Exchange
+	attempts  uint64 // connects begun, to tell a late failure from a new exchange
 	h         Handler
 	out       []byte // request bytes not yet written
 	wantOut   bool   // registered for EPOLLOUT
@@ -129,6 +130,7 @@ func (c *Conn) Close() {
 }
 
 func (c *Conn) connect() {
+	c.attempts++
 	x := c.x
 	x.ConnectStart = c.loop.Now()
 	fd, err := unix.Socket(c.target.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -136,7 +138,7 @@ func (c *Conn) connect() {
 		if err == unix.EMFILE || err == unix.ENFILE {
 			err = fmt.Errorf("%w (raise the open-file limit: ulimit -n)", err)
 		}
-		c.fail(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
+		c.failLater(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
 		return
 	}
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
@@ -156,7 +158,29 @@ func (c *Conn) connect() {
 	case unix.EINPROGRESS, unix.EINTR:
 		// wait for EPOLLOUT
 	default:
-		c.fail(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
+		c.close() // no event of this socket may come before the failure
+		c.failLater(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
+	}
+}
+
+// failLater fails the exchange from the loop rather than from inside Do: a
+// handler that starts the next exchange at once, which fails at once too
+// (no file descriptor left), would otherwise recurse without end, and the
+// loop would never see the end of the run.
+func (c *Conn) failLater(err error, class Class) {
+	c.loop.At(c.loop.Now()+1, &failTimer{c: c, attempt: c.attempts, err: err, class: class})
+}
+
+type failTimer struct {
+	c       *Conn
+	attempt uint64
+	err     error
+	class   Class
+}
+
+func (t *failTimer) Fire(time.Duration) {
+	if t.c.attempts == t.attempt && t.c.x != nil { // not closed or reused meanwhile
+		t.c.fail(t.err, t.class)
 	}
 }
 

@@ -173,6 +173,16 @@ type Workload struct {
 	Pos        Pos
 }
 
+// MostVUs is the most VUs the load may have at once, each with at least
+// one connection.
+func (w *Workload) MostVUs() int {
+	n := max(w.VUs, w.MaxVUs, w.StartVUs)
+	for _, s := range w.VUStages {
+		n = max(n, s.Target)
+	}
+	return n
+}
+
 // Length is how long the load lasts when that is fixed by time (a closed
 // load with a duration, an open rate, stages), 0 when it ends with its
 // iterations.
