@@ -511,13 +511,13 @@ target: ` + srv.URL + `
 vars: { product: 3, flag: true, ratio: 1.5, name: x }
 steps:
   - post: /items
-    json: { p: "{{ product }}", f: "{{ flag }}", x: "{{ ratio }}", n: "{{ name }}", s: "id-{{ product }}", q: "{{ product * 2 }}", v: "{{ vu }}" }
+    json: { p: "{{ product }}", f: "{{ flag }}", x: "{{ ratio }}", n: "{{ name }}", s: "id-{{ product }}", q: "{{ product * 2 }}", v: "{{ vu }}", i: "{{ iteration + 1 }}" }
 load: { closed: { vus: 1, iterations: 1 } }
 `})
 	if _, stderr, code := cli(context.Background(), t, "run", path); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if body := <-got; body != `{"p":3,"f":true,"x":1.5,"n":"x","s":"id-3","q":6,"v":0}` {
+	if body := <-got; body != `{"p":3,"f":true,"x":1.5,"n":"x","s":"id-3","q":6,"v":0,"i":1}` {
 		t.Errorf("the server received %s", body)
 	}
 }

@@ -52,6 +52,10 @@ type Scope struct {
 	// hidden names have a slot but may not be used here (a capture that a
 	// later step makes): the slot numbering stays the same for every view.
 	hidden map[string]bool
+	// typed slots hold a value of a known type (vu and iteration are ints):
+	// expressions compile against a sample of it, so {{ iteration + 1 }}
+	// type-checks; other slots compile as strings.
+	typed map[int]any
 }
 
 // NewScope returns an empty scope.
@@ -74,7 +78,18 @@ func (s *Scope) Clone() *Scope {
 	for k, v := range s.hints {
 		c.hints[k] = v
 	}
+	for k, v := range s.typed {
+		c.SlotType(k, v)
+	}
 	return c
+}
+
+// SlotType says which type a slot's values have, by a sample of it.
+func (s *Scope) SlotType(slot int, sample any) {
+	if s.typed == nil {
+		s.typed = map[int]any{}
+	}
+	s.typed[slot] = sample
 }
 
 // Const adds a constant. A dotted name ("env.HOME") is reached as such.
@@ -429,11 +444,15 @@ func (st *State) run(p *vm.Program) (any, error) {
 }
 
 // sampleEnv is the environment expressions compile against: every name in
-// scope, with a placeholder value for slots.
+// scope, with a placeholder value for slots: a sample of a typed slot's
+// type, a string for the others.
 func (s *Scope) sampleEnv() map[string]any {
 	slots := make([]any, len(s.order))
 	for i := range slots {
 		slots[i] = ""
+		if v, ok := s.typed[i]; ok {
+			slots[i] = v
+		}
 	}
 	env := s.envWith(slots)
 	for name := range s.hidden {

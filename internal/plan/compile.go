@@ -110,6 +110,8 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 	c.global = p.constScope(opts)
 	c.vuSlot = c.global.Slot("vu")
 	c.iterSlot = c.global.Slot("iteration")
+	c.global.SlotType(c.vuSlot, 0) // both are set as ints in Begin
+	c.global.SlotType(c.iterSlot, 0)
 	c.scenarioSlot = c.global.Slot("scenario")
 	for _, f := range p.Data {
 		fs := &feederState{f: f}
