@@ -30,6 +30,9 @@ The plan it runs is written beside the results (demo.yaml); run it yourself
 with loadlab run.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if workers < 0 {
+				return usageError(fmt.Errorf("demo: --workers must not be negative, got %d", workers))
+			}
 			bin, err := os.Executable()
 			if err != nil {
 				return failedError(fmt.Errorf("demo: cannot find loadlab's own binary: %w", err))

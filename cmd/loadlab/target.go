@@ -52,6 +52,9 @@ GET /health always answers at once.`,
 			if _, err := target.New(o); err != nil {
 				return usageError(err)
 			}
+			if _, err := net.ResolveTCPAddr("tcp", addr); err != nil {
+				return usageError(fmt.Errorf("target: bad --addr %q: %w", addr, err))
+			}
 			err = target.Serve(c.Context(), addr, o, func(a net.Addr) {
 				fmt.Fprintf(io.out, "loadlab target listening on http://%s/\n", a)
 			})
