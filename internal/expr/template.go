@@ -406,41 +406,106 @@ func (e *UnsetError) Error() string {
 }
 
 // State is one VU's values for the names of a scope.
+//
+// Expressions run against an environment of nested maps (users.email is
+// users["email"]). It is built once, on the first expression; after that Set
+// and Clear write a slot's value straight into the map that holds it, so an
+// iteration costs no rebuild. A slot whose name overlaps another ("a" and
+// "a.b") has no place of its own: changing it rebuilds the environment.
 type State struct {
 	scope *Scope
 	slots []any
 	env   map[string]any
+	at    []place // where each slot lives in env; a nil map: nowhere of its own
 	dirty bool
+	vm    vm.VM
+}
+
+type place struct {
+	m   map[string]any
+	key string
 }
 
 // NewState makes the values of one VU.
 func (s *Scope) NewState() *State {
-	return &State{scope: s, slots: make([]any, len(s.order)), dirty: true}
+	return &State{scope: s, slots: make([]any, len(s.order))}
 }
 
 // Set gives slot i a value; nil unsets it.
 func (st *State) Set(i int, v any) {
 	st.slots[i] = v
-	st.dirty = true
+	st.write(i, v)
+}
+
+func (st *State) write(i int, v any) {
+	if st.env == nil {
+		return
+	}
+	if p := st.at[i]; p.m != nil {
+		p.m[p.key] = v
+	} else {
+		st.dirty = true
+	}
 }
 
 // Get returns slot i's value.
 func (st *State) Get(i int) any { return st.slots[i] }
 
-// Clear unsets the slots from index from on (a new iteration's captures).
+// Clear unsets the given slots (a new iteration's captures).
 func (st *State) Clear(slots []int) {
 	for _, i := range slots {
 		st.slots[i] = nil
+		st.write(i, nil)
 	}
-	st.dirty = true
 }
 
 func (st *State) run(p *vm.Program) (any, error) {
-	if st.dirty || st.env == nil {
+	if st.env == nil || st.dirty {
 		st.env = st.scope.envWith(st.slots)
+		st.at = st.scope.places(st.env)
 		st.dirty = false
 	}
-	return expr.Run(p, st.env)
+	return st.vm.Run(p, st.env)
+}
+
+// places finds where each slot lives in an environment made by envWith. A
+// slot has a place of its own when no other name in scope is a path through
+// it or it a path through another name.
+func (s *Scope) places(env map[string]any) []place {
+	at := make([]place, len(s.order))
+	for i, name := range s.order {
+		if s.overlaps(name) {
+			continue
+		}
+		parts := strings.Split(name, ".")
+		m := env
+		for _, p := range parts[:len(parts)-1] {
+			m, _ = m[p].(map[string]any)
+		}
+		if m != nil {
+			at[i] = place{m, parts[len(parts)-1]}
+		}
+	}
+	return at
+}
+
+// overlaps reports whether another name is a path through name or name a
+// path through it.
+func (s *Scope) overlaps(name string) bool {
+	through := func(other string) bool {
+		return strings.HasPrefix(other, name+".") || strings.HasPrefix(name, other+".")
+	}
+	for other := range s.consts {
+		if through(other) {
+			return true
+		}
+	}
+	for _, other := range s.order {
+		if through(other) {
+			return true
+		}
+	}
+	return false
 }
 
 // sampleEnv is the environment expressions compile against: every name in

@@ -102,6 +102,7 @@ type feederState struct {
 
 type scenarioC struct {
 	es      *engine.Scenario
+	name    any // es.Name, boxed once rather than on every iteration
 	feeders []*feederState
 }
 
@@ -143,21 +144,23 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 	}
 	scenarios := c.scenarios
 	prog.NewState = func(v *engine.VU) any {
-		return &vuState{st: c.global.NewState()}
+		s := &vuState{st: c.global.NewState()}
+		s.st.Set(c.vuSlot, v.ID) // a VU keeps its number
+		return s
 	}
 	prog.Begin = func(v *engine.VU) error {
 		s := v.State.(*vuState)
 		s.st.Clear(c.captureSlots)
 		s.jar.Reset()
-		s.st.Set(c.vuSlot, v.ID)
 		s.st.Set(c.iterSlot, int(v.Iteration()))
 		var sc *scenarioC
 		for _, x := range scenarios {
 			if x.es == v.Scenario() {
 				sc = x
+				break
 			}
 		}
-		s.st.Set(c.scenarioSlot, sc.es.Name)
+		s.st.Set(c.scenarioSlot, sc.name)
 		for _, fs := range sc.feeders {
 			row, err := fs.pick(v)
 			if err != nil {
@@ -210,7 +213,7 @@ var identInText = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*\.`)
 
 func (c *compiler) scenario(prog *engine.Program, sc *Scenario) {
 	es := &engine.Scenario{Name: sc.Name, Weight: sc.Weight}
-	scC := &scenarioC{es: es}
+	scC := &scenarioC{es: es, name: es.Name}
 	// Captures of this scenario become usable after the step that makes them.
 	view := c.global.Clone()
 	later := map[string]int{}

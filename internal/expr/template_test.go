@@ -1,0 +1,124 @@
+package expr
+
+import (
+	"testing"
+)
+
+// journeyScope is a scope like a plan's: constants, the VU number and
+// iteration, a feeder row and a capture.
+func journeyScope(t testing.TB) (*Scope, map[string]int) {
+	s := NewScope()
+	s.Const("base", "/shop")
+	s.Const("env.TOKEN", "secret")
+	slots := map[string]int{}
+	for _, name := range []string{"vu", "iteration", "users.email", "users.name", "token"} {
+		slots[name] = s.Slot(name)
+	}
+	s.SlotType(slots["vu"], 0)
+	s.SlotType(slots["iteration"], 0)
+	return s, slots
+}
+
+// TestValuesSetAfterFirstRunAreSeen: expressions see every Set and Clear
+// made after the environment was first built, including dotted names.
+func TestValuesSetAfterFirstRunAreSeen(t *testing.T) {
+	s, slots := journeyScope(t)
+	tpl, err := s.Compile(`{{ base }}/{{ iteration + 1 }}/{{ users.email + "|" + token }}/{{ env.TOKEN }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.NewState()
+	for i, want := range []string{"/shop/1/a@x|t0/secret", "/shop/2/b@x|t1/secret", "/shop/3/c@x|t2/secret"} {
+		st.Set(slots["iteration"], i)
+		st.Set(slots["users.email"], string(rune('a'+i))+"@x")
+		st.Set(slots["token"], "t"+string(rune('0'+i)))
+		got, err := tpl.String(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("iteration %d: %q, want %q", i, got, want)
+		}
+		st.Clear([]int{slots["token"]})
+		if _, err := tpl.String(st); err == nil {
+			t.Errorf("iteration %d: a cleared slot evaluated without error", i)
+		}
+	}
+}
+
+// TestStatesAreIndependent: two VUs' values never mix.
+func TestStatesAreIndependent(t *testing.T) {
+	s, slots := journeyScope(t)
+	tpl, err := s.Compile(`{{ vu * 10 + iteration }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.NewState(), s.NewState()
+	for _, st := range []*State{a, b} {
+		st.Set(slots["iteration"], 0)
+	}
+	a.Set(slots["vu"], 1)
+	b.Set(slots["vu"], 2)
+	for i := range 3 {
+		a.Set(slots["iteration"], i)
+		ga, _ := tpl.Eval(a)
+		gb, _ := tpl.Eval(b)
+		if ga != 10+i || gb != 20 {
+			t.Fatalf("step %d: a=%v b=%v, want %d and 20", i, ga, gb, 10+i)
+		}
+	}
+}
+
+// TestOverlappingNamesKeepTheLastWord: a slot "a" and a slot "a.b" cannot
+// both live in the environment; whichever the scope put last wins, as it did
+// when the environment was rebuilt for every evaluation.
+func TestOverlappingNamesKeepTheLastWord(t *testing.T) {
+	s := NewScope()
+	a := s.Slot("a")
+	ab := s.Slot("a.b")
+	tpl, err := s.Compile(`{{ a.b + "!" }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.NewState()
+	st.Set(a, "whole")
+	st.Set(ab, "x")
+	if got, err := tpl.String(st); err != nil || got != "x!" {
+		t.Fatalf("%q, %v; want x!", got, err)
+	}
+	st.Set(a, "again")
+	st.Set(ab, "y")
+	if got, err := tpl.String(st); err != nil || got != "y!" {
+		t.Fatalf("%q, %v; want y!", got, err)
+	}
+}
+
+// BenchmarkTemplateIteration is one iteration of a journey's templates: the
+// per-iteration slots change, then two expressions and a lookup run.
+func BenchmarkTemplateIteration(b *testing.B) {
+	s, slots := journeyScope(b)
+	exprs := []string{`/cart/{{ iteration + 1 }}`, `{{ users.email }}`, `{{ "Bearer " + token }}`}
+	var tpls []*Template
+	for _, src := range exprs {
+		tpl, err := s.Compile(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tpls = append(tpls, tpl)
+	}
+	st := s.NewState()
+	st.Set(slots["vu"], 7)
+	var buf []byte
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		st.Set(slots["iteration"], i&127)
+		st.Set(slots["users.email"], "a@example.com")
+		st.Set(slots["token"], "abc")
+		for _, tpl := range tpls {
+			var err error
+			if buf, err = tpl.Append(buf[:0], st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
