@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,5 +322,36 @@ func TestOpenFileLimit(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !strings.Contains(string(out), "needs 300 connections, but loadlab may open only 136 files (ulimit -n 200)") {
 			t.Errorf("%s under ulimit -n 200: %v\n%s", args, err, out)
 		}
+	}
+}
+
+// TestNoResponseFailsTheRun: a server that never answers in time gives no
+// response at all. The run fails (exit 1) naming the cause, yet its summary,
+// with a validity warning, and result.json are still there.
+func TestNoResponseFailsTheRun(t *testing.T) {
+	url := targettest.Start(t, target.Options{Delay: 400 * time.Millisecond})
+	dir := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-c", "2", "-d", "1s", "--timeout", "50ms", "--out", dir, "--json")
+	if code != exitFailed || !strings.Contains(stderr, "none of the") || !strings.Contains(stderr, "timeout errors") {
+		t.Fatalf("exit %d, stderr %q; want 1 and the cause", code, stderr)
+	}
+	var s struct {
+		result.Summary
+		Validity []result.Warning `json:"validity"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests == 0 || s.Errors.Timeout != s.Requests || !slices.ContainsFunc(s.Validity, func(w result.Warning) bool { return w.Code == "no_response" }) {
+		t.Errorf("%d requests, %d timeouts, validity %v; want every request timed out and a no_response warning", s.Requests, s.Errors.Timeout, s.Validity)
+	}
+	if _, err := store.ReadResult(dir); err != nil {
+		t.Error(err)
+	}
+
+	// Some answers: the run stands, and errors are figures, not a failure.
+	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/?delay=0s", "-c", "2", "-n", "20", "--timeout", "50ms")
+	if code != exitOK {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
 }

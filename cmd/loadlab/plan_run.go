@@ -123,10 +123,33 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 			where = "; results so far are in " + f.out
 		}
 		return failedError(fmt.Errorf("run: interrupted after %.1fs%s", res.Summary.DurationS, where))
+	case res.Summary.Requests > 0 && res.Summary.Responses == 0:
+		return failedError(fmt.Errorf("run: none of the %d requests got a response%s", res.Summary.Requests, noResponseWhy(res)))
 	case thresholdsFailed > 0:
 		return thresholdError(fmt.Errorf("run: %d of %d thresholds failed", thresholdsFailed, len(res.Thresholds)))
 	}
 	return nil
+}
+
+// noResponseWhy names the most common failure of a run that got no response.
+func noResponseWhy(res *result.Result) string {
+	e := res.Summary.Errors
+	class, n := "", int64(0)
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"tls", e.TLS}, {"protocol", e.Protocol}} {
+		if c.n > n {
+			class, n = c.name, c.n
+		}
+	}
+	if class == "" {
+		return ""
+	}
+	if ex := e.Examples[class]; ex != "" {
+		return fmt.Sprintf(": %d %s errors, e.g. %s", n, class, ex)
+	}
+	return fmt.Sprintf(": %d %s errors", n, class)
 }
 
 func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (*plan.Plan, error), p *plan.Plan, popts plan.Options, f *quickFlags) error {

@@ -44,8 +44,8 @@ func newRoot(io *stdio) *cobra.Command {
 		Short: "Load tests and performance experiments for web servers",
 		Long: `loadlab measures web servers honestly and answers tuning questions.
 
-Exit codes: 0 success; 1 the run failed (target unreachable, server crashed,
-interrupted); 2 invalid input (flags, plan file), no load sent; 3 a threshold
+Exit codes: 0 success; 1 the run failed (target unreachable, no response at
+all, server crashed, interrupted); 2 invalid input (flags, plan file), no load sent; 3 a threshold
 or a compare verdict failed.`,
 		Version:       version(),
 		SilenceErrors: true,

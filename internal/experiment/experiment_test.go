@@ -309,7 +309,7 @@ repeat: 5
 func TestValidity(t *testing.T) {
 	clean := func() *result.Result {
 		return &result.Result{
-			Summary:   result.Summary{Requests: 1000, Iterations: 1000},
+			Summary:   result.Summary{Requests: 1000, Responses: 1000, Iterations: 1000},
 			Generator: &result.Generator{CPUAvg: 50, Cores: 2},
 			Server:    &result.Server{MajorFaults: MajorFaults - 1},
 		}
@@ -322,6 +322,7 @@ func TestValidity(t *testing.T) {
 		{"generator_saturated", func(r *result.Result, _ *engine.Outcome) { r.Generator.CPUAvg = 185 }},
 		{"late", func(r *result.Result, _ *engine.Outcome) { r.Summary.Late.Count = 11 }},
 		{"unsent", func(r *result.Result, _ *engine.Outcome) { r.Summary.Unsent = 1 }},
+		{"no_response", func(r *result.Result, _ *engine.Outcome) { r.Summary.Responses = 499 }},
 		{"dropped", func(r *result.Result, _ *engine.Outcome) { r.Summary.Dropped = 1 }},
 		{"aborted", func(r *result.Result, _ *engine.Outcome) { r.Summary.Aborted = 1 }},
 		{"abandoned", func(_ *result.Result, out *engine.Outcome) { out.InFlight = 3 }},

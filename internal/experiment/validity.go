@@ -22,9 +22,14 @@ const LateShare = 0.01
 // library; more is memory pressure.
 const MajorFaults = 10
 
+// NoResponseShare is the share of requests that may end without any
+// response (connect, timeout, reset...) before the latency figures are said
+// to describe failures rather than the server's answers.
+const NoResponseShare = 0.5
+
 // Validity lists the reasons not to trust a run's figures: the load
-// generator was saturated, requests went out late or were dropped, the
-// server swapped or took major page faults.
+// generator was saturated, requests went out late or were dropped, most
+// requests got no response, the server swapped or took major page faults.
 func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	var w []result.Warning
 	add := func(code, format string, args ...any) {
@@ -42,6 +47,10 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 		}
 		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due, or loadlab was. Their latency counts from the due time; %s if the server can take more.",
 			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), raise)
+	}
+	if failed := s.Requests - s.Responses; s.Requests > 0 && float64(failed) > NoResponseShare*float64(s.Requests) {
+		add("no_response", "%d of %d requests (%.1f%%) got no response%s: the latency figures describe failures, not the server's answers",
+			failed, s.Requests, 100*float64(failed)/float64(s.Requests), firstExample(s.Errors.Examples))
 	}
 	if s.Unsent > 0 {
 		add("unsent", "%d requests were due but never sent: the run fell behind its schedule", s.Unsent)
@@ -76,4 +85,15 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 		}
 	}
 	return w
+}
+
+// firstExample is " (class: message)" for the first class of failure without
+// a response that has an example.
+func firstExample(examples map[string]string) string {
+	for _, class := range []string{"connect", "timeout", "reset", "tls", "protocol"} {
+		if m, ok := examples[class]; ok {
+			return fmt.Sprintf(" (%s: %s)", class, m)
+		}
+	}
+	return ""
 }
