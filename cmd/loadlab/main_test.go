@@ -90,10 +90,14 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"run", "--url", ok, "--bogus"}, 2, "unknown flag: --bogus"},
 		{"unknown command", []string{"bogus"}, 2, "unknown command"},
 		{"plan and url", []string{"run", "--url", ok, "plan.yaml"}, 2, "give a plan file or --url, not both"},
-		{"two plans", []string{"run", "a.yaml", "b.yaml"}, 2, "accepts at most 1 arg"},
+		{"two plans", []string{"run", "a.yaml", "b.yaml"}, 2, "loadlab: run: accepts at most 1 arg(s), received 2 (see loadlab run --help)"},
+		{"connections not a number", []string{"run", "--url", ok, "-c", "abc"}, 2, `invalid argument "abc" for "-c, --connections" flag: want a whole number`},
+		{"duration without unit", []string{"run", "--url", ok, "-d", "30"}, 2, "want a duration such as 500ms, 30s or 2m"},
 		{"unwritable out", []string{"run", "--url", ok, "-n", "5", "--out", "/proc/loadlab-nope"}, 2, "--out"},
 		{"unresolvable host", []string{"run", "--url", "http://loadlab-test.invalid/"}, 1, "resolve loadlab-test.invalid"},
 		{"refused", []string{"run", "--url", "http://127.0.0.1:1/"}, 1, "connection refused"},
+		{"table without csv", []string{"report", t.TempDir(), "--table", "series"}, 2, "--table picks one of the CSV tables; add --format csv"},
+		{"point of one result", []string{"report", t.TempDir(), "--point-a", "x=1"}, 2, "--point-a and --point-b pick the points of two experiments"},
 		{"report of nothing", []string{"report", filepath.Join(t.TempDir(), "none")}, 2, "no such file"},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,6 +49,14 @@ in any of the formats.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if !slices.Contains(formats, format) {
 				return usageError(fmt.Errorf("report: unknown --format %q: want %s", format, strings.Join(formats, ", ")))
+			}
+			switch {
+			case table != "" && format != "csv":
+				return usageError(errors.New("report: --table picks one of the CSV tables; add --format csv"))
+			case table != "" && len(args) == 2:
+				return usageError(errors.New("report: a comparison has one CSV table; drop --table"))
+			case (pointA != "" || pointB != "") && len(args) != 2:
+				return usageError(errors.New("report: --point-a and --point-b pick the points of two experiments compared (loadlab report A B)"))
 			}
 			out := io.out
 			if len(args) == 2 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -52,25 +53,50 @@ or a compare verdict failed.`,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError(fmt.Errorf("%s: %w (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), err, c.CommandPath()))
+		return usageError(fmt.Errorf("%s: %s (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), plainFlagError(err), c.CommandPath()))
 	})
 	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))
-	for _, c := range root.Commands() {
-		c.Args = wrapArgs(c.Args)
-	}
+	wrapArgs(root)
 	return root
 }
 
-// wrapArgs makes argument-count errors usage errors.
-func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	if check == nil {
-		return nil
+var strconvError = regexp.MustCompile(`: strconv\.Parse(Int|Uint|Float|Bool): parsing "[^"]*": (invalid syntax|value out of range)$`)
+
+// plainFlagError says what a flag wants instead of how Go failed to parse
+// it: `invalid argument "abc" for "-c, --connections" flag: want a whole
+// number`, not `strconv.ParseInt: parsing "abc": invalid syntax`.
+func plainFlagError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": time: "); i >= 0 && strings.Contains(msg[i:], "duration") {
+		return msg[:i] + ": want a duration such as 500ms, 30s or 2m"
 	}
-	return func(c *cobra.Command, args []string) error {
-		if err := check(c, args); err != nil {
-			return usageError(fmt.Errorf("%s: %w", c.CommandPath(), err))
+	m := strconvError.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := map[string]string{"Int": "want a whole number", "Uint": "want a whole number, 0 or more", "Float": "want a number", "Bool": "want true or false"}[m[1]]
+	if m[2] == "value out of range" {
+		want = "out of range"
+	}
+	return strings.TrimSuffix(msg, m[0]) + ": " + want
+}
+
+// wrapArgs makes the argument-count errors of c's subcommands usage errors,
+// worded like the flag errors: "run: accepts at most 1 arg(s), received 2
+// (see loadlab run --help)".
+func wrapArgs(parent *cobra.Command) {
+	for _, c := range parent.Commands() {
+		wrapArgs(c)
+		check := c.Args
+		if check == nil {
+			continue
 		}
-		return nil
+		c.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return usageError(fmt.Errorf("%s: %w (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), err, c.CommandPath()))
+			}
+			return nil
+		}
 	}
 }
 

@@ -207,15 +207,21 @@ func (d *decoder) override(root *node, set string) {
 			}
 			if next == nil {
 				next = &node{kind: kindMap, pos: src}
+				if parts[i+1] == "0" { // thresholds.0=...: a list where there was none
+					next.kind = kindSeq
+				}
 				cur.keys = append(cur.keys, &node{kind: kindScalar, value: part, pos: src})
 				cur.vals = append(cur.vals, next)
 			}
 			cur = next
 		case kindSeq:
 			idx, err := strconv.Atoi(part)
-			if err != nil || idx < 0 || idx >= len(cur.vals) {
-				d.errorf(src, "%q is not an index of the list at %s (it has %d items)", part, strings.Join(parts[:i], "."), len(cur.vals))
+			if err != nil || idx < 0 || idx > len(cur.vals) {
+				d.errorf(src, "%q is not an index of the list at %s (it has %d items; %d adds one)", part, strings.Join(parts[:i], "."), len(cur.vals), len(cur.vals))
 				return
+			}
+			if idx == len(cur.vals) { // one past the end: a new item
+				cur.vals = append(cur.vals, &node{kind: kindMap, pos: src})
 			}
 			if last {
 				*cur.vals[idx] = *v

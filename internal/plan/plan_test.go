@@ -66,6 +66,7 @@ func TestBadPlans(t *testing.T) {
 		{"cookie-in-http-headers", "3:14", "loadlab sets the Cookie header itself (the cookie jar sends cookies"},
 		{"empty", "1:1", "the plan is empty"},
 		{"warmup-too-long", "5:9", "warmup 2s must be shorter than the load's 1s"},
+		{"server-ready-port", "4:10", `server.ready: "http://127.0.0.1:99999/health": port "99999" is not 1..65535`},
 		{"threshold-unknown-step", "5:5", `the plan has no step "logn"; did you mean "login"?`},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.yaml")
@@ -159,9 +160,18 @@ func TestOverrides(t *testing.T) {
 	if p.Vars[0].Value != "8" {
 		t.Errorf("-e product=8 did not override the variable: %v", p.Vars[0].Value)
 	}
+	// A list item one past the end is added; a list that was not there is made.
+	p, err = Load("testdata/good/design.yaml", Options{Set: []string{"thresholds.3=checks > 99%"}})
+	if err != nil || len(p.Thresholds) != 4 || p.Thresholds[3].Text != "checks > 99%" {
+		t.Errorf("appending a threshold: %v, %+v", err, p)
+	}
+	p, err = Load("testdata/good/stages.yaml", Options{Set: []string{"thresholds.0=error_rate < 1%", "thresholds.1=checks > 99%"}})
+	if err != nil || len(p.Thresholds) != 2 || p.Thresholds[0].Text != "error_rate < 1%" {
+		t.Errorf("thresholds on a plan without any: %v, %+v", err, p)
+	}
 	for _, tt := range []struct{ set, want string }{
 		{"load.closed.vus=many", `--set load.closed.vus=many: vus must be a whole number, got "many"`},
-		{"thresholds.9=x", `"9" is not an index of the list at thresholds`},
+		{"thresholds.9=x", `"9" is not an index of the list at thresholds (it has 3 items; 3 adds one)`},
 		{"load.closed.vus.more=1", "load.closed.vus is \"50\", not a mapping"},
 		{"novalue", "want --set key.path=value"},
 		{"load.closed.vuz=1", `unknown key "vuz" in load.closed; did you mean "vus"?`},

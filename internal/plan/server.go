@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -186,9 +188,62 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 		return spec, errs.sorted()
 	}
 	if err := spec.Validate(); err != nil {
-		return spec, &Error{Pos: s.Pos, Msg: "server: " + err.Error()}
+		return spec, s.specErrors(err)
 	}
 	return spec, nil
+}
+
+// specErrors places the problems server.Spec found at the plan keys they
+// came from: "ready: port 99999 is not 1..65535" at ready's value.
+func (s *Server) specErrors(err error) Errors {
+	var errs Errors
+	var joined interface{ Unwrap() []error }
+	list := []error{err}
+	if errors.As(err, &joined) {
+		list = joined.Unwrap()
+	}
+	for _, e := range list {
+		var se *server.SpecError
+		if !errors.As(e, &se) {
+			errs = append(errs, &Error{Pos: s.Pos, Msg: "server: " + e.Error()})
+			continue
+		}
+		pos, key := s.Pos, "server"
+		field, index := se.Field, -1
+		if name, rest, ok := strings.Cut(field, "["); ok {
+			field = name
+			if n, err := strconv.Atoi(strings.SplitN(rest, "]", 2)[0]); err == nil {
+				index = n
+			}
+		}
+		switch field {
+		case "Ready":
+			pos, key = s.Ready.Pos, "server.ready"
+		case "Dir":
+			pos, key = s.Dir.Pos, "server.dir"
+		case "Shell":
+			pos, key = s.Run.Pos, "server.run"
+		case "Argv":
+			key = "server.run"
+			if index >= 0 && index < len(s.Argv) {
+				pos = s.Argv[index].Pos
+			}
+		case "Env":
+			key = "server.env"
+			for _, f := range s.Env {
+				if strings.Contains(se.Field, "["+f.Name+"]") || strings.Contains(se.Msg, strconv.Quote(f.Name)) {
+					pos, key = f.Pos, "server.env."+f.Name
+				}
+			}
+		case "Files":
+			key = "server.files"
+			if index >= 0 && index < len(s.Files) {
+				pos, key = s.Files[index].Pos, "server.files "+s.Files[index].Path
+			}
+		}
+		errs = append(errs, &Error{Pos: pos, Msg: key + ": " + se.Msg})
+	}
+	return errs.sorted()
 }
 
 func templateErr(t Text, err error) *Error {
