@@ -326,6 +326,10 @@ func (d *decoder) target(p *Plan, n *node, opts Options) {
 		d.errorf(n.pos, "target must not have a query or fragment, got %q", s)
 		return
 	}
+	if u.User != nil {
+		d.errorf(n.pos, `target must not carry credentials (user:password@): set an Authorization header under http.headers, which loadlab masks in every result, e.g. Authorization: "Basic {{ env.AUTH }}"`)
+		return
+	}
 	p.Target = u
 }
 

@@ -66,6 +66,7 @@ func TestBadPlans(t *testing.T) {
 		{"cookie-in-http-headers", "3:14", "loadlab sets the Cookie header itself (the cookie jar sends cookies"},
 		{"empty", "1:1", "the plan is empty"},
 		{"warmup-too-long", "5:9", "warmup 2s must be shorter than the load's 1s"},
+		{"target-credentials", "1:9", "target must not carry credentials (user:password@)"},
 		{"server-ready-port", "4:10", `server.ready: "http://127.0.0.1:99999/health": port "99999" is not 1..65535`},
 		{"threshold-unknown-step", "5:5", `the plan has no step "logn"; did you mean "login"?`},
 	}
