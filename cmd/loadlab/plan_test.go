@@ -15,7 +15,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/store"
@@ -519,5 +521,46 @@ load: { closed: { vus: 1, iterations: 1 } }
 	}
 	if body := <-got; body != `{"p":3,"f":true,"x":1.5,"n":"x","s":"id-3","q":6,"v":0,"i":1}` {
 		t.Errorf("the server received %s", body)
+	}
+}
+
+// TestOpenVUNumbers: in an open workload a journey takes whichever VU is
+// free, so {{ vu }} and {{ iteration }} change from journey to journey on
+// the same worker; every journey must see its own pair, and vu stays below
+// max_vus. Emails made from them must never repeat.
+func TestOpenVUNumbers(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Answers take 10 to 150 ms, so journeys end in another order than
+		// they began, and the pool hands VU numbers around.
+		time.Sleep(time.Duration(10+served.Add(1)*37%140) * time.Millisecond)
+		mu.Lock()
+		seen[r.URL.Query().Get("who")]++
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: ` + srv.URL + `
+steps:
+  - get: "/?who={{ vu }}-{{ iteration }}"
+load: { open: { rate: 50/s, duration: 1s, max_vus: 4 } }
+`})
+	if _, stderr, code := cli(context.Background(), t, "run", path, "--workers", "2"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	vus := map[string]bool{}
+	for who, n := range seen {
+		vu, _, _ := strings.Cut(who, "-")
+		vus[vu] = true
+		if n != 1 || vu < "0" || vu > "3" || len(vu) != 1 {
+			t.Errorf("vu-iteration %q seen %d times; want once each, vu from 0 to 3", who, n)
+		}
+	}
+	if len(seen) < 25 || len(vus) < 3 {
+		t.Errorf("%d journeys over %d VUs: %v", len(seen), len(vus), seen)
 	}
 }

@@ -144,14 +144,16 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 	}
 	scenarios := c.scenarios
 	prog.NewState = func(v *engine.VU) any {
-		s := &vuState{st: c.global.NewState()}
-		s.st.Set(c.vuSlot, v.ID) // a VU keeps its number
-		return s
+		return &vuState{st: c.global.NewState(), vu: -1}
 	}
 	prog.Begin = func(v *engine.VU) error {
 		s := v.State.(*vuState)
 		s.st.Clear(c.captureSlots)
 		s.jar.Reset()
+		if s.vu != v.ID { // an open workload's VU takes a number from a pool per journey
+			s.vu = v.ID
+			s.st.Set(c.vuSlot, v.ID)
+		}
 		s.st.Set(c.iterSlot, int(v.Iteration()))
 		var sc *scenarioC
 		for _, x := range scenarios {
@@ -199,6 +201,7 @@ func (fs *feederState) pick(v *engine.VU) ([]string, error) {
 // vuState is one VU's variables, cookies and scratch space.
 type vuState struct {
 	st   *expr.State
+	vu   int // the VU number st holds
 	jar  httpx.Jar
 	resp expr.Response
 	body []byte
