@@ -69,10 +69,14 @@
 //     (the size of /proc/PID/fd, or a count of its entries on kernels before 6.2), and the
 //     number of live processes. Zombies count for CPU and faults only.
 //
-// Memory quotas are checked against PSS: it is what the tree costs the machine.
+// Memory quotas are checked against PSS plus swap: what the tree costs the machine.
 //
-// The series grows by one Sample (128 bytes) per interval: 1.8 MB for an hour at the
-// default 250 ms. The cost of a sample is measured by BenchmarkCollect.
+// The series is bounded: it keeps at most 14,400 samples (an hour at the default 250 ms,
+// about 2.5 MB). Past that, neighbouring samples fold in pairs, and later ones are taken
+// in pairs as they come, so a run of any length keeps an even resolution that halves
+// each time. A folded sample keeps the peaks of its intervals and the sums that make
+// averages exact; a window's CPU time may start up to one folded sample late. The cost
+// of a sample is measured by BenchmarkCollect.
 //
 // # Ending
 //

@@ -30,12 +30,18 @@ type Sample struct {
 	// FDsUnknown is set when some member's /proc/PID/fd was unreadable (not counted).
 	FDsUnknown bool
 	Processes  int // live members; zombies are not counted
+
+	// A sample folded from n raw ones (see series) keeps their sums for
+	// exact averages, and the peak of PSS + swap; n is 0 for a raw sample.
+	n                      int
+	rssSum, pssSum, memSum float64
+	memPeak                int64
 }
 
 // Summary condenses the samples of a window.
 type Summary struct {
 	From, To time.Time // times of the first and last sample used
-	Samples  int
+	Samples  int       // samples taken in the window (a folded one counts all it holds)
 
 	// User and System are the CPU time spent between From and To.
 	User, System time.Duration
@@ -83,20 +89,35 @@ type usage struct {
 	processes      int
 }
 
+// maxSamples bounds the samples a series keeps: 14,400 is an hour at the
+// default interval, about 2 MiB. Past it, neighbouring samples fold in pairs
+// (and later ones are taken in pairs as they come), so a run of any length
+// keeps at most this many, each covering twice the time of before.
+const maxSamples = 14400
+
 // series is the time series of one tree; it is written by one goroutine and read by any.
+//
+// A folded sample covers several intervals: its time and cumulative figures
+// (CPU time, major faults) are those of its last, its CPU, memory, thread,
+// FD and process figures the highest of them (so peaks stay exact), and it
+// keeps the sums that make averages exact.
 type series struct {
 	capacity float64 // CPUs; > 0
 	quota    int64
 
 	mu      sync.Mutex
 	samples []Sample
+	span    int     // intervals per kept sample: 1, then 2, 4... after folds
+	pending *Sample // the intervals of the next kept sample so far, when span > 1
+	last    Sample  // the last raw sample, which the next one's CPU is measured from
+	taken   int
 }
 
 func newSeries(capacity float64, quota int64) *series {
 	if capacity <= 0 {
 		capacity = 1
 	}
-	return &series{capacity: capacity, quota: quota}
+	return &series{capacity: capacity, quota: quota, span: 1}
 }
 
 // add turns u, measured at t, into the next Sample.
@@ -109,24 +130,90 @@ func (s *series) add(t time.Time, u usage) Sample {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := len(s.samples); n > 0 {
-		sample.CPU = cpuPercent(s.samples[n-1], sample)
+	if s.taken > 0 {
+		sample.CPU = cpuPercent(s.last, sample)
 		sample.MachineCPU = sample.CPU / s.capacity
 	}
-	s.samples = append(s.samples, sample)
+	s.last = sample
+	s.taken++
+	if s.span == 1 {
+		s.samples = append(s.samples, sample)
+	} else {
+		if s.pending == nil {
+			p := sample
+			s.pending = &p
+		} else {
+			*s.pending = fold(*s.pending, sample)
+		}
+		if s.pending.count() == s.span {
+			s.samples = append(s.samples, *s.pending)
+			s.pending = nil
+		}
+	}
+	if len(s.samples) >= maxSamples {
+		for i := range len(s.samples) / 2 {
+			s.samples[i] = fold(s.samples[2*i], s.samples[2*i+1])
+		}
+		s.samples = s.samples[:len(s.samples)/2]
+		s.span *= 2
+	}
 	return sample
+}
+
+// fold makes one sample of a and the later b.
+func fold(a, b Sample) Sample {
+	f := b
+	f.n = a.count() + b.count()
+	ar, ap, am := a.totals()
+	br, bp, bm := b.totals()
+	f.rssSum, f.pssSum, f.memSum = ar+br, ap+bp, am+bm
+	f.CPU, f.MachineCPU = max(a.CPU, b.CPU), max(a.MachineCPU, b.MachineCPU)
+	f.RSS, f.PSS, f.Swap = max(a.RSS, b.RSS), max(a.PSS, b.PSS), max(a.Swap, b.Swap)
+	f.memPeak = max(a.memMax(), b.memMax())
+	f.Threads, f.FDs, f.Processes = max(a.Threads, b.Threads), max(a.FDs, b.FDs), max(a.Processes, b.Processes)
+	f.PSSFromRSS = a.PSSFromRSS || b.PSSFromRSS
+	f.PSSEstimated = a.PSSEstimated || b.PSSEstimated
+	f.FDsUnknown = a.FDsUnknown || b.FDsUnknown
+	return f
+}
+
+// count is how many raw samples s stands for.
+func (s Sample) count() int { return max(s.n, 1) }
+
+// memMax is the highest PSS + swap of the samples s stands for.
+func (s Sample) memMax() int64 {
+	if s.n > 0 {
+		return s.memPeak
+	}
+	return s.PSS + s.Swap
+}
+
+// totals adds up the RSS, PSS and PSS + swap of the raw samples s stands for.
+func (s Sample) totals() (rss, pss, mem float64) {
+	if s.n > 0 {
+		return s.rssSum, s.pssSum, s.memSum
+	}
+	return float64(s.RSS), float64(s.PSS), float64(s.PSS + s.Swap)
+}
+
+// kept is the samples with the one being folded, if any.
+func (s *series) kept() []Sample {
+	if s.pending == nil {
+		return s.samples
+	}
+	return append(s.samples[:len(s.samples):len(s.samples)], *s.pending)
 }
 
 func (s *series) all() []Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Sample(nil), s.samples...)
+	return append([]Sample(nil), s.kept()...)
 }
 
 func (s *series) summary(from, to time.Time) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return summarize(s.samples, s.capacity, s.quota, from, to)
+	return summarize(s.kept(), s.capacity, s.quota, from, to)
 }
 
 // cpuPercent is the CPU used between two samples as a percentage of one core. A
@@ -169,14 +256,15 @@ func summarize(samples []Sample, capacity float64, quota int64, from, to time.Ti
 	}
 	var rssTotal, pssTotal, memTotal float64
 	var memPeak int64
+	raw := 0
 	for i, s := range window {
-		memTotal += float64(s.PSS + s.Swap)
-		memPeak = max(memPeak, s.PSS+s.Swap)
+		rss, pss, mem := s.totals()
+		rssTotal, pssTotal, memTotal = rssTotal+rss, pssTotal+pss, memTotal+mem
+		raw += s.count()
+		memPeak = max(memPeak, s.memMax())
 		if i > 0 {
 			sum.CPUPeak = max(sum.CPUPeak, s.CPU)
 		}
-		rssTotal += float64(s.RSS)
-		pssTotal += float64(s.PSS)
 		sum.RSSPeak = max(sum.RSSPeak, s.RSS)
 		sum.PSSPeak = max(sum.PSSPeak, s.PSS)
 		sum.PSSFromRSS = sum.PSSFromRSS || s.PSSFromRSS
@@ -186,10 +274,11 @@ func summarize(samples []Sample, capacity float64, quota int64, from, to time.Ti
 		sum.ProcessesPeak = max(sum.ProcessesPeak, s.Processes)
 	}
 	sum.MachinePeak = sum.CPUPeak / capacity
-	sum.RSSAverage = int64(rssTotal / float64(len(window)))
-	sum.PSSAverage = int64(pssTotal / float64(len(window)))
+	sum.Samples = raw
+	sum.RSSAverage = int64(rssTotal / float64(raw))
+	sum.PSSAverage = int64(pssTotal / float64(raw))
 	if quota > 0 {
-		sum.Quota.Peak, sum.Quota.Average = memPeak, int64(memTotal/float64(len(window)))
+		sum.Quota.Peak, sum.Quota.Average = memPeak, int64(memTotal/float64(raw))
 		sum.Quota.PeakOver = max(0, sum.Quota.Peak-quota)
 		sum.Quota.PeakExceeded = sum.Quota.PeakOver > 0
 		sum.Quota.AverageOver = max(0, sum.Quota.Average-quota)

@@ -178,3 +178,63 @@ func near(a, b, tolerance float64) bool {
 	d := a - b
 	return d <= tolerance && d >= -tolerance
 }
+
+// TestSeriesIsBounded: a run three times longer than the series keeps at
+// full resolution holds at most maxSamples, and its summary keeps the exact
+// peaks and averages; the CPU time misses at most the first folded sample's.
+func TestSeriesIsBounded(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	const n = 3*maxSamples + 7
+	s := newSeries(2, 1<<30)
+	var raw []Sample
+	for i := range n {
+		// A saw of memory, a spike of CPU and threads now and then.
+		u := usage{
+			user:      time.Duration(i) * 100 * time.Millisecond,
+			rss:       int64(100<<20 + (i%97)<<20),
+			pss:       int64(80<<20 + (i%89)<<20),
+			swap:      int64(i%1000) << 10,
+			threads:   4 + i%13,
+			fds:       10 + i%31,
+			processes: 2 + i%3,
+		}
+		if i == n/2 {
+			u.rss, u.user = 900<<20, u.user+time.Second // one spike: 1.1 s of CPU in 250 ms
+		}
+		if i > n/2 {
+			u.user += time.Second
+		}
+		raw = append(raw, s.add(t0.Add(time.Duration(i)*250*time.Millisecond), u))
+	}
+	kept := s.all()
+	if len(kept) > maxSamples || len(kept) < maxSamples/4 {
+		t.Fatalf("%d samples kept of %d, want at most %d", len(kept), n, maxSamples)
+	}
+	got := s.summary(time.Time{}, time.Time{})
+	want := summarize(raw, 2, 1<<30, time.Time{}, time.Time{})
+	if got.Samples != n {
+		t.Errorf("%d samples counted, want %d", got.Samples, n)
+	}
+	exact := []struct {
+		name      string
+		got, want int64
+	}{
+		{"RSS peak", got.RSSPeak, want.RSSPeak}, {"PSS peak", got.PSSPeak, want.PSSPeak}, {"swap peak", got.SwapPeak, want.SwapPeak},
+		{"RSS average", got.RSSAverage, want.RSSAverage}, {"PSS average", got.PSSAverage, want.PSSAverage},
+		{"quota peak", got.Quota.Peak, want.Quota.Peak}, {"quota average", got.Quota.Average, want.Quota.Average},
+		{"threads peak", int64(got.ThreadsPeak), int64(want.ThreadsPeak)}, {"FDs peak", int64(got.FDsPeak), int64(want.FDsPeak)},
+		{"processes peak", int64(got.ProcessesPeak), int64(want.ProcessesPeak)},
+	}
+	for _, e := range exact {
+		if e.got != e.want {
+			t.Errorf("%s: %d folded, %d from every sample", e.name, e.got, e.want)
+		}
+	}
+	if got.CPUPeak != want.CPUPeak || !near(want.CPUPeak, 440, 1e-6) {
+		t.Errorf("CPU peak %.0f%% folded, %.0f%% from every sample; the spike was 440%%", got.CPUPeak, want.CPUPeak)
+	}
+	span := time.Duration(n/len(kept)+1) * 100 * time.Millisecond
+	if d := want.User - got.User; d < 0 || d > span {
+		t.Errorf("CPU time %v folded, %v from every sample: may miss at most the first folded sample's %v", got.User, want.User, span)
+	}
+}
