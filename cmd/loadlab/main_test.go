@@ -263,8 +263,10 @@ func TestInterruptKeepsResults(t *testing.T) {
 	time.AfterFunc(700*time.Millisecond, cancel)
 	start := time.Now()
 	stdout, stderr, code := cli(ctx, t, "run", "--url", url+"/", "-c", "8", "-d", "1m", "--out", dir)
-	if took := time.Since(start) - 700*time.Millisecond; took > time.Second {
-		t.Errorf("stopped %v after the interrupt, want within a second", took)
+	// The load stops within a second (its own clock, below); writing the
+	// results after it is CPU work that a busy machine may slow down.
+	if took := time.Since(start) - 700*time.Millisecond; took > 3*time.Second {
+		t.Errorf("exited %v after the interrupt", took)
 	}
 	if code != exitFailed || !strings.Contains(stderr, "interrupted") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
@@ -278,6 +280,9 @@ func TestInterruptKeepsResults(t *testing.T) {
 	}
 	if !r.Summary.Interrupted || r.Summary.Requests == 0 {
 		t.Errorf("result: interrupted %v, %d requests", r.Summary.Interrupted, r.Summary.Requests)
+	}
+	if r.Summary.DurationS > 0.7+1 {
+		t.Errorf("the load ran %.2fs, interrupted at 0.7s: want it stopped within a second", r.Summary.DurationS)
 	}
 	matches, _ := filepath.Glob(filepath.Join(dir, ".*"))
 	if len(matches) > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,7 +139,7 @@ func hasWarning(r *result.Result, code string) bool {
 // TestServerCrashMidRun: the server dies during the load. The run fails
 // (exit 1) with the log tail, keeps what it measured, and leaves nothing.
 func TestServerCrashMidRun(t *testing.T) {
-	srv, url, marker := targetServer(t, target.Options{}, "%s & sleep 1.5; echo 'worker boot failure: out of sockets'; kill -9 $!; exit 7")
+	srv, url, marker := targetServer(t, target.Options{}, "%s & sleep 3; echo 'worker boot failure: out of sockets'; kill -9 $!; exit 7")
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 30s } }\n%s", url, srv)})
 	out := t.TempDir()
 	start := time.Now()
@@ -162,6 +163,20 @@ func TestServerCrashMidRun(t *testing.T) {
 	}
 }
 
+// serving waits, for at most 20 s, until the server that loadlab starts
+// answers at url: then the load is about to flow. Fixed sleeps guessed it.
+func serving(url string) {
+	client := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := client.Get(url + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+}
+
 // TestServerInterrupted: Ctrl-C stops the load and the server; the results
 // so far are kept.
 func TestServerInterrupted(t *testing.T) {
@@ -169,7 +184,11 @@ func TestServerInterrupted(t *testing.T) {
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 1m } }\n%s", url, srv)})
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(1500*time.Millisecond, cancel)
+	go func() {
+		serving(url)
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+	}()
 	_, stderr, code := cli(ctx, t, "run", path, "--out", out)
 	if code != exitFailed || !strings.Contains(stderr, "interrupted") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
@@ -197,7 +216,8 @@ func TestCtrlCStopsServer(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	serving(url)
+	time.Sleep(500 * time.Millisecond)
 	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()

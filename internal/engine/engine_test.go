@@ -135,8 +135,11 @@ func TestOpenExactArrivals(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := metrics.RunSummary(out.Totals, out.Elapsed)
-		if s.Requests != 400 || s.Unsent != 0 {
-			t.Fatalf("requests %d unsent %d, want 400 and 0", s.Requests, s.Unsent)
+		// Every arrival is accounted for. A pause of the machine across the
+		// end may leave a few queued, honestly counted unsent: at most one
+		// per connection.
+		if s.Requests+s.Unsent != 400 || s.Unsent > 20 {
+			t.Fatalf("requests %d unsent %d, want 400 in all and at most 20 unsent", s.Requests, s.Unsent)
 		}
 		if s.Late.P99 <= 1 || s.Late.P99 <= 2*sleeper+1 {
 			return
@@ -299,7 +302,13 @@ func TestVisitorsComeWithNewConnections(t *testing.T) {
 		}
 		srv.Start()
 		arr, _ := schedule.Constant(schedule.Rate{Count: 20, Per: time.Second}, 250*time.Millisecond)
-		_, err := Run(context.Background(), Config{Program: quick(t, srv.URL), Workers: 1, Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: 1, Queue: queue}})
+		// Without a queue, 5 VUs so that no arrival is dropped on a slow
+		// machine: each visitor makes its own connection whichever VU it gets.
+		maxVUs := 5
+		if queue {
+			maxVUs = 1
+		}
+		_, err := Run(context.Background(), Config{Program: quick(t, srv.URL), Workers: 1, Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: maxVUs, Queue: queue}})
 		srv.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -315,11 +324,12 @@ func TestVisitorsComeWithNewConnections(t *testing.T) {
 }
 
 // TestDroppedOnlyWhenEveryVUIsBusy: an open workload's arrivals take any
-// free VU, whichever worker they are due on. 20 journeys a second of 100 ms
-// need 2 VUs at a time; with 3 and two workers, none may be dropped. With 1,
-// about half must be.
+// free VU, whichever worker they are due on. 20 journeys a second of 70 ms
+// need 2 VUs at a time; with 3 and two workers, none may be dropped (unless a
+// journey took over 150 ms). With 1, every other one must be (10..20 of 30
+// while journeys take under 150 ms).
 func TestDroppedOnlyWhenEveryVUIsBusy(t *testing.T) {
-	srv := okServer(t, 100*time.Millisecond)
+	srv := okServer(t, 70*time.Millisecond)
 	arr, err := schedule.Constant(schedule.Rate{Count: 20, Per: time.Second}, 1500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
 
 // The test binary doubles as the server under test: run with roleEnv set it becomes a
@@ -115,12 +116,7 @@ func testBinary(t testing.TB) string {
 // freePort returns a loopback port nothing listens on now.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return targettest.FreePort(t)
 }
 
 // procID names a process for good: a pid is reused, a pid with its start time is not.

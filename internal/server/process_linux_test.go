@@ -227,9 +227,11 @@ func TestStartFailures(t *testing.T) {
 			spec: func(t *testing.T, marker string) Spec {
 				port := freePort(t)
 				return Spec{
-					Argv:  []string{testBinary(t), marker},
-					Env:   map[string]string{roleEnv: "http", portEnv: strconv.Itoa(port), statusEnv: "500"},
-					Ready: fmt.Sprintf("http://127.0.0.1:%d/health", port), ReadyTimeout: time.Second,
+					Argv: []string{testBinary(t), marker},
+					Env:  map[string]string{roleEnv: "http", portEnv: strconv.Itoa(port), statusEnv: "500"},
+					// Long enough for the child to start on a busy machine,
+					// so that the probe sees the 500 and not a refusal.
+					Ready: fmt.Sprintf("http://127.0.0.1:%d/health", port), ReadyTimeout: 5 * time.Second,
 				}
 			},
 			failure: NotReady, message: "status 500",
@@ -463,7 +465,9 @@ func TestCPUOneCore(t *testing.T) {
 	if cpu < childCPU-20*time.Millisecond || cpu > childCPU+300*time.Millisecond { // ticks; + the Go runtime's start
 		t.Errorf("sampled CPU time %v, want the child's %v plus its start-up", cpu, childCPU)
 	}
-	if sum.CPUPeak < 0.7*share || sum.CPUPeak > 1.5*share+10 {
+	// A peak is never below the average; above, one interval of a busy
+	// machine may still get the whole core, plus a tick of rounding.
+	if sum.CPUPeak < 0.7*share || sum.CPUPeak > max(1.5*share+10, 125) {
 		t.Errorf("CPU peak %.0f%% of a core, want about the child's %.0f%%", sum.CPUPeak, share)
 	}
 	if !near(sum.MachinePeak*sum.Capacity, sum.CPUPeak, 1e-6) {
@@ -475,7 +479,7 @@ func TestCPUOneCore(t *testing.T) {
 	for i := 0; i+5 < len(samples); i++ {
 		best = max(best, p.Summary(samples[i].Time, samples[i+5].Time).CPUAverage)
 	}
-	if best < 0.7*share || best > 1.3*share+10 {
+	if best < 0.7*share || best > max(1.3*share+10, 110) {
 		t.Errorf("busiest 500ms averaged %.0f%% of a core, want about the child's %.0f%%", best, share)
 	}
 }
@@ -490,12 +494,19 @@ func TestReadyStatuses(t *testing.T) {
 	}{{200, true}, {204, true}, {302, true}, {404, false}, {503, false}}
 	for _, tt := range tests {
 		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			// A server that will be ready gets time to start on a busy
+			// machine (it costs nothing when it is quick); one that will not
+			// is given up on sooner.
+			readyTimeout := 10 * time.Second
+			if !tt.ready {
+				readyTimeout = 700 * time.Millisecond
+			}
 			port := freePort(t)
 			p, err := Start(context.Background(), Spec{
 				Argv:           []string{testBinary(t)},
 				Env:            map[string]string{roleEnv: "http", portEnv: strconv.Itoa(port), statusEnv: strconv.Itoa(tt.status)},
 				Ready:          fmt.Sprintf("http://127.0.0.1:%d/", port),
-				ReadyTimeout:   700 * time.Millisecond,
+				ReadyTimeout:   readyTimeout,
 				SampleInterval: fastSampling,
 			})
 			if tt.ready != (err == nil) {
@@ -566,7 +577,7 @@ func TestSamplers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if err := self.Run(ctx, 20*time.Millisecond); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -113,12 +114,45 @@ func Command(t testing.TB, o target.Options, addr string) (argv []string, env ma
 
 // FreeAddr returns a loopback address with a port that was free a moment ago.
 func FreeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+}
+
+var ports struct {
+	sync.Mutex
+	next int
+}
+
+// FreePort returns a loopback port that was free a moment ago, for a server
+// a test starts later. It is below the kernel's ephemeral range, so that no
+// outgoing connection (of the load, say) takes it in the meantime, as one
+// may take a port that listening on :0 handed out; and no port is handed out
+// twice in a test binary. Each binary starts at a place of its own in the
+// range, so packages tested in parallel rarely meet.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	// Below Linux's default ephemeral range (32768-60999), and below the
+	// examples' fixed ports (29100-29199).
+	const lo, hi = 20000, 29000
+	ports.Lock()
+	defer ports.Unlock()
+	if ports.next == 0 {
+		ports.next = lo + (os.Getpid()*7919)%(hi-lo)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	for range hi - lo {
+		port := ports.next
+		ports.next++
+		if ports.next >= hi {
+			ports.next = lo
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port
+	}
+	t.Fatalf("no free port in %d..%d", lo, hi)
+	return 0
 }
 
 // SleeperLateness sleeps to a schedule of perSecond wake-ups for d and
