@@ -43,6 +43,9 @@ func TestExamples(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := t.TempDir()
 			args := []string{"run", filepath.Join("..", "..", "examples", tt.name, "plan.yaml"), "--out", out}
+			if tt.name == "launch" { // its users in this test's directory, not the shared default under /tmp
+				args = append(args, "--set", "server.env.USERS_DIR="+t.TempDir())
+			}
 			for _, s := range tt.set {
 				args = append(args, "--set", s)
 			}
