@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/plan"
@@ -103,7 +104,9 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 	if f.out != "" {
 		writeErr = store.WriteResult(f.out, res)
 		if writeErr == nil {
-			writeErr = report.WriteRunFiles(f.out, res)
+			if err := report.WriteRunFiles(f.out, res); err != nil {
+				writeErr = fmt.Errorf("%s is written, but %w", filepath.Join(f.out, store.ResultFile), err)
+			}
 		}
 	}
 	var err error
@@ -186,6 +189,9 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		if errors.Is(err, experiment.ErrPlanChanged) {
 			return usageError(fmt.Errorf("run: %w", err))
 		}
+		if diskFull(err) {
+			return failedError(fmt.Errorf("run: %w; the runs done before are kept in %s: free some space and run the same command again to resume", err, dir))
+		}
 		return failedError(fmt.Errorf("run: %w", err))
 	}
 	if err := report.Verdict(io.out, out); err != nil {
@@ -227,4 +233,10 @@ func safeName(s string) string {
 		return "experiment"
 	}
 	return b.String()
+}
+
+// diskFull reports whether err is a full disk or quota, from a file or from
+// SQLite (which says "database or disk is full").
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || strings.Contains(err.Error(), "disk is full")
 }

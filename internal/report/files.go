@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -20,6 +21,10 @@ const (
 func writeFile(dir, name string, render func(w io.Writer) error) error {
 	var b bytes.Buffer
 	if err := render(&b); err != nil {
+		var we *store.WriteError
+		if errors.As(err, &we) { // a file it writes beside failed, so this one is not written either
+			return errors.Join(err, &store.WriteError{Path: filepath.Join(dir, name), Err: fmt.Errorf("not written: %w", errors.Unwrap(we))})
+		}
 		return err
 	}
 	return store.WriteFile(filepath.Join(dir, name), b.Bytes())
@@ -28,7 +33,7 @@ func writeFile(dir, name string, render func(w io.Writer) error) error {
 // WriteRunFiles writes a run's reports into its directory: report.html,
 // report.md with its PNG charts, steps.csv and series.csv.
 func WriteRunFiles(dir string, r *result.Result) error {
-	return errors.Join(
+	return store.WritesFailed(
 		writeFile(dir, HTMLFile, func(w io.Writer) error { return HTML(w, r) }),
 		writeFile(dir, MarkdownFile, func(w io.Writer) error { return Markdown(w, dir, r) }),
 		writeFile(dir, "steps.csv", func(w io.Writer) error { return StepsCSV(w, r) }),
@@ -40,7 +45,7 @@ func WriteRunFiles(dir string, r *result.Result) error {
 // directory: report.html, report.md with its PNG charts, runs.csv and
 // points.csv.
 func WriteExperimentFiles(dir string, o *experiment.Outcome) error {
-	return errors.Join(
+	return store.WritesFailed(
 		writeFile(dir, HTMLFile, func(w io.Writer) error { return ExperimentHTML(w, o) }),
 		writeFile(dir, MarkdownFile, func(w io.Writer) error { return ExperimentMarkdown(w, dir, o) }),
 		writeFile(dir, "runs.csv", func(w io.Writer) error { return RunsCSV(w, o) }),

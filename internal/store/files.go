@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/loadlab/loadlab/internal/result"
 )
@@ -61,9 +63,79 @@ func WriteFile(path string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+		return &WriteError{Path: path, Err: err}
 	}
 	return nil
+}
+
+// WriteError is a file that could not be written; path is left as it was.
+type WriteError struct {
+	Path string
+	Err  error
+}
+
+// Error names the file and the root cause ("no space left on device"), not
+// the temporary file it was written through.
+func (e *WriteError) Error() string { return "write " + e.Path + ": " + rootCause(e.Err).Error() }
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// rootCause is the system's own error inside err, if there is one.
+func rootCause(err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
+
+// WritesFailed condenses the errors of writing several files into one line:
+// "could not write report.html and report.md: no space left on device". Nil
+// errors are skipped; nil if all are. Errors other than WriteError are kept
+// as they are.
+func WritesFailed(errs ...error) error {
+	var names, causes []string
+	var others []error
+	var walk func(err error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		var we *WriteError
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		if !errors.As(err, &we) {
+			others = append(others, err)
+			return
+		}
+		names = append(names, filepath.Base(we.Path))
+		if c := rootCause(we.Err).Error(); !slices.Contains(causes, c) {
+			causes = append(causes, c)
+		}
+	}
+	for _, err := range errs {
+		walk(err)
+	}
+	if len(names) == 0 {
+		return errors.Join(others...)
+	}
+	list := strings.Join(names, ", ")
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	}
+	err := fmt.Errorf("could not write %s: %s", list, strings.Join(causes, "; "))
+	if len(others) > 0 {
+		return errors.Join(append([]error{err}, others...)...)
+	}
+	return err
 }
 
 // WriteResult writes r as dir/result.json, atomically.
