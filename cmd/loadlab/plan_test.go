@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/store"
 	"github.com/loadlab/loadlab/internal/target"
@@ -351,7 +352,7 @@ func TestCredentialsNeverStored(t *testing.T) {
 	saw := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		for _, h := range []string{"Authorization", "X-Api-Key", "X-Auth-Token", "Proxy-Authorization", "X-Csrf-Token"} {
+		for _, h := range []string{"Authorization", "X-Api-Key", "X-Auth-Token", "Proxy-Authorization", "X-Csrf-Token", "Api-Key"} {
 			if v := r.Header.Get(h); v != "" {
 				saw[r.URL.Path+" "+h] = v
 			}
@@ -370,7 +371,9 @@ func TestCredentialsNeverStored(t *testing.T) {
 target: ` + srv.URL + `
 vars:
   jwt: JWT-SEKRET
-http: { headers: { Authorization: "Bearer LITERAL-SEKRET" } }
+  apikey: VAR-SEKRET
+  pass: OLD-SEKRET
+http: { headers: { Authorization: "Bearer LITERAL-SEKRET", Api-Key: "k-{{ apikey }}-{{ pass }}" } }
 steps:
   - get: /a
     headers: { X-Api-Key: KEY-SEKRET, X-Auth-Token: "t-{{ env.LOADLAB_TEST_BEARER }}" }
@@ -388,7 +391,7 @@ steps:
 load: { closed: { vus: 1, iterations: 1 } }
 `})
 	out := t.TempDir()
-	secrets := []string{"LITERAL-SEKRET", "KEY-SEKRET", "ENV-SEKRET", "SET-SEKRET", "JWT-SEK", "GH-SEKRET", "BLOCK-SEKRET"}
+	secrets := []string{"LITERAL-SEKRET", "KEY-SEKRET", "ENV-SEKRET", "SET-SEKRET", "JWT-SEK", "GH-SEKRET", "BLOCK-SEKRET", "VAR-SEKRET", "OLD-SEKRET", "NEW-SEKRET"}
 	leaks := func(where string, data []byte) {
 		t.Helper()
 		for _, secret := range secrets {
@@ -397,7 +400,7 @@ load: { closed: { vus: 1, iterations: 1 } }
 			}
 		}
 	}
-	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "steps.1.headers.Proxy-Authorization=SET-SEKRET")
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "steps.1.headers.Proxy-Authorization=SET-SEKRET", "--set", "vars.pass=NEW-SEKRET")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -408,7 +411,7 @@ load: { closed: { vus: 1, iterations: 1 } }
 	want := map[string]string{
 		"/a Authorization": "Bearer LITERAL-SEKRET", "/a X-Api-Key": "KEY-SEKRET", "/a X-Auth-Token": "t-ENV-SEKRET",
 		"/b Proxy-Authorization": "SET-SEKRET", "/c Authorization": "Bearer JWT-SEKRET", "/c X-Csrf-Token": "GH-SEKRET",
-		"/d X-Api-Key": "BLOCK-SEKRET",
+		"/d X-Api-Key": "BLOCK-SEKRET", "/a Api-Key": "k-VAR-SEKRET-NEW-SEKRET",
 	}
 	for k, v := range want {
 		if saw[k] != v {
@@ -425,6 +428,10 @@ load: { closed: { vus: 1, iterations: 1 } }
 	r, err := store.ReadResult(out)
 	if err != nil || r.Steps[3].FailedCheck == nil {
 		t.Fatalf("no failed check kept for /d: %v", err)
+	}
+	// Masking keeps the stored plan a plan.
+	if _, err := plan.Parse("stored.yaml", []byte(r.Plan), plan.Options{Env: map[string]string{"LOADLAB_TEST_BEARER": "x", "LOADLAB_TEST_GH": "y"}}); err != nil {
+		t.Errorf("the stored plan no longer loads: %v\n%s", err, r.Plan)
 	}
 	var files []string
 	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {

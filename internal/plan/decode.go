@@ -179,7 +179,7 @@ func (d *decoder) text(n *node, what string) (Text, bool) {
 	if !ok {
 		return Text{}, false
 	}
-	return Text{Src: s, Pos: n.pos, quoted: n.quoted}, true
+	return Text{Src: s, Pos: n.pos, quoted: n.quoted, written: n.written}, true
 }
 
 // textAny reads a template from any scalar: numbers and booleans as written.

@@ -60,7 +60,7 @@ func (d *decoder) renderConsts(p *Plan, opts Options, n *node) {
 				d.errorf(n.pos, "only plan variables, env.NAME and params may be used here, not values that change per VU")
 				return
 			}
-			n.value, n.quoted = s, false
+			n.written, n.value, n.quoted = n.value, s, false
 			return
 		}
 		for _, c := range n.vals {

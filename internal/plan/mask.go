@@ -23,12 +23,22 @@ func (p *Plan) Masked() string {
 		line := lines[pos.Line-1]
 		from := min(max(pos.Col-1, 0), len(line))
 		if i := strings.Index(line[from:], text); i >= 0 {
-			lines[pos.Line-1] = line[:from+i] + "***" + line[from+i+len(text):]
+			at := from + i
+			// Unquoted, *** would read as a YAML alias: quote it, so that
+			// the stored plan still loads.
+			stars := `"***"`
+			if at > 0 && (line[at-1] == '"' || line[at-1] == '\'') {
+				stars = "***"
+			}
+			lines[pos.Line-1] = line[:at] + stars + line[at+len(text):]
 			return
 		}
 		// A value written over several lines (a block scalar, a folded
-		// string): mask the rest of its first line and each of its lines.
-		lines[pos.Line-1] = line[:from] + "***"
+		// string): keep a block scalar's indicator (| or >), or mask the rest
+		// of the first line; then mask each of its lines.
+		if head := strings.TrimSpace(line[from:]); !strings.HasPrefix(head, "|") && !strings.HasPrefix(head, ">") {
+			lines[pos.Line-1] = line[:from] + `"***"`
+		}
 		rest := strings.Split(text, "\n")
 		for n := pos.Line; n < len(lines) && len(rest) > 0; n++ {
 			part := strings.TrimSpace(rest[0])
@@ -49,10 +59,45 @@ func (p *Plan) Masked() string {
 			mask(v.valuePos, v.valueText)
 		}
 	}
+	// A secret overridden with --set still has its value in the file.
+	for name, n := range p.writtenVars() {
+		for _, v := range p.Vars {
+			if v.Name == name && (v.Secret || credVars[name]) && n.pos.File == p.File {
+				mask(n.pos, n.value)
+			}
+		}
+	}
 	for _, t := range p.credentialLiterals() {
 		mask(t.Pos, t.Src)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// writtenVars are the value nodes of the variables as the plan file has
+// them, before --set: those the overrides replaced, when there are any.
+func (p *Plan) writtenVars() map[string]*node {
+	if len(p.opts.Set) == 0 {
+		return nil
+	}
+	root, err := parseYAML(p.File, p.Source)
+	if err != nil || root.kind != kindMap {
+		return nil
+	}
+	vars := root.get("vars")
+	if vars == nil || vars.kind != kindMap {
+		return nil
+	}
+	out := map[string]*node{}
+	for i, k := range vars.keys {
+		v := vars.vals[i]
+		if v.kind == kindMap {
+			v = v.get("value")
+		}
+		if v != nil && v.kind == kindScalar {
+			out[k.value] = v
+		}
+	}
+	return out
 }
 
 // credentialHeader recognizes headers that carry credentials.
@@ -83,7 +128,7 @@ func (p *Plan) credentialHeaders() []Field {
 func (p *Plan) credentialLiterals() []Text {
 	var out []Text
 	for _, f := range p.credentialHeaders() {
-		if !strings.Contains(f.Value.Src, "{{") && f.Value.Src != "" {
+		if w := f.Value.Written(); !strings.Contains(w, "{{") && w != "" {
 			out = append(out, f.Value)
 		}
 	}
@@ -115,7 +160,7 @@ func (p *Plan) credentialVars() map[string]bool {
 		}
 	}
 	for _, f := range p.credentialHeaders() {
-		visit(f.Value.Src)
+		visit(f.Value.Written())
 	}
 	return out
 }
@@ -126,7 +171,7 @@ func (p *Plan) credentialEnv() map[string]bool {
 	out := map[string]bool{}
 	srcs := []string{}
 	for _, f := range p.credentialHeaders() {
-		srcs = append(srcs, f.Value.Src)
+		srcs = append(srcs, f.Value.Written())
 	}
 	credVars := p.credentialVars()
 	for _, v := range p.Vars {

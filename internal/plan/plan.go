@@ -110,6 +110,17 @@ type Text struct {
 	// col0 is where the template's first character is on its line: past the
 	// quote of a quoted string.
 	quoted bool
+	// written is the text in the plan file when the plan's constants were
+	// rendered into Src when it loaded (http.headers, say); else "".
+	written string
+}
+
+// Written is the template's text as the plan file has it.
+func (t Text) Written() string {
+	if t.written != "" {
+		return t.written
+	}
+	return t.Src
 }
 
 // Field is a name and a template: a header, a query parameter, a form field.

@@ -96,6 +96,9 @@ type node struct {
 	pos    Pos
 	value  string // scalars: the text as written, without quotes
 	quoted bool   // a quoted string: never a number or a boolean
+	// written is the scalar's text before the plan's constants were
+	// rendered into it ("Bearer {{ tok }}"), when they were.
+	written string
 	keys   []*node
 	vals   []*node // mappings: vals[i] belongs to keys[i]; sequences: the items
 }
