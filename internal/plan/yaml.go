@@ -99,8 +99,8 @@ type node struct {
 	// written is the scalar's text before the plan's constants were
 	// rendered into it ("Bearer {{ tok }}"), when they were.
 	written string
-	keys   []*node
-	vals   []*node // mappings: vals[i] belongs to keys[i]; sequences: the items
+	keys    []*node
+	vals    []*node // mappings: vals[i] belongs to keys[i]; sequences: the items
 }
 
 func (n *node) get(key string) *node {
