@@ -29,10 +29,12 @@ With --fail-on, the exit code is 3 when B is worse than A beyond a rule:
 'p95 +10%' fails on a significant rise of p95 latency over 10%, 'throughput
 -5%' on a significant fall of throughput over 5%. With fewer than 4 runs a
 side no test can call a difference significant; the change of the medians
-then decides, and the message says so.
+then decides, and the message says so. Changes are relative, but the error
+rate's are in percentage points: 'error_rate +1%' fails when it rises by
+more than one point (0% to 1.5%, or 2% to 3.5%).
 
 Figures: throughput, p50, p95, p99, error_rate, elapsed, cpu, rss_peak,
-rss_avg, pss_peak.`,
+rss_avg, pss_peak, pss_avg.`,
 		Example: `  loadlab compare results/main results/branch --fail-on 'p95 +10%' --fail-on 'throughput -5%'
   loadlab compare results/sweep results/sweep --point-a threads=5 --point-b threads=8`,
 		Args: cobra.ExactArgs(2),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -172,8 +173,15 @@ func testable(c stats.Comparison) bool {
 // test, where benchstat prints only "~", it gives the change of the medians
 // and says it is untested.
 func versus(c stats.Comparison) string {
-	if testable(c) || !c.DeltaDefined {
+	if testable(c) {
 		return c.String()
+	}
+	if !c.DeltaDefined { // from a median of 0
+		n := fmt.Sprint(c.Base.N)
+		if c.Test.N != c.Base.N {
+			n += "+" + fmt.Sprint(c.Test.N)
+		}
+		return fmt.Sprintf("from 0 (n=%s, untested)", n)
 	}
 	n := fmt.Sprint(c.Base.N)
 	if c.Test.N != c.Base.N {
@@ -267,18 +275,34 @@ func (c *Comparison) Check(rules []Rule) ([]Failure, error) {
 		if row == nil {
 			return nil, fmt.Errorf("--fail-on %q: %w", r.Text, ErrNoFigure)
 		}
-		beyond := r.Limit >= 0 && row.Delta > r.Limit || r.Limit < 0 && row.Delta < r.Limit
+		change, changed := row.change(r)
+		beyond := r.Limit >= 0 && change > r.Limit || r.Limit < 0 && change < r.Limit
 		if !beyond {
 			continue
 		}
 		switch {
 		case row.Significant:
-			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %+.1f%% (p=%.3f), beyond %s", row.Figure, 100*row.Delta, row.P, r.Text)})
+			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %s (p=%.3f), beyond %s", row.Figure, changed, row.P, r.Text)})
 		case !row.Testable:
-			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %+.1f%%, beyond %s (median against median: with %d and %d runs no test can tell it from noise)", row.Figure, 100*row.Delta, r.Text, row.NA, row.NB)})
+			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %s, beyond %s (median against median: with %d and %d runs no test can tell it from noise)", row.Figure, changed, r.Text, row.NA, row.NB)})
 		}
 	}
 	return out, nil
+}
+
+// change is the figure's change from A to B as a rule measures it, and its
+// text: relative (+12.5%), but in percentage points for the error rate,
+// whose relative change from 0 would be undefined (0% to 10% is +10 points).
+// A rise from a median of 0 of any other figure is beyond every limit.
+func (row *CompareRow) change(r Rule) (float64, string) {
+	if r.Figure == "error_rate" {
+		d := row.MedianB - row.MedianA
+		return d / 100, fmt.Sprintf("%+.2f points (%.2f%% to %.2f%%)", d, row.MedianA, row.MedianB)
+	}
+	if row.MedianA == 0 && row.MedianB != 0 {
+		return math.Copysign(math.Inf(1), row.MedianB), fmt.Sprintf("from 0 to %.4g", row.MedianB)
+	}
+	return row.Delta, fmt.Sprintf("%+.1f%%", 100*row.Delta)
 }
 
 func sortedStrings(s []string) []string {

@@ -222,6 +222,38 @@ func TestCompareRules(t *testing.T) {
 	if len(fs) != 1 || !strings.Contains(fs[0].Why, "no test can tell it from noise") {
 		t.Errorf("single runs: %+v", fs)
 	}
+
+	// The error rate's limit is in points: from 0% (where a relative change
+	// is undefined) to 10% fails +1%, as does 2% to 4%; 2% to 2.5% does not.
+	withErrors := func(rates ...float64) Side {
+		var s Side
+		for _, e := range rates {
+			r := fake(1000, 10)
+			r.Summary.ErrorRate = e
+			s.Results = append(s.Results, r)
+		}
+		return s
+	}
+	rule, _ := ParseRule("error_rate +1%")
+	for _, tt := range []struct {
+		a, b []float64
+		fail bool
+	}{
+		{[]float64{0}, []float64{0.10}, true},
+		{[]float64{0, 0, 0, 0, 0}, []float64{0.10, 0.11, 0.09, 0.10, 0.12}, true},
+		{[]float64{0.02, 0.02, 0.02, 0.02}, []float64{0.04, 0.041, 0.039, 0.04}, true},
+		{[]float64{0.02}, []float64{0.025}, false},
+		{[]float64{0, 0, 0, 0}, []float64{0, 0, 0, 0}, false},
+	} {
+		c := Compare(withErrors(tt.a...), withErrors(tt.b...))
+		fs, err := c.Check([]Rule{rule})
+		if err != nil || (len(fs) > 0) != tt.fail {
+			t.Errorf("error rate %v to %v: failures %+v, %v; want fail %v", tt.a, tt.b, fs, err, tt.fail)
+		}
+		if tt.fail && err == nil && len(fs) > 0 && !strings.Contains(fs[0].Why, "points") {
+			t.Errorf("error rate %v to %v: %q does not say points", tt.a, tt.b, fs[0].Why)
+		}
+	}
 }
 
 func TestMappingParams(t *testing.T) {
