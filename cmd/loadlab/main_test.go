@@ -358,6 +358,13 @@ func TestNoResponseFailsTheRun(t *testing.T) {
 		t.Error(err)
 	}
 
+	// Nothing answered before the grace period ended: no request finished
+	// at all, and the run fails the same way.
+	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/?delay=2s", "-c", "2", "-d", "500ms", "--grace", "100ms")
+	if code != exitFailed || !strings.Contains(stderr, "still waiting for an answer when the grace period ended") {
+		t.Errorf("all abandoned: exit %d, stderr %q", code, stderr)
+	}
+
 	// Some answers: the run stands, and errors are figures, not a failure.
 	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/?delay=0s", "-c", "2", "-n", "20", "--timeout", "50ms")
 	if code != exitOK {

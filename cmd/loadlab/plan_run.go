@@ -126,8 +126,8 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 			where = "; results so far are in " + f.out
 		}
 		return failedError(fmt.Errorf("run: interrupted after %.1fs%s", res.Summary.DurationS, where))
-	case res.Summary.Requests > 0 && res.Summary.Responses == 0:
-		return failedError(fmt.Errorf("run: none of the %d requests got a response%s", res.Summary.Requests, noResponseWhy(res)))
+	case res.Summary.Requests+res.Summary.Abandoned > 0 && res.Summary.Responses == 0:
+		return failedError(fmt.Errorf("run: none of the %d requests got a response%s", res.Summary.Requests+res.Summary.Abandoned, noResponseWhy(res)))
 	case thresholdsFailed > 0:
 		return thresholdError(fmt.Errorf("run: %d of %d thresholds failed", thresholdsFailed, len(res.Thresholds)))
 	}
@@ -146,7 +146,10 @@ func noResponseWhy(res *result.Result) string {
 			class, n = c.name, c.n
 		}
 	}
-	if class == "" {
+	if class == "" || res.Summary.Abandoned > n {
+		if res.Summary.Abandoned > 0 {
+			return fmt.Sprintf(": %d were still waiting for an answer when the grace period ended", res.Summary.Abandoned)
+		}
 		return ""
 	}
 	if ex := e.Examples[class]; ex != "" {

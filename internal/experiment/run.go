@@ -209,6 +209,7 @@ func measure(ctx context.Context, cfg engine.Config, proc *server.Process, opts 
 			serverErr = &ServerError{Err: fmt.Errorf("stopping the server: %w", err)}
 		}
 	}
+	res.Summary.Abandoned = out.InFlight
 	res.Validity = Validity(res, out)
 	return res, serverErr, nil
 }

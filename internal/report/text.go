@@ -78,6 +78,9 @@ func Text(w io.Writer, r *result.Result) error {
 	if s.Errors.Total > 0 {
 		errs = fmt.Sprintf("%s errors (%.2f%%)", count(s.Errors.Total), 100*s.ErrorRate)
 	}
+	if s.Abandoned > 0 {
+		errs += fmt.Sprintf(", %s still in flight when it ended (not counted)", count(s.Abandoned))
+	}
 	ew.printf("%s requests in %.2fs, %s/s, %s\n", count(s.Requests), s.DurationS, rate(s.ThroughputRPS), errs)
 	if s.Interrupted {
 		ew.printf("interrupted: these are the figures measured until then\n")

@@ -92,13 +92,16 @@ type Summary struct {
 	Connect       *Percentiles `json:"connect_ms,omitempty"`
 	Late          Late         `json:"late"`
 	Unsent        int64        `json:"unsent"` // open load: due within the run but never sent
-	Checks        Checks       `json:"checks"`
-	Iterations    int64        `json:"iterations"`         // journeys completed
-	Aborted       int64        `json:"iterations_aborted"` // journeys that could not go on
-	Dropped       int64        `json:"dropped"`            // open load: arrivals that found no free VU
-	Interrupted   bool         `json:"interrupted"`        // stopped early by Ctrl-C or a signal
-	BytesReceived int64        `json:"bytes_received"`
-	Resolution    string       `json:"resolution"` // of every latency figure
+	// Abandoned requests were still in flight when the grace period ended
+	// (or the run was interrupted): sent, never answered, not counted above.
+	Abandoned     int64  `json:"abandoned,omitempty"`
+	Checks        Checks `json:"checks"`
+	Iterations    int64  `json:"iterations"`         // journeys completed
+	Aborted       int64  `json:"iterations_aborted"` // journeys that could not go on
+	Dropped       int64  `json:"dropped"`            // open load: arrivals that found no free VU
+	Interrupted   bool   `json:"interrupted"`        // stopped early by Ctrl-C or a signal
+	BytesReceived int64  `json:"bytes_received"`
+	Resolution    string `json:"resolution"` // of every latency figure
 }
 
 // Checks count the outcomes of expectations and captures.
