@@ -185,6 +185,34 @@ repeat: 5
 	}
 }
 
+// TestUntestedIsNotNoDifference: with 3 runs a point no test can call a
+// difference significant; the recommendation gives the change of the
+// medians as untested rather than "no significant difference".
+func TestUntestedIsNotNoDifference(t *testing.T) {
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { delay: [1ms, 3ms] }
+repeat: 3
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 9)
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		if points[s.Point].Labels["delay"] == "3ms" {
+			results[i] = fake(36+float64(s.Rep), 25)
+		} else {
+			results[i] = fake(100+float64(s.Rep), 10)
+		}
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if strings.Contains(v.Recommendation, "no significant difference") || !strings.Contains(v.Recommendation, "untested, too few runs (n=3)") ||
+		!strings.Contains(v.Recommendation, "throughput -62.7%") {
+		t.Errorf("recommendation %q", v.Recommendation)
+	}
+}
+
 func TestCompareRules(t *testing.T) {
 	a := Side{Label: "a"}
 	b := Side{Label: "b"}

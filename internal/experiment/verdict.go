@@ -629,15 +629,24 @@ func namedComparisons(e *plan.Experiment, points []Point, v *Verdict) []string {
 			if !others {
 				continue
 			}
-			var sig, same []string
+			var sig, same, untested []string
+			n := 0
 			for _, t := range v.Figures {
 				r := t.Rows[i]
 				if r.N == 0 || r.Baseline {
 					continue
 				}
-				if r.Significant {
+				switch {
+				case r.Significant:
 					sig = append(sig, fmt.Sprintf("%s %+.1f%% (p=%.3f)", t.Name, 100*r.Delta, r.P))
-				} else {
+				case strings.Contains(r.Versus, "untested"):
+					// Too few runs for any test: the change of the medians,
+					// said to be untested, never "no difference".
+					if r.Delta != 0 {
+						untested = append(untested, fmt.Sprintf("%s %+.1f%%", t.Name, 100*r.Delta))
+					}
+					n = r.N
+				default:
 					same = append(same, t.Name)
 				}
 			}
@@ -645,13 +654,16 @@ func namedComparisons(e *plan.Experiment, points []Point, v *Verdict) []string {
 			if len(at) > 0 {
 				line = fmt.Sprintf("%s=%s vs %s at %s:", prm.Name, p.Labels[prm.Name], baseLabel, strings.Join(at, " "))
 			}
-			if len(sig) > 0 {
+			switch {
+			case len(sig) > 0:
 				line += " " + strings.Join(sig, ", ")
-			} else {
+				if len(same) > 0 {
+					line += "; no significant change in " + strings.Join(same, ", ")
+				}
+			case len(untested) > 0:
+				line += fmt.Sprintf(" untested, too few runs (n=%d) to tell from noise: %s", n, strings.Join(untested, ", "))
+			default:
 				line += " no significant difference"
-			}
-			if len(same) > 0 && len(sig) > 0 {
-				line += "; no significant change in " + strings.Join(same, ", ")
 			}
 			out = append(out, line)
 		}
