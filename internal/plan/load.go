@@ -476,13 +476,21 @@ func (d *decoder) httpOptions(p *Plan, n *node) {
 		h.Insecure, _ = d.boolean(v, "http.insecure")
 	}
 	if v := m.get("max_body"); v != nil {
-		if x, ok := d.size(v, "http.max_body"); ok && x > 0 {
-			h.MaxBody = x
+		if x, ok := d.size(v, "http.max_body"); ok {
+			if x > 0 {
+				h.MaxBody = x
+			} else {
+				d.errorf(v.pos, "http.max_body must be at least 1 byte, got %s", v.value)
+			}
 		}
 	}
 	if v := m.get("max_header"); v != nil {
-		if x, ok := d.size(v, "http.max_header"); ok && x >= 256 {
-			h.MaxHeader = x
+		if x, ok := d.size(v, "http.max_header"); ok {
+			if x >= 256 && x <= 1<<30 {
+				h.MaxHeader = x
+			} else {
+				d.errorf(v.pos, "http.max_header must be from 256B to 1GiB, got %s", v.value)
+			}
 		}
 	}
 	h.Headers = d.fieldsOf(m.get("headers"), "http.headers")

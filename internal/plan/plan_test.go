@@ -65,6 +65,8 @@ func TestBadPlans(t *testing.T) {
 		{"sets-content-length", "4:16", "loadlab sets the Content-Length header itself"},
 		{"cookie-in-http-headers", "3:14", "loadlab sets the Cookie header itself (the cookie jar sends cookies"},
 		{"empty", "1:1", "the plan is empty"},
+		{"warmup-with-iterations", "5:9", "warmup needs a load that lasts a known time"},
+		{"max-header-too-small", "2:21", "http.max_header must be from 256B to 1GiB, got 100"},
 		{"warmup-too-long", "5:9", "warmup 2s must be shorter than the load's 1s"},
 		{"target-credentials", "1:9", "target must not carry credentials (user:password@)"},
 		{"server-ready-port", "4:10", `server.ready: "http://127.0.0.1:99999/health": port "99999" is not 1..65535`},
