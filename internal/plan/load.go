@@ -207,7 +207,11 @@ func (d *decoder) override(root *node, set string) {
 			}
 			if next == nil {
 				next = &node{kind: kindMap, pos: src}
-				if parts[i+1] == "0" { // thresholds.0=...: a list where there was none
+				if idx, err := strconv.Atoi(parts[i+1]); err == nil { // thresholds.0=...: a list where there was none
+					if idx != 0 {
+						d.errorf(src, "%q is not an index of the list at %s (it has 0 items; 0 adds one)", parts[i+1], strings.Join(parts[:i+1], "."))
+						return
+					}
 					next.kind = kindSeq
 				}
 				cur.keys = append(cur.keys, &node{kind: kindScalar, value: part, pos: src})

@@ -175,6 +175,7 @@ func TestOverrides(t *testing.T) {
 	for _, tt := range []struct{ set, want string }{
 		{"load.closed.vus=many", `--set load.closed.vus=many: vus must be a whole number, got "many"`},
 		{"thresholds.9=x", `"9" is not an index of the list at thresholds (it has 3 items; 3 adds one)`},
+		{"vars.list.2=x", `"2" is not an index of the list at vars.list (it has 0 items; 0 adds one)`},
 		{"load.closed.vus.more=1", "load.closed.vus is \"50\", not a mapping"},
 		{"novalue", "want --set key.path=value"},
 		{"load.closed.vuz=1", `unknown key "vuz" in load.closed; did you mean "vus"?`},
