@@ -131,6 +131,11 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if n := top.get("server"); n != nil {
 		d.server(p, n)
 	}
+	for _, t := range p.Thresholds {
+		if t.T != nil && strings.HasPrefix(string(t.T.Metric), "server.") && p.Server == nil {
+			d.errorf(t.Pos, "%s needs a server: section: loadlab watches only a server it starts", t.T.Metric)
+		}
+	}
 	if p.Server != nil && len(d.errs) == 0 {
 		if _, err := p.ServerSpec(p.sampleParams()); err != nil {
 			var es Errors

@@ -67,6 +67,7 @@ func TestBadPlans(t *testing.T) {
 		{"empty", "1:1", "the plan is empty"},
 		{"warmup-with-iterations", "5:9", "warmup needs a load that lasts a known time"},
 		{"max-header-too-small", "2:21", "http.max_header must be from 256B to 1GiB, got 100"},
+		{"server-threshold-without-server", "5:5", "server.cpu.avg needs a server: section"},
 		{"warmup-too-long", "5:9", "warmup 2s must be shorter than the load's 1s"},
 		{"target-credentials", "1:9", "target must not carry credentials (user:password@)"},
 		{"server-ready-port", "4:10", `server.ready: "http://127.0.0.1:99999/health": port "99999" is not 1..65535`},
