@@ -371,3 +371,13 @@ func TestNoResponseFailsTheRun(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// TestQuickFlagsHaveAPlanEquivalent: a quick-mode flag given with a plan is
+// refused with where the plan sets the same thing.
+func TestQuickFlagsHaveAPlanEquivalent(t *testing.T) {
+	for _, name := range quickOnly {
+		if planEquivalent[name] == "" {
+			t.Errorf("--%s: no plan equivalent to suggest", name)
+		}
+	}
+}

@@ -77,7 +77,7 @@ slow server cannot hide its queue (coordinated omission).`,
 				}
 				for _, name := range quickOnly {
 					if c.Flags().Changed(name) {
-						return usageError(fmt.Errorf("run: --%s is for quick mode (--url); in a plan file set it under load: or http:", name))
+						return usageError(fmt.Errorf("run: --%s is for quick mode (--url); for a plan, %s", name, planEquivalent[name]))
 					}
 				}
 				return runPlan(c.Context(), io, args[0], &f)
@@ -118,6 +118,23 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.IntVar(&f.workers, "workers", 0, "event loops (threads) sending load (default: the CPUs loadlab may use)")
 	fl.DurationVar(&f.grace, "grace", 0, "how long requests in flight at the end may take to finish (default: --timeout)")
 	return c
+}
+
+// planEquivalent says where a plan sets what a quick-mode flag does.
+var planEquivalent = map[string]string{
+	"connections":  "set load.closed.vus (--set load.closed.vus=50) or an open load's max_vus",
+	"duration":     "set the load's duration (--set load.closed.duration=30s, or load.open.duration)",
+	"requests":     "set load.closed.iterations (per VU)",
+	"rate":         "use an open load (--set load.open.rate=2000/s)",
+	"method":       "write the method as a step's key (post: /path)",
+	"header":       "set http.headers, or a step's headers",
+	"body":         "give a step json:, form: or body:",
+	"body-file":    "give a step json:, form: or body:",
+	"timeout":      "set http.timeout (--set http.timeout=5s)",
+	"no-keepalive": "set http.keepalive: false",
+	"insecure":     "set http.insecure: true",
+	"max-body":     "set http.max_body",
+	"max-header":   "set http.max_header",
 }
 
 // quickOnly are the flags that only quick mode takes.

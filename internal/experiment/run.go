@@ -35,6 +35,8 @@ type RunOptions struct {
 	// OnProgress, if set, hears about the run once a second.
 	OnProgress func(Progress)
 	Version    string
+
+	plan string // the masked plan of a plan's run, set by RunOnce
 }
 
 // Progress is how a run is going, once a second: for the live panel.
@@ -88,6 +90,7 @@ func RunOnce(ctx context.Context, p *plan.Plan, opts RunOptions) (*result.Result
 		return nil, err
 	}
 
+	opts.plan = p.Masked()
 	res, serverErr, err := measure(ctx, engine.Config{
 		Program:  prog,
 		Workload: wl,
@@ -100,7 +103,7 @@ func RunOnce(ctx context.Context, p *plan.Plan, opts RunOptions) (*result.Result
 	}
 	res.Name = p.Name
 	res.Settings = mergeSettings(settings, res.Settings)
-	res.Plan, res.PlanInputs = p.Masked(), p.Inputs()
+	res.PlanInputs = p.Inputs()
 	for i := range res.Steps {
 		if f := res.Steps[i].FailedCheck; f != nil {
 			// Masked before it is cut, so that no part of a secret across
@@ -210,6 +213,7 @@ func measure(ctx context.Context, cfg engine.Config, proc *server.Process, opts 
 		}
 	}
 	res.Summary.Abandoned = out.InFlight
+	res.Plan = opts.plan // before Validity, whose advice differs for plans
 	res.Validity = Validity(res, out)
 	return res, serverErr, nil
 }

@@ -202,11 +202,19 @@ func headline(r *result.Result) string {
 	} else if r.Name != "" {
 		parts = append(parts, r.Name)
 	}
-	switch st.Mode {
-	case "open":
-		parts = append(parts, fmt.Sprintf("open, %s/s, up to %s", rate(st.Rate), plural(st.Connections, "connection")))
+	unit := "connection" // quick mode: a connection each; a plan's VUs may open several
+	if r.Plan != "" || st.Extra["load"] != "" {
+		unit = "VU"
+	}
+	switch {
+	case st.Extra["load"] == "ramping arrival rate":
+		parts = append(parts, fmt.Sprintf("open, ramping arrivals (%s in all), up to %s", st.Extra["arrivals"], plural(st.Connections, unit)))
+	case st.Mode == "open":
+		parts = append(parts, fmt.Sprintf("open, %s/s, up to %s", rate(st.Rate), plural(st.Connections, unit)))
+	case st.Extra["load"] == "ramping VUs":
+		parts = append(parts, fmt.Sprintf("ramping VUs, up to %s", plural(st.Connections, unit)))
 	default:
-		parts = append(parts, fmt.Sprintf("closed, %s", plural(st.Connections, "connection")))
+		parts = append(parts, fmt.Sprintf("closed, %s", plural(st.Connections, unit)))
 	}
 	if st.Duration > 0 {
 		parts = append(parts, st.Duration.String())
