@@ -69,6 +69,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed url", []string{"run", "--url", "http://[::1"}, 2, "bad --url"},
 		{"unknown scheme", []string{"run", "--url", "ftp://127.0.0.1/"}, 2, "scheme must be http or https"},
 		{"no host", []string{"run", "--url", "http:///x"}, 2, "no host"},
+		{"no scheme", []string{"run", "--url", "127.0.0.1:8080/"}, 2, `bad --url "127.0.0.1:8080/": it needs a scheme, as in http://127.0.0.1:8080/`},
 		{"bad port", []string{"run", "--url", "http://127.0.0.1:99999/"}, 2, "bad port"},
 		{"no url", []string{"run"}, 2, "give a plan file (loadlab run plan.yaml) or --url URL"},
 		{"zero count", []string{"run", "--url", ok, "-n", "0"}, 2, "-n must be positive, got 0"},

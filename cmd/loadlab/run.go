@@ -153,6 +153,9 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	if f.url == "" {
 		return nil, usageError(errors.New("run: give a plan file (loadlab run plan.yaml) or --url URL"))
 	}
+	if !strings.Contains(f.url, "://") {
+		return nil, usageError(fmt.Errorf("run: bad --url %q: it needs a scheme, as in http://%s", f.url, f.url))
+	}
 	u, err := url.Parse(f.url)
 	if err != nil {
 		return nil, usageError(fmt.Errorf("run: bad --url: %w", err))

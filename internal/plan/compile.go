@@ -455,7 +455,9 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		}
 	case strings.HasPrefix(src, "/"):
 		if c.p.Target == nil {
-			c.d.errorf(st.URL.Pos, "%s has a relative URL but the plan has no target: add target: http://host:port", st.Name)
+			if !c.p.targetGiven {
+				c.d.errorf(st.URL.Pos, "%s has a relative URL but the plan has no target: add target: http://host:port", st.Name)
+			}
 			return nil
 		}
 		rs.base = &url.URL{Scheme: c.p.Target.Scheme, Host: c.p.Target.Host}

@@ -9,12 +9,17 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/suggest"
 	"github.com/loadlab/loadlab/internal/threshold"
 )
 
 // decoder turns nodes into typed values, collecting every error.
 type decoder struct {
 	errs Errors
+	// misspelt are the known keys that an unknown key was taken for
+	// ("stepz" for steps): a missing-key error about them would only repeat
+	// the unknown key's.
+	misspelt map[string]bool
 }
 
 func (d *decoder) errorf(pos Pos, format string, args ...any) {
@@ -37,6 +42,12 @@ func (d *decoder) fields(n *node, what string, known ...string) (*node, bool) {
 	for _, k := range n.keys {
 		if !set[k.value] {
 			d.errorf(k.pos, "unknown key %q in %s%s (known keys: %s)", k.value, what, didYouMean(k.value, known), strings.Join(known, ", "))
+			if best := suggest.Closest(k.value, known); best != "" {
+				if d.misspelt == nil {
+					d.misspelt = map[string]bool{}
+				}
+				d.misspelt[best] = true
+			}
 		}
 	}
 	return n, true

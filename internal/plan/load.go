@@ -309,6 +309,7 @@ func (d *decoder) target(p *Plan, n *node, opts Options) {
 	if n == nil {
 		return
 	}
+	p.targetGiven = true // a target that fails is reported here, not at every step
 	s, ok := d.str(n, "target")
 	if !ok {
 		return
@@ -328,7 +329,11 @@ func (d *decoder) target(p *Plan, n *node, opts Options) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n.pos, "target must be an http:// or https:// URL with a host, got %q", s)
+		hint := ""
+		if !strings.Contains(s, "://") {
+			hint = fmt.Sprintf(" (http://%s?)", s)
+		}
+		d.errorf(n.pos, "target must be an http:// or https:// URL with a host, got %q%s", s, hint)
 		return
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
@@ -515,7 +520,9 @@ func (d *decoder) scenarios(p *Plan, top *node) {
 		p.Scenarios = append(p.Scenarios, d.scenario("default", steps.pos, &node{kind: kindMap, pos: steps.pos, keys: []*node{{kind: kindScalar, value: "steps"}}, vals: []*node{steps}}))
 		return
 	case sn == nil:
-		d.errorf(top.pos, "the plan has no scenarios: expected scenarios: (or steps: for a single journey)")
+		if !d.misspelt["steps"] && !d.misspelt["scenarios"] {
+			d.errorf(top.pos, "the plan has no scenarios: expected scenarios: (or steps: for a single journey)")
+		}
 		return
 	}
 	if sn.kind != kindMap || len(sn.keys) == 0 {

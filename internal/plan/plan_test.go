@@ -280,3 +280,20 @@ server: { run: [ "true" ], files: { server.cfg: server.cfg.tmpl } }
 		t.Error("an environment variable the plan does not read changed the fingerprint")
 	}
 }
+
+// TestOneErrorPerMistake: a mistake is reported once, where it was made,
+// not again by every part of the plan that depends on it.
+func TestOneErrorPerMistake(t *testing.T) {
+	for _, tt := range []struct{ name, yaml, want string }{
+		{"target without scheme", "target: 127.0.0.1:8080\nsteps: [ { get: / }, { get: /b } ]\nload: { closed: { vus: 1, iterations: 1 } }\n", `(http://127.0.0.1:8080?)`},
+		{"target from a missing variable", "target: \"{{ env.LOADLAB_NOPE }}\"\nsteps: [ { get: / }, { get: /b } ]\nload: { closed: { vus: 1, iterations: 1 } }\n", "environment variable LOADLAB_NOPE is not set"},
+		{"steps misspelt", "target: http://127.0.0.1:1\nstepz: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 1 } }\n", `did you mean "steps"?`},
+		{"run misspelt", "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 1 } }\nserver: { rn: ./start }\n", `did you mean "run"?`},
+	} {
+		_, err := Parse("plan.yaml", []byte(tt.yaml), Options{})
+		var errs Errors
+		if !errors.As(err, &errs) || len(errs) != 1 || !strings.Contains(errs[0].Msg, tt.want) {
+			t.Errorf("%s: %v; want one error saying %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -47,7 +47,9 @@ func (d *decoder) server(p *Plan, n *node) {
 	s := &Server{Pos: n.pos, Dir: Text{Src: ".", Pos: n.pos}}
 	switch r := m.get("run"); {
 	case r == nil:
-		d.errorf(n.pos, "server needs run: the command that starts it, as a command line or a list of arguments")
+		if !d.misspelt["run"] {
+			d.errorf(n.pos, "server needs run: the command that starts it, as a command line or a list of arguments")
+		}
 	case r.kind == kindSeq:
 		if len(r.vals) == 0 {
 			d.errorf(r.pos, "server.run is an empty list")
