@@ -40,13 +40,13 @@ with loadlab run.`,
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return usageError(fmt.Errorf("demo: --out: %w", err))
 			}
-			path := filepath.Join(out, "demo.yaml")
-			if err := os.WriteFile(path, demo.Plan, 0o644); err != nil {
-				return usageError(fmt.Errorf("demo: --out: %w", err))
-			}
 			addr, err := freeAddr()
 			if err != nil {
 				return failedError(fmt.Errorf("demo: %w", err))
+			}
+			path := filepath.Join(out, "demo.yaml")
+			if err := os.WriteFile(path, demo.Written(bin, addr), 0o644); err != nil {
+				return usageError(fmt.Errorf("demo: --out: %w", err))
 			}
 			f := &quickFlags{out: filepath.Join(out, "results"), fresh: true, workers: workers}
 			popts := plan.Options{Env: demo.Env(bin, addr), LookupEnv: os.LookupEnv}

@@ -6,6 +6,7 @@ package demo
 
 import (
 	_ "embed"
+	"strings"
 	"time"
 )
 
@@ -31,4 +32,19 @@ func Env(bin, addr string) map[string]string {
 		"LOADLAB_DEMO_DB_LATENCY": DBLatency.String(),
 		"LOADLAB_DEMO_CPU_WORK":   CPUWork.String(),
 	}
+}
+
+// Written is the plan as loadlab demo writes it beside its results: with
+// the values of Env in place of the environment variables, so that
+// `loadlab run loadlab-demo/demo.yaml` runs it again as it is.
+func Written(bin, addr string) []byte {
+	var pairs []string
+	for name, value := range Env(bin, addr) {
+		// Every reference sits in a double-quoted YAML string.
+		value = strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value)
+		pairs = append(pairs, "{{ env."+name+" }}", value)
+	}
+	text := strings.NewReplacer(pairs...).Replace(string(Plan))
+	return []byte(strings.Replace(text, "# requests per second, request duration and elapsed time against workers.\n",
+		"# requests per second, request duration and elapsed time against workers.\n# Written by loadlab demo for this machine: loadlab run loadlab-demo/demo.yaml\n", 1))
 }
