@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,7 +35,18 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"loadlab"}, os.Args[1:]...)
 		main()
 	}
-	os.Exit(m.Run())
+	// A server that fails keeps its temporary log for the user to read:
+	// keep the tests' in a directory of their own, removed at the end.
+	tmp, err := os.MkdirTemp("", "loadlab-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Chmod(tmp, 0o755) // servers that drop privileges (nginx's workers) read files under it
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
 }
 
 // cli runs the loadlab command line and returns its output and exit code.
@@ -69,6 +81,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed url", []string{"run", "--url", "http://[::1"}, 2, "bad --url"},
 		{"unknown scheme", []string{"run", "--url", "ftp://127.0.0.1/"}, 2, "scheme must be http or https"},
 		{"no host", []string{"run", "--url", "http:///x"}, 2, "no host"},
+		{"fresh in quick mode", []string{"run", "--url", ok, "--fresh"}, 2, "--fresh starts an experiment"},
 		{"no scheme", []string{"run", "--url", "127.0.0.1:8080/"}, 2, `bad --url "127.0.0.1:8080/": it needs a scheme, as in http://127.0.0.1:8080/`},
 		{"bad port", []string{"run", "--url", "http://127.0.0.1:99999/"}, 2, "bad port"},
 		{"no url", []string{"run"}, 2, "give a plan file (loadlab run plan.yaml) or --url URL"},

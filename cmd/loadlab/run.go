@@ -85,6 +85,9 @@ slow server cannot hide its queue (coordinated omission).`,
 			if len(f.set) > 0 || len(f.env) > 0 {
 				return usageError(errors.New("run: --set and -e change a plan file; give one"))
 			}
+			if f.fresh {
+				return usageError(errors.New("run: --fresh starts an experiment (a plan with params) over; quick mode keeps nothing to resume"))
+			}
 			// Zero is how the flags say "not given"; given, it is an error.
 			if c.Flags().Changed("requests") && f.requests <= 0 {
 				return usageError(fmt.Errorf("run: -n must be positive, got %d", f.requests))

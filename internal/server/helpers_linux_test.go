@@ -29,7 +29,18 @@ const (
 func TestMain(m *testing.M) {
 	switch role := os.Getenv(roleEnv); role {
 	case "":
-		os.Exit(m.Run())
+		// A server that fails keeps its temporary log for the user to read:
+		// keep the tests' in a directory of their own, removed at the end.
+		tmp, err := os.MkdirTemp("", "loadlab-server-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Chmod(tmp, 0o755) // servers that drop privileges (nginx's workers) read files under it
+	os.Setenv("TMPDIR", tmp)
+		code := m.Run()
+		os.RemoveAll(tmp)
+		os.Exit(code)
 	case "http":
 		os.Exit(roleHTTP())
 	case "spin":

@@ -42,7 +42,8 @@ type Process struct {
 	started time.Time
 	readyAt time.Time
 	logPath string
-	tempLog bool // the log is ours to remove
+	tempLog bool // the log is ours to remove (unless the server failed: errors point to it)
+	failed  bool // did not start
 
 	series *series
 	tree   *tree // used by the monitor goroutine only
@@ -232,7 +233,7 @@ func (p *Process) halt() {
 
 func (p *Process) cleanup() {
 	p.cleanOnce.Do(func() {
-		if p.tempLog {
+		if p.tempLog && !p.failed && p.err == nil {
 			os.Remove(p.logPath)
 		}
 	})
@@ -303,6 +304,7 @@ func (p *Process) waitReady(ctx context.Context, probe readyProbe) error {
 // startFailed stops what was started and builds the StartError, with the log tail
 // read after the stop so it includes the server's last words.
 func (p *Process) startFailed(f StartFailure, cause error) error {
+	p.failed = true
 	p.halt()
 	if f == ExitedEarly {
 		var exit *ExitError

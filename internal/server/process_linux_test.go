@@ -312,6 +312,12 @@ func TestStartFailures(t *testing.T) {
 			if tt.check != nil {
 				tt.check(t, se)
 			}
+			// The log the error points to is there to read.
+			if se.LogPath != "" && strings.Contains(err.Error(), se.LogPath) {
+				if _, err := os.Stat(se.LogPath); err != nil {
+					t.Errorf("the error points to the log, which is gone: %v", err)
+				}
+			}
 			t.Logf("error:\n%v", err)
 			assertNoProcessWith(t, marker)
 		})
