@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		os.Chmod(tmp, 0o755) // servers that drop privileges (nginx's workers) read files under it
-	os.Setenv("TMPDIR", tmp)
+		os.Setenv("TMPDIR", tmp)
 		code := m.Run()
 		os.RemoveAll(tmp)
 		os.Exit(code)
