@@ -101,8 +101,11 @@ type StepTotals struct {
 	Failures [numFailures]int64 // by httpx.Class
 	// Example is the first failure's message of each class, to say why.
 	Example [numFailures]string
-	Bytes   int64
-	Checks  Checks
+	// FirstStatus is the first 4xx and the first 5xx status seen, to say
+	// which (0: none).
+	FirstStatus [2]int
+	Bytes       int64
+	Checks      Checks
 	// FirstFailed is the first check of the step that failed, with what the
 	// server answered, to show why; nil when none failed.
 	FirstFailed *FailedCheck
@@ -189,6 +192,9 @@ func (r *Recorder) Record(s *Sample) {
 	} else {
 		if class != ClassOK {
 			iv.Errors++
+			if i := int(class - Class4xx); st.FirstStatus[i] == 0 {
+				st.FirstStatus[i] = s.Status
+			}
 		}
 		if st.TTFB == nil {
 			st.TTFB = NewHistogram()
@@ -308,7 +314,7 @@ func (r *Recorder) ResetTotals() {
 			st.TTFB.Reset()
 		}
 		st.Count, st.Failures, st.Bytes, st.Checks, st.FirstFailed = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}, nil
-		st.Example = [numFailures]string{}
+		st.Example, st.FirstStatus = [numFailures]string{}, [2]int{}
 	}
 	r.Connect.Reset()
 	r.Lateness.Reset()
@@ -342,6 +348,11 @@ func (r *Recorder) Merge(o *Recorder) {
 			a.Failures[k] += b.Failures[k]
 			if a.Example[k] == "" {
 				a.Example[k] = b.Example[k]
+			}
+		}
+		for i, code := range b.FirstStatus {
+			if a.FirstStatus[i] == 0 {
+				a.FirstStatus[i] = code
 			}
 		}
 		a.Bytes += b.Bytes

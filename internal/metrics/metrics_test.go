@@ -128,6 +128,21 @@ func TestTimeoutsCountInLatency(t *testing.T) {
 	}
 }
 
+// TestStatusExamples: the summary says which 4xx and 5xx statuses came
+// first, across merged recorders, so that "status_4xx 12" says why.
+func TestStatusExamples(t *testing.T) {
+	a, b := NewRecorder(1), NewRecorder(1)
+	a.Record(&Sample{Status: 200})
+	a.Record(&Sample{Status: 503})
+	b.Record(&Sample{Status: 404})
+	b.Record(&Sample{Status: 500})
+	a.Merge(b)
+	ex := RunSummary(a, time.Second).Errors.Examples
+	if ex["status_4xx"] != "HTTP 404 Not Found" || ex["status_5xx"] != "HTTP 503 Service Unavailable" {
+		t.Errorf("examples %q", ex)
+	}
+}
+
 // TestSeriesIsBounded: a run three times longer than MaxPoints seconds keeps at
 // most MaxPoints points, loses no request and never hides a slow second.
 func TestSeriesIsBounded(t *testing.T) {

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -69,6 +71,16 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		s.Errors.Reset += st.Failures[httpx.ClassReset]
 		s.Errors.Protocol += st.Failures[httpx.ClassProtocol]
 		s.Errors.TLS += st.Failures[httpx.ClassTLS]
+		for i, code := range st.FirstStatus {
+			name := [2]string{"status_4xx", "status_5xx"}[i]
+			if code == 0 || s.Errors.Examples[name] != "" {
+				continue
+			}
+			if s.Errors.Examples == nil {
+				s.Errors.Examples = map[string]string{}
+			}
+			s.Errors.Examples[name] = strings.TrimSpace(fmt.Sprintf("HTTP %d %s", code, http.StatusText(code)))
+		}
 		for c, msg := range st.Example {
 			if msg == "" {
 				continue
