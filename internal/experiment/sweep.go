@@ -231,7 +231,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	for _, r := range records {
 		done[r.Index] = r
 	}
-	logf("experiment %s: %d points × %d repeats = %d runs, in an order shuffled with seed %d", p.Name, len(points), e.Repeat, len(order), seed)
+	logf("experiment %s: %s × %s = %s, in an order shuffled with seed %d", p.Name, plural(len(points), "point"), plural(e.Repeat, "repeat"), plural(len(order), "run"), seed)
 
 	for _, slot := range order {
 		pt := points[slot.Point]
@@ -403,4 +403,12 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// plural writes a count of things: "1 run", "24 runs".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/engine"
@@ -61,7 +62,7 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 			s.Dropped, 100*float64(s.Dropped)/float64(max(total, 1)))
 	}
 	if s.Aborted > 0 {
-		add("aborted", "%d journeys could not go on (see the reasons above)", s.Aborted)
+		add("aborted", "%d journeys could not go on%s", s.Aborted, abortReasons(res.Aborts))
 	}
 	if out != nil && out.InFlight > 0 && !out.Interrupted {
 		add("abandoned", "%d requests were still in flight when the grace period ended and are not counted", out.InFlight)
@@ -96,4 +97,29 @@ func firstExample(examples map[string]string) string {
 		}
 	}
 	return ""
+}
+
+// abortReasons is ": REASON (N), ..." for the commonest reasons journeys
+// were aborted, at most three.
+func abortReasons(aborts map[string]int64) string {
+	reasons := make([]string, 0, len(aborts))
+	for r := range aborts {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		a, b := reasons[i], reasons[j]
+		return aborts[a] > aborts[b] || aborts[a] == aborts[b] && a < b
+	})
+	var parts []string
+	for _, r := range reasons[:min(3, len(reasons))] {
+		parts = append(parts, fmt.Sprintf("%s (%d)", r, aborts[r]))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	more := ""
+	if len(reasons) > 3 {
+		more = fmt.Sprintf(", and %d other reasons", len(reasons)-3)
+	}
+	return ": " + strings.Join(parts, ", ") + more
 }

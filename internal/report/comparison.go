@@ -61,7 +61,7 @@ func ComparisonJSON(w io.Writer, c *experiment.Comparison) error {
 // request or a CI job summary.
 func ComparisonMarkdown(w io.Writer, c *experiment.Comparison) error {
 	ew := &errWriter{w: w}
-	ew.printf("**A:** %s (%d runs)  \n**B:** %s (%d runs)\n\n", md(c.A.Label), len(c.A.Results), md(c.B.Label), len(c.B.Results))
+	ew.printf("**A:** %s (%s)  \n**B:** %s (%s)\n\n", md(c.A.Label), plural(len(c.A.Results), "run"), md(c.B.Label), plural(len(c.B.Results), "run"))
 	ew.printf("| figure | A | B | B vs A |\n|---|---:|---:|---|\n")
 	for _, r := range c.Rows {
 		versus := md(r.Versus)

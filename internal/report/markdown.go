@@ -136,7 +136,7 @@ func Markdown(w io.Writer, dir string, r *result.Result) error {
 // charts as PNG files in dir (none when dir is empty).
 func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
 	ew := &errWriter{w: w}
-	ew.printf("## %s\n\n%d points × %d repeats · %s · seed %d\n\n", md(o.Name), len(o.Points), o.Repeat, md(o.Vary), o.Seed)
+	ew.printf("## %s\n\n%s × %s · %s · seed %d\n\n", md(o.Name), plural(len(o.Points), "point"), plural(o.Repeat, "repeat"), md(o.Vary), o.Seed)
 	v := o.Verdict
 	if v == nil {
 		return ew.err

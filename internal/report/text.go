@@ -81,7 +81,7 @@ func Text(w io.Writer, r *result.Result) error {
 	if s.Abandoned > 0 {
 		errs += fmt.Sprintf(", %s still in flight when it ended (not counted)", count(s.Abandoned))
 	}
-	ew.printf("%s requests in %.2fs, %s/s, %s\n", count(s.Requests), s.DurationS, rate(s.ThroughputRPS), errs)
+	ew.printf("%s in %.2fs, %s/s, %s\n", counted(s.Requests, "request"), s.DurationS, rate(s.ThroughputRPS), errs)
 	if s.Interrupted {
 		ew.printf("interrupted: these are the figures measured until then\n")
 	}
@@ -360,6 +360,14 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// counted writes a large count of things: "1 request", "12,345 requests".
+func counted(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return count(n) + " " + thing + "s"
 }
 
 // plural writes a count of things: "1 connection", "50 connections".

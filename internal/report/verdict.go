@@ -20,8 +20,8 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 			done++
 		}
 	}
-	ew.printf("experiment %s · %d points × %d repeats (%d of %d runs done) · %s · seed %d\n",
-		o.Name, len(o.Points), o.Repeat, done, len(o.Runs), o.Vary, o.Seed)
+	ew.printf("experiment %s · %s × %s (%d of %s done) · %s · seed %d\n",
+		o.Name, plural(len(o.Points), "point"), plural(o.Repeat, "repeat"), done, plural(len(o.Runs), "run"), o.Vary, o.Seed)
 	if v == nil {
 		return ew.err
 	}
@@ -116,7 +116,7 @@ func firstLine(s string) string {
 // Comparison writes two sides figure by figure, benchstat style.
 func Comparison(w io.Writer, c *experiment.Comparison) error {
 	ew := &errWriter{w: w}
-	ew.printf("A: %s (%d runs)\nB: %s (%d runs)\n\n", c.A.Label, len(c.A.Results), c.B.Label, len(c.B.Results))
+	ew.printf("A: %s (%s)\nB: %s (%s)\n\n", c.A.Label, plural(len(c.A.Results), "run"), c.B.Label, plural(len(c.B.Results), "run"))
 	nameW, aW, bW := len("figure"), len("A"), len("B")
 	for _, r := range c.Rows {
 		nameW = max(nameW, len(r.Figure)+len(r.Unit)+3)
