@@ -113,6 +113,16 @@ func (d *decoder) boolean(n *node, what string) (bool, bool) {
 	return false, false
 }
 
+// durationOrNone reads a duration that may be 0: none (warmup: 0s).
+func (d *decoder) durationOrNone(n *node, what string) (time.Duration, bool) {
+	if n != nil && n.kind == kindScalar {
+		if v, err := time.ParseDuration(strings.ReplaceAll(n.value, " ", "")); err == nil && v == 0 || n.value == "0" {
+			return 0, true
+		}
+	}
+	return d.duration(n, what)
+}
+
 func (d *decoder) duration(n *node, what string) (time.Duration, bool) {
 	s, ok := d.scalar(n, what)
 	if !ok {

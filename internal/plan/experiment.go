@@ -91,11 +91,11 @@ func (d *decoder) experiment(p *Plan, top *node) {
 		}
 	}
 	if n := top.get("warmup"); n != nil {
-		e.Warmup, _ = d.duration(n, "warmup")
+		e.Warmup, _ = d.durationOrNone(n, "warmup")
 		e.WarmupPos = n.pos
 	}
 	if n := top.get("cooldown"); n != nil {
-		e.Cooldown, _ = d.duration(n, "cooldown")
+		e.Cooldown, _ = d.durationOrNone(n, "cooldown")
 	}
 	if n := top.get("seed"); n != nil {
 		if v, ok := d.integer(n, "seed", 1); ok {

@@ -297,3 +297,14 @@ func TestOneErrorPerMistake(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCooldown: a warmup or cooldown of 0 means none, not an error.
+func TestNoCooldown(t *testing.T) {
+	p, err := Parse("plan.yaml", []byte("target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, duration: 1s } }\nparams: { a: [1, 2] }\ncooldown: 0s\nwarmup: 0\n"), Options{})
+	if err != nil || p.Experiment.Cooldown != 0 || p.Experiment.Warmup != 0 {
+		t.Errorf("%v, %+v", err, p)
+	}
+	if _, err := Parse("plan.yaml", []byte("target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, duration: 1s } }\nparams: { a: [1, 2] }\ncooldown: -1s\n"), Options{}); err == nil {
+		t.Error("a negative cooldown was accepted")
+	}
+}
