@@ -128,10 +128,26 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 		return failedError(fmt.Errorf("run: interrupted after %.1fs%s", res.Summary.DurationS, where))
 	case res.Summary.Requests+res.Summary.Abandoned > 0 && res.Summary.Responses == 0:
 		return failedError(fmt.Errorf("run: none of the %d requests got a response%s", res.Summary.Requests+res.Summary.Abandoned, noResponseWhy(res)))
+	case res.Plan != "" && res.Summary.Iterations == 0 && res.Summary.Aborted > 0:
+		return failedError(fmt.Errorf("run: no journey completed: %d could not go on%s", res.Summary.Aborted, firstAbort(res.Aborts)))
 	case thresholdsFailed > 0:
 		return thresholdError(fmt.Errorf("run: %d of %d thresholds failed", thresholdsFailed, len(res.Thresholds)))
 	}
 	return nil
+}
+
+// firstAbort is ", the commonest: REASON" of a run's aborted journeys.
+func firstAbort(aborts map[string]int64) string {
+	best, n := "", int64(0)
+	for r, c := range aborts {
+		if c > n || c == n && r < best {
+			best, n = r, c
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%d: %s)", n, best)
 }
 
 // noResponseWhy names the most common failure of a run that got no response.

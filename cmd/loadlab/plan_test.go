@@ -571,3 +571,27 @@ load: { open: { rate: 50/s, duration: 1s, max_vus: 4 } }
 		t.Errorf("%d journeys over %d VUs: %v", len(seen), len(vus), seen)
 	}
 }
+
+// TestNoJourneyCompleted: when every journey is aborted (here a capture
+// that never finds its value) the run fails, naming the reason, and keeps
+// what it measured.
+func TestNoJourneyCompleted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"other": 1}`) }))
+	t.Cleanup(srv.Close)
+	path := writePlan(t, map[string]string{"plan.yaml": `
+target: ` + srv.URL + `
+steps:
+  - get: /login
+    capture: { token: { json: "$.token" } }
+  - get: "/api?t={{ token }}"
+load: { closed: { vus: 2, iterations: 2 } }
+`})
+	out := t.TempDir()
+	_, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != exitFailed || !strings.Contains(stderr, "no journey completed: 4 could not go on") || !strings.Contains(stderr, "token has no value") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if r, err := store.ReadResult(out); err != nil || r.Summary.Aborted != 4 {
+		t.Errorf("result: %v, %+v", err, r)
+	}
+}
