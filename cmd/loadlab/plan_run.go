@@ -128,10 +128,12 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 		return failedError(fmt.Errorf("run: interrupted after %.1fs%s", res.Summary.DurationS, where))
 	case res.Summary.Requests+res.Summary.Abandoned > 0 && res.Summary.Responses == 0:
 		return failedError(fmt.Errorf("run: none of the %d requests got a response%s", res.Summary.Requests+res.Summary.Abandoned, noResponseWhy(res)))
-	case res.Plan != "" && res.Summary.Iterations == 0 && res.Summary.Aborted > 0:
-		return failedError(fmt.Errorf("run: no journey completed: %d could not go on%s", res.Summary.Aborted, firstAbort(res.Aborts)))
 	case thresholdsFailed > 0:
 		return thresholdError(fmt.Errorf("run: %d of %d thresholds failed", thresholdsFailed, len(res.Thresholds)))
+	case res.Plan != "" && res.Summary.Iterations == 0 && res.Summary.Aborted > 0:
+		// The server answered, but no journey could be completed: thresholds
+		// that judge it come first; without a failing one, the run failed.
+		return failedError(fmt.Errorf("run: no journey completed: %d could not go on%s", res.Summary.Aborted, firstAbort(res.Aborts)))
 	}
 	return nil
 }
