@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -240,7 +241,7 @@ func TestOutAndReport(t *testing.T) {
 		want string
 	}{
 		{[]string{dirs[0], "--format", "html"}, "<!doctype html>"},
-		{[]string{dirs[0], "--format", "md"}, "![throughput](report-throughput.png)"},
+		{[]string{dirs[0], "--format", "md"}, "a/report-throughput.png)"},
 		{[]string{dirs[0], "--format", "csv"}, "scenario,step,"},
 		{[]string{dirs[0], "--format", "csv", "--table", "series"}, "t_s,len_s,requests,"},
 		{[]string{exp}, "workers=2 (baseline)"},
@@ -258,6 +259,12 @@ func TestOutAndReport(t *testing.T) {
 		stdout, stderr, code := cli(context.Background(), t, append([]string{"report"}, tt.args...)...)
 		if code != 0 || !strings.Contains(stdout, tt.want) {
 			t.Errorf("report %s: exit %d, want %q in:\n%.600s%s", strings.Join(tt.args, " "), code, tt.want, stdout, stderr)
+		}
+		// Markdown on stdout links its charts from where it is printed.
+		for _, m := range regexp.MustCompile(`!\[[^]]*\]\(([^)]+)\)`).FindAllStringSubmatch(stdout, -1) {
+			if _, err := os.Stat(m[1]); err != nil {
+				t.Errorf("report %s links %s: %v", strings.Join(tt.args, " "), m[1], err)
+			}
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dirs[0], "report-throughput.png")); err != nil {

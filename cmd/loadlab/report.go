@@ -91,7 +91,7 @@ in any of the formats.`,
 						return enc.Encode(o)
 					},
 					"html": func() error { return report.ExperimentHTML(out, o) },
-					"md":   func() error { return report.ExperimentMarkdown(out, dir, o) },
+					"md":   func() error { return report.ExperimentMarkdownFrom(out, dir, ".", o) },
 					"csv": func() error {
 						return render(table, map[string]func() error{
 							"":       func() error { return report.RunsCSV(out, o) },
@@ -112,7 +112,7 @@ in any of the formats.`,
 				"text": func() error { return report.Text(out, r) },
 				"json": func() error { return report.JSON(out, r) },
 				"html": func() error { return report.HTML(out, r) },
-				"md":   func() error { return report.Markdown(out, dir, r) },
+				"md":   func() error { return report.MarkdownFrom(out, dir, ".", r) },
 				"csv": func() error {
 					return render(table, map[string]func() error{
 						"":       func() error { return report.StepsCSV(out, r) },

@@ -60,6 +60,13 @@ func writePNGs(dir, prefix string, fs []figure) ([]string, error) {
 // comment or a CI job summary. When dir is not empty its charts are written
 // there as PNG files and linked; otherwise the report has no charts.
 func Markdown(w io.Writer, dir string, r *result.Result) error {
+	return MarkdownFrom(w, dir, dir, r)
+}
+
+// MarkdownFrom is Markdown for a file that will be read from the directory
+// from (the current one, for a report printed on stdout): the charts, in
+// dir, are linked by their path from there.
+func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 	ew := &errWriter{w: w}
 	s := &r.Summary
 	ew.printf("## %s\n\n", md(r.Name))
@@ -126,7 +133,7 @@ func Markdown(w io.Writer, dir string, r *result.Result) error {
 			return err
 		}
 		for _, n := range names {
-			ew.printf("![%s](%s)\n", strings.TrimSuffix(strings.TrimPrefix(n, "report-"), ".png"), n)
+			ew.printf("![%s](%s)\n", strings.TrimSuffix(strings.TrimPrefix(n, "report-"), ".png"), link(dir, from, n))
 		}
 	}
 	return ew.err
@@ -135,6 +142,12 @@ func Markdown(w io.Writer, dir string, r *result.Result) error {
 // ExperimentMarkdown writes an experiment's report in markdown, with its
 // charts as PNG files in dir (none when dir is empty).
 func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
+	return ExperimentMarkdownFrom(w, dir, dir, o)
+}
+
+// ExperimentMarkdownFrom is ExperimentMarkdown read from the directory from
+// (see MarkdownFrom).
+func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome) error {
 	ew := &errWriter{w: w}
 	ew.printf("## %s\n\n%s × %s · %s · seed %d\n\n", md(o.Name), plural(len(o.Points), "point"), plural(o.Repeat, "repeat"), md(o.Vary), o.Seed)
 	v := o.Verdict
@@ -168,7 +181,7 @@ func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
 			return err
 		}
 		for _, n := range names {
-			ew.printf("![%s](%s)\n", strings.TrimSuffix(strings.TrimPrefix(n, "report-"), ".png"), n)
+			ew.printf("![%s](%s)\n", strings.TrimSuffix(strings.TrimPrefix(n, "report-"), ".png"), link(dir, from, n))
 		}
 		if len(names) > 0 {
 			ew.printf("\n")
@@ -195,3 +208,16 @@ func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
 func bytesText(n int64) string { return md(formatBytes(n)) }
 
 var formatBytes = quantity.FormatBytes
+
+// link is the path of file name in dir as seen from the directory from.
+func link(dir, from, name string) string {
+	if from == dir {
+		return name
+	}
+	absFrom, err1 := filepath.Abs(from)
+	absFile, err2 := filepath.Abs(filepath.Join(dir, name))
+	if rel, err := filepath.Rel(absFrom, absFile); err == nil && err1 == nil && err2 == nil {
+		return filepath.ToSlash(rel)
+	}
+	return name
+}
