@@ -112,7 +112,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.noKeepAlive, "no-keepalive", false, "open a new connection for every request")
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
-	fl.StringVar(&f.out, "out", "", "write result.json into this directory")
+	fl.StringVar(&f.out, "out", "", "write result.json, report.html, report.md with its charts, the CSVs and server.log into this directory")
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
 	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }} (and the plan variable KEY, if any): KEY=VALUE (repeatable)")
