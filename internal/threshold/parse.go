@@ -213,7 +213,11 @@ func (p *parser) filtersThenClose() error {
 		case p.eof():
 			return p.errAt(p.pos, "expected \")\" to close %s", p.sofar())
 		default:
-			return p.errAt(p.pos, "expected \",\" or \")\" after %s, got %q", p.sofar(), p.token())
+			hint := ""
+			if p.pos > 0 && p.src[p.pos-1] == ' ' && !strings.HasSuffix(p.sofar(), ",") {
+				hint = ` (a name with spaces goes in double quotes: step="GET /")`
+			}
+			return p.errAt(p.pos, "expected \",\" or \")\" after %s, got %q%s", p.sofar(), p.token(), hint)
 		}
 	}
 }
@@ -289,6 +293,9 @@ func (p *parser) checkStatus(at int, class string) error {
 		return p.errAt(at, "status= takes a class, not a code: ok, 4xx, 5xx or failed")
 	}
 	msg := fmt.Sprintf("unknown status class %q", class)
+	if class == "2xx" || class == "1xx" || class == "3xx" {
+		return p.errAt(at, "%s: 1xx, 2xx and 3xx answers are the class ok", msg)
+	}
 	if s := suggest.Closest(class, statusClasses[:]); s != "" {
 		return p.errAt(at, "%s; did you mean %q?", msg, s)
 	}

@@ -167,6 +167,8 @@ func TestParseBad(t *testing.T) {
 		{"colon for equals", "p95(latency, step:login) < 1s", 18, `expected "=" after step, as in step=login`},
 		{"status code, not class", "p95(latency, status=500) < 1s", 21, "status= takes a class, not a code"},
 		{"status in capitals", "p95(latency, status=5XX) < 1s", 21, `unknown status class "5XX"; did you mean "5xx"?`},
+		{"status 2xx", "p95(latency, status=2xx) < 1s", 21, `unknown status class "2xx": 1xx, 2xx and 3xx answers are the class ok`},
+		{"step name with a space", "p95(latency, step=GET /) < 1s", 23, `(a name with spaces goes in double quotes: step="GET /")`},
 		{"error rate of ok responses", "error_rate(status=ok) < 1%", 19, "error_rate with status=ok is always 0%"},
 		{"filter twice", "p95(latency, step=a, step=b) < 1s", 22, "step= given twice"},
 		{"filters on a server metric", "server.rss.peak(step=login) < 1GiB", 16, "server.rss.peak describes the whole run and takes no filters"},
