@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
 	"github.com/loadlab/loadlab/internal/store"
+	"github.com/loadlab/loadlab/internal/suggest"
 )
 
 // Side is one side of a comparison: the runs of a result or of one point of
@@ -223,7 +224,13 @@ func ParseRule(s string) (Rule, error) {
 		known = known || k == fields[0]
 	}
 	if !known {
-		return Rule{}, fmt.Errorf("bad rule %q: unknown figure %q (figures: %s)", s, fields[0], strings.Join(sortedStrings(keys), ", "))
+		hint := ""
+		if best := suggest.Closest(fields[0], keys); best != "" {
+			hint = fmt.Sprintf("; did you mean %q?", best)
+		} else if strings.Contains(fields[0], "latency") {
+			hint = "; latency is judged by a percentile: p50, p95 or p99"
+		}
+		return Rule{}, fmt.Errorf("bad rule %q: unknown figure %q%s (figures: %s)", s, fields[0], hint, strings.Join(sortedStrings(keys), ", "))
 	}
 	pct := fields[1]
 	if !strings.HasSuffix(pct, "%") || (pct[0] != '+' && pct[0] != '-') {

@@ -46,7 +46,7 @@ func (d *decoder) experiment(p *Plan, top *node) {
 			case OneAtATime, Matrix:
 				e.Vary = Vary(s)
 			default:
-				d.errorf(n.pos, "vary must be one-at-a-time or matrix, got %q", s)
+				d.errorf(n.pos, "vary must be one-at-a-time or matrix, got %q%s", s, didYouMean(s, []string{"one-at-a-time", "matrix"}))
 			}
 		}
 	}
