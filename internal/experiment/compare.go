@@ -142,6 +142,9 @@ func Compare(a, b Side) *Comparison {
 			Significant: cmp.Significant, Testable: testable(cmp), Versus: versus(cmp),
 		}
 		for _, w := range cmp.AllWarnings() {
+			if strings.Contains(w, "equal") { // says something of this figure alone
+				w = f.name + ": " + w
+			}
 			if !seen[w] {
 				seen[w] = true
 				c.Warnings = append(c.Warnings, w)

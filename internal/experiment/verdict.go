@@ -197,7 +197,9 @@ func cell(s stats.Summary, samples []float64) string {
 	switch {
 	case s.N == 0:
 		return ""
-	case s.Bounded || len(samples) < 2:
+	case len(samples) == 1: // one run: no spread to show
+		return number(s.Center)
+	case s.Bounded:
 		return number(s.Center) + " ± " + s.RangeString()
 	}
 	return number(s.Center) + " (" + number(slices.Min(samples)) + "–" + number(slices.Max(samples)) + ")"
