@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/result"
 )
 
 // VU is a virtual user: it runs iterations of a scenario, one step at a time,
@@ -148,7 +149,7 @@ func (v *VU) send(r *RequestStep) bool {
 		v.buf, err = r.Build(v, v.buf[:0])
 		if err != nil {
 			step := v.scenario.Steps[v.step]
-			v.CheckFailed(step.ID, "the request could be built", nil, err)
+			v.CheckFailed(step.ID, result.CheckRequestBuilt, nil, err)
 			v.Abort(step.Name + ": " + err.Error())
 			return false
 		}

@@ -254,8 +254,11 @@ func stepTable(ew *errWriter, heading string, steps []result.Step) {
 		if n := s.Checks.Passed + s.Checks.Failed; n > 0 {
 			checks = fmt.Sprintf("%s/%s", count(s.Checks.Passed), count(n))
 		}
-		ew.printf("%-32s %9s %7s %9s %8s %8s %8s %8s\n", clip(name, 32), count(s.Requests), count(s.Errors.Total), checks,
-			ms(s.Latency.P50), ms(s.Latency.P95), ms(s.Latency.P99), ms(s.Latency.Max))
+		p50, p95, p99, max := "-", "-", "-", "-" // no request measured: no latency, not 0
+		if s.Latency.Count > 0 {
+			p50, p95, p99, max = ms(s.Latency.P50), ms(s.Latency.P95), ms(s.Latency.P99), ms(s.Latency.Max)
+		}
+		ew.printf("%-32s %9s %7s %9s %8s %8s %8s %8s\n", clip(name, 32), count(s.Requests), count(s.Errors.Total), checks, p50, p95, p99, max)
 	}
 	ew.printf("\n")
 }
@@ -338,6 +341,9 @@ func stepName(st result.Step) string {
 // line, the body cut to width characters.
 func failedAnswer(f *result.FailedCheck, width int) string {
 	if f.Status == 0 {
+		if f.Check == result.CheckRequestBuilt {
+			return "not sent: " + f.Error
+		}
 		if f.Error != "" {
 			return "no response: " + f.Error
 		}

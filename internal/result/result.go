@@ -172,6 +172,10 @@ type ScenarioTotals struct {
 	Summary  Summary `json:"summary"`
 }
 
+// CheckRequestBuilt is the check a step fails when its request could not be
+// made from its templates (a capture found nothing, say): nothing was sent.
+const CheckRequestBuilt = "request built"
+
 // FailedCheck is a check that failed and what the server answered: its
 // status and the start of its body (512 bytes, the plan's secrets masked).
 type FailedCheck struct {
