@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/builtin"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 	"github.com/google/uuid"
@@ -229,7 +230,12 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 			if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
 				name = strings.TrimSpace(name)
 				if strings.Contains(e, name+"(") {
-					msg = fmt.Sprintf("unknown function %s() (loadlab adds uuid, randomInt, randomString, now and timestamp to expr's built-ins)", name)
+					known := append([]string{"uuid", "randomInt", "randomString", "now", "timestamp"}, builtin.Names...)
+					hint := ""
+					if best := suggest.Closest(name, known); best != "" {
+						hint = fmt.Sprintf("; did you mean %s()?", best)
+					}
+					msg = fmt.Sprintf("unknown function %s()%s (loadlab adds uuid, randomInt, randomString, now and timestamp to expr's built-ins)", name, hint)
 				} else {
 					msg = s.undefined(name)
 				}

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -119,6 +120,21 @@ func BenchmarkTemplateIteration(b *testing.B) {
 			if buf, err = tpl.Append(buf[:0], st); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestUnknownFunction: a misspelt function is named with the nearest known
+// one, built-in or loadlab's.
+func TestUnknownFunction(t *testing.T) {
+	s := NewScope()
+	s.Const("name", "x")
+	for src, want := range map[string]string{
+		`{{ upperr(name) }}`:     "unknown function upperr(); did you mean upper()?",
+		`{{ randomInit(1, 2) }}`: "unknown function randomInit(); did you mean randomInt()?",
+	} {
+		if _, err := s.Compile(src); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", src, err, want)
 		}
 	}
 }
