@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,18 +35,7 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"loadlab"}, os.Args[1:]...)
 		main()
 	}
-	// A server that fails keeps its temporary log for the user to read:
-	// keep the tests' in a directory of their own, removed at the end.
-	tmp, err := os.MkdirTemp("", "loadlab-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Chmod(tmp, 0o755) // servers that drop privileges (nginx's workers) read files under it
-	os.Setenv("TMPDIR", tmp)
-	code := m.Run()
-	os.RemoveAll(tmp)
-	os.Exit(code)
+	os.Exit(targettest.RunInTempDir(m))
 }
 
 // cli runs the loadlab command line and returns its output and exit code.

@@ -29,18 +29,7 @@ const (
 func TestMain(m *testing.M) {
 	switch role := os.Getenv(roleEnv); role {
 	case "":
-		// A server that fails keeps its temporary log for the user to read:
-		// keep the tests' in a directory of their own, removed at the end.
-		tmp, err := os.MkdirTemp("", "loadlab-server-test-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		os.Chmod(tmp, 0o755) // servers that drop privileges (nginx's workers) read files under it
-		os.Setenv("TMPDIR", tmp)
-		code := m.Run()
-		os.RemoveAll(tmp)
-		os.Exit(code)
+		os.Exit(targettest.RunInTempDir(m))
 	case "http":
 		os.Exit(roleHTTP())
 	case "spin":

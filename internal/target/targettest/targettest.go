@@ -112,6 +112,23 @@ func Command(t testing.TB, o target.Options, addr string) (argv []string, env ma
 	return []string{os.Args[0], "-test.run=^$"}, map[string]string{EnvOptions: string(raw), EnvAddr: addr}
 }
 
+// RunInTempDir runs a package's tests with TMPDIR set to a directory of
+// their own, removed afterwards, and returns the exit code. A server under
+// test that fails keeps its temporary log for the user to read; tests must
+// not leave those behind. The directory is readable by all, as servers that
+// drop privileges (nginx's workers) read files under it.
+func RunInTempDir(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "loadlab-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755)
+	os.Setenv("TMPDIR", tmp)
+	return m.Run()
+}
+
 // FreeAddr returns a loopback address with a port that was free a moment ago.
 func FreeAddr(t testing.TB) string {
 	return fmt.Sprintf("127.0.0.1:%d", FreePort(t))
