@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/store"
 )
 
@@ -67,26 +68,20 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 			return usageError(fmt.Errorf("run: --out: %w", err))
 		}
 	}
-	_, settings, err := experiment.Workload(p)
+	_, settings, err := runner.Workload(p)
 	if err != nil {
 		return usageError(err)
 	}
 	prog := newProgress(io, settings)
-	res, err := experiment.RunOnce(ctx, p, experiment.RunOptions{Dir: f.out, Workers: f.workers, OnProgress: prog.update, Version: version()})
+	res, err := runner.Plan(ctx, p, runner.Options{Dir: f.out, Workers: f.workers, OnProgress: prog.update, Version: version()})
 	prog.done()
-	var serverErr *experiment.ServerError
+	var serverErr *runner.ServerError
 	if res == nil {
 		var perr plan.Errors
 		if errors.As(err, &perr) {
 			return usageError(err)
 		}
 		return failedError(fmt.Errorf("run: %w", err))
-	}
-	failed := 0
-	for _, t := range res.Thresholds {
-		if !t.Pass {
-			failed++
-		}
 	}
 	if errors.As(err, &serverErr) {
 		// The server died mid-run: keep and show what was measured, then fail.
@@ -95,7 +90,7 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 		}
 		return failedError(fmt.Errorf("run: %w", serverErr))
 	}
-	return finish(io, f, res, failed)
+	return finish(io, f, res, runner.ThresholdsFailed(res))
 }
 
 // finish writes the result and the summary, and picks the exit code.
@@ -187,7 +182,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	if err := store.CheckWritable(dir); err != nil {
 		return usageError(fmt.Errorf("run: results directory: %w", err))
 	}
-	_, settings, err := experiment.Workload(p)
+	_, settings, err := runner.Workload(p)
 	if err != nil {
 		return usageError(err)
 	}

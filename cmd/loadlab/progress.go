@@ -9,9 +9,9 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/runner"
 )
 
 // isTerminal reports whether w is a terminal.
@@ -53,11 +53,11 @@ func newProgress(io *stdio, s result.Settings) *progress {
 	return p
 }
 
-func (p *progress) point(pt result.Point) { p.update(experiment.Progress{Point: pt}) }
+func (p *progress) point(pt result.Point) { p.update(runner.Progress{Point: pt}) }
 
 // update shows the newest second: elapsed and ETA, rate, p95, errors,
 // active VUs, the server's CPU and RSS, and the run of an experiment.
-func (p *progress) update(pr experiment.Progress) {
+func (p *progress) update(pr runner.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -93,7 +93,7 @@ func (p *progress) update(pr experiment.Progress) {
 
 // eta is the time left: of the run when its length is known; of the whole
 // experiment from the pace of the runs done since this command started.
-func (p *progress) eta(pr experiment.Progress, at time.Duration, now time.Time) (time.Duration, bool) {
+func (p *progress) eta(pr runner.Progress, at time.Duration, now time.Time) (time.Duration, bool) {
 	frac := 0.0 // of the current run
 	if p.total > 0 {
 		frac = min(1, float64(at)/float64(p.total))

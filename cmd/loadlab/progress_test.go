@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/runner"
 )
 
 // clocked makes a progress whose clock moves one second an update.
@@ -31,7 +31,7 @@ func TestProgress(t *testing.T) {
 	var live bytes.Buffer
 	p := clocked(&live, true, settings, 0)
 	for i := 1; i <= 25; i++ {
-		p.update(experiment.Progress{Point: second(i), Server: true, ServerCPU: 150, ServerRSS: 300 << 20})
+		p.update(runner.Progress{Point: second(i), Server: true, ServerCPU: 150, ServerRSS: 300 << 20})
 	}
 	p.done()
 	out := live.String()
@@ -45,7 +45,7 @@ func TestProgress(t *testing.T) {
 	// A narrow terminal: the line is cut so that it never wraps.
 	var narrow bytes.Buffer
 	p = clocked(&narrow, true, settings, 40)
-	p.update(experiment.Progress{Point: second(1), Run: 2, Runs: 9, PointKey: "threads=4"})
+	p.update(runner.Progress{Point: second(1), Run: 2, Runs: 9, PointKey: "threads=4"})
 	if line := strings.TrimPrefix(narrow.String(), "\r\033[K"); len([]rune(line)) != 39 || !strings.HasPrefix(line, "run 2/9 threads=4") {
 		t.Errorf("40 columns: %q", line)
 	}
@@ -56,7 +56,7 @@ func TestProgress(t *testing.T) {
 	p = clocked(&plain, false, settings, 0)
 	for run := 1; run <= 3; run++ {
 		for i := 1; i <= 30; i++ {
-			p.update(experiment.Progress{Point: second(i), Run: run, Runs: 4, PointKey: "threads=4"})
+			p.update(runner.Progress{Point: second(i), Run: run, Runs: 4, PointKey: "threads=4"})
 		}
 	}
 	p.done()

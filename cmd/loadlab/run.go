@@ -16,10 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loadlab/loadlab/internal/engine"
-	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/schedule"
 	"github.com/loadlab/loadlab/internal/store"
 )
@@ -321,23 +321,15 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 			return usageError(fmt.Errorf("run: --out: %w", err))
 		}
 	}
-	target, err := httpx.ResolveTarget(ctx, q.url, f.insecure)
-	if err != nil {
-		return failedError(fmt.Errorf("run: %w", err))
-	}
-	if err := experiment.Preflight(ctx, target, f.timeout); err != nil {
-		return failedError(fmt.Errorf("run: %w", err))
-	}
-	name := q.settings.Method + " " + q.url.Path
-	q.cfg.Program = engine.QuickProgram(name, target, q.req.Append(nil), q.settings.Method, f.noKeepAlive)
-
 	prog := newProgress(io, q.settings)
-	res, err := experiment.RunProgram(ctx, q.cfg, q.settings, experiment.RunOptions{Version: version(), OnProgress: prog.update})
+	res, err := runner.Quick(ctx, runner.QuickRun{
+		URL: q.url, Insecure: f.insecure, Request: q.req.Append(nil), Method: q.settings.Method, Close: f.noKeepAlive,
+		Settings: q.settings, Engine: q.cfg,
+	}, runner.Options{Version: version(), OnProgress: prog.update})
 	prog.done()
 	if err != nil {
 		return failedError(fmt.Errorf("run: %w", err))
 	}
-	res.Name = name
 	return finish(io, f, res, 0)
 }
 

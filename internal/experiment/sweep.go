@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/store"
 )
 
@@ -117,7 +118,7 @@ type SweepOptions struct {
 	// Log receives one line per run (started, done, skipped) and the seed.
 	Log func(format string, args ...any)
 	// OnProgress hears about the run in progress once a second.
-	OnProgress func(Progress)
+	OnProgress func(runner.Progress)
 	// WriteRun, if set, writes a finished run's own reports into its
 	// directory, beside its result.json.
 	WriteRun func(dir string, r *result.Result) error
@@ -262,7 +263,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		started := time.Now()
 		res, err := runPoint(ctx, load, pt, runDir, e.Warmup, slot.Index+1, len(order), opts)
 		rec := store.RunRecord{Index: slot.Index, Point: pt.Key, Rep: slot.Rep, Started: started, Ended: time.Now()}
-		var se *ServerError
+		var se *runner.ServerError
 		switch {
 		case res != nil && res.Summary.Interrupted:
 			// A run cut short by the user is not recorded: resuming runs it again.
@@ -376,16 +377,15 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var progress func(Progress)
+	var progress func(runner.Progress)
 	if opts.OnProgress != nil {
-		progress = func(pr Progress) {
+		progress = func(pr runner.Progress) {
 			pr.Run, pr.Runs, pr.PointKey = run, runs, pt.Key
 			opts.OnProgress(pr)
 		}
 	}
-	res, err := RunOnce(ctx, p, RunOptions{Dir: dir, Workers: opts.Workers, Params: pt.Params, Warmup: warmup, OnProgress: progress, Version: opts.Version})
+	res, err := runner.Plan(ctx, p, runner.Options{Dir: dir, Workers: opts.Workers, Params: pt.Params, Point: pt.Key, Warmup: warmup, OnProgress: progress, Version: opts.Version})
 	if res != nil {
-		res.Settings.Extra["point"] = pt.Key
 		if werr := store.WriteResult(dir, res); werr != nil && err == nil {
 			err = werr
 		}

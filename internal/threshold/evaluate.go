@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 )
@@ -43,14 +45,15 @@ func (m ServerMap) ServerFigure(metric Metric) (float64, bool) {
 	return v, ok
 }
 
-// Evaluate measures t against the run r and the server's figures (nil when
-// no server was watched). Percentiles are exact over the steps t selects:
-// their histograms are merged, then the quantile taken, never an average of
-// per-step percentiles.
-func Evaluate(t *Threshold, r *result.Result, server ServerFigures) Outcome {
+// Evaluate measures t against the run r, its histograms h (Live for a run
+// just made, Stored for a result read back) and the server's figures (nil
+// when no server was watched). Percentiles are exact over the steps t
+// selects: their histograms are merged, then the quantile taken, never an
+// average of per-step percentiles.
+func Evaluate(t *Threshold, r *result.Result, h Histograms, server ServerFigures) Outcome {
 	out := Outcome{Threshold: t}
 	subject := t.subject()
-	m := measure(t, r, server)
+	m := measure(t, r, h, server)
 	if m.missing != "" {
 		out.Missing = true
 		out.Detail = subject + ": " + m.missing
@@ -63,10 +66,10 @@ func Evaluate(t *Threshold, r *result.Result, server ServerFigures) Outcome {
 }
 
 // EvaluateAll evaluates each threshold in turn.
-func EvaluateAll(ts []*Threshold, r *result.Result, server ServerFigures) []Outcome {
+func EvaluateAll(ts []*Threshold, r *result.Result, h Histograms, server ServerFigures) []Outcome {
 	out := make([]Outcome, len(ts))
 	for i, t := range ts {
-		out[i] = Evaluate(t, r, server)
+		out[i] = Evaluate(t, r, h, server)
 	}
 	return out
 }
@@ -82,7 +85,7 @@ func missing(format string, args ...any) measurement {
 	return measurement{missing: fmt.Sprintf(format, args...)}
 }
 
-func measure(t *Threshold, r *result.Result, server ServerFigures) measurement {
+func measure(t *Threshold, r *result.Result, h Histograms, server ServerFigures) measurement {
 	info, ok := lookupMetric(string(t.Metric))
 	if !ok {
 		return missing("unknown metric %q", t.Metric)
@@ -95,7 +98,7 @@ func measure(t *Threshold, r *result.Result, server ServerFigures) measurement {
 	}
 	switch {
 	case info.distribution:
-		return distribution(t, r)
+		return distribution(t, r, h)
 	case t.Metric == Iterations:
 		return measurement{value: float64(r.Summary.Iterations)}
 	case t.Metric == Dropped:
@@ -117,15 +120,15 @@ func serverFigure(m Metric, server ServerFigures) measurement {
 	return measurement{value: v}
 }
 
-// selectSteps returns the steps that t's step= and scenario= filters match
-// (all steps without them), or why none does.
-func selectSteps(t *Threshold, r *result.Result) ([]*result.Step, string) {
-	var out []*result.Step
+// selectSteps returns the indices of the steps that t's step= and
+// scenario= filters match (all steps without them), or why none does.
+func selectSteps(t *Threshold, r *result.Result) ([]int, string) {
+	var out []int
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		if (t.Filters.Step == "" || st.Name == t.Filters.Step) &&
 			(t.Filters.Scenario == "" || st.Scenario == t.Filters.Scenario) {
-			out = append(out, st)
+			out = append(out, i)
 		}
 	}
 	if len(out) > 0 {
@@ -164,22 +167,23 @@ type histogram interface {
 
 // distribution merges the histograms t selects and reduces them with t's
 // aggregate.
-func distribution(t *Threshold, r *result.Result) measurement {
+func distribution(t *Threshold, r *result.Result, hs Histograms) measurement {
 	merged := metrics.NewHistogram()
 	var dropped int64
-	add := func(encoded, what string) string {
-		h, err := metrics.Decode(encoded)
+	add := func(h *hdr.Histogram, err error) string {
 		if err != nil {
-			return fmt.Sprintf("cannot read the %s histogram: %v", what, err)
+			return err.Error()
 		}
-		dropped += merged.Merge(h)
+		if h != nil {
+			dropped += merged.Merge(h)
+		}
 		return ""
 	}
 	counted := "responses"
 	switch t.Metric {
 	case Connect:
 		counted = "connections"
-		if problem := add(r.Histograms.Connect, "connect"); problem != "" {
+		if problem := add(hs.Connect()); problem != "" {
 			return missing("%s", problem)
 		}
 	default:
@@ -201,21 +205,11 @@ func distribution(t *Threshold, r *result.Result) measurement {
 		}
 		if t.Metric == TTFB {
 			counted = "responses"
+			classes = []string{""}
 		}
-		for _, st := range steps {
-			where := fmt.Sprintf("%s of step %s/%s", t.Metric, st.Scenario, st.Name)
-			if t.Metric == TTFB {
-				if problem := add(st.Histograms.TTFB, where); problem != "" {
-					return missing("%s", problem)
-				}
-				continue
-			}
-			byClass := st.Histograms.Latency
-			if t.Metric == ServiceTime {
-				byClass = st.Histograms.Service
-			}
+		for _, i := range steps {
 			for _, class := range classes {
-				if problem := add(byClass[class], where+" ("+class+")"); problem != "" {
+				if problem := add(hs.Step(i, t.Metric, class)); problem != "" {
 					return missing("%s", problem)
 				}
 			}
@@ -276,7 +270,8 @@ func requestCounts(t *Threshold, r *result.Result) measurement {
 		if why != "" {
 			return missing("%s", why)
 		}
-		for _, st := range steps {
+		for _, i := range steps {
+			st := &r.Steps[i]
 			c.add(&st.Summary)
 			if c.durationS == 0 {
 				c.durationS = st.Summary.DurationS
@@ -333,9 +328,9 @@ func checks(t *Threshold, r *result.Result) measurement {
 		if why != "" {
 			return missing("%s", why)
 		}
-		for _, st := range steps {
-			passed += st.Summary.Checks.Passed
-			failed += st.Summary.Checks.Failed
+		for _, i := range steps {
+			passed += r.Steps[i].Summary.Checks.Passed
+			failed += r.Steps[i].Summary.Checks.Failed
 		}
 	}
 	if passed+failed == 0 {

@@ -153,7 +153,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := Evaluate(mustParse(t, tt.threshold), r, nil)
+			out := Evaluate(mustParse(t, tt.threshold), r, Stored(r), nil)
 			if out.Missing {
 				t.Fatalf("Missing: %s", out.Detail)
 			}
@@ -173,13 +173,13 @@ func TestEvaluate(t *testing.T) {
 // figure and would fail on the average.
 func TestMergedNotAveraged(t *testing.T) {
 	r := testResult(t)
-	out := Evaluate(mustParse(t, "p95(latency, step=login) < 200ms"), r, nil)
+	out := Evaluate(mustParse(t, "p95(latency, step=login) < 200ms"), r, Stored(r), nil)
 	if !near(out.Measured, 100) || !out.Pass {
 		t.Fatalf("p95 of both login steps = %v ms (pass %v), want 100 ms and a pass", out.Measured, out.Pass)
 	}
 	var perStep []float64
 	for _, scenario := range []string{"sign_up", "checkout"} {
-		o := Evaluate(mustParse(t, "p95(latency, scenario="+scenario+", step=login) < 200ms"), r, nil)
+		o := Evaluate(mustParse(t, "p95(latency, scenario="+scenario+", step=login) < 200ms"), r, Stored(r), nil)
 		perStep = append(perStep, o.Measured)
 	}
 	if !near(perStep[0], 1000) || !near(perStep[1], 50) {
@@ -222,7 +222,7 @@ func TestEvaluateMissing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := Evaluate(mustParse(t, tt.threshold), tt.r, nil)
+			out := Evaluate(mustParse(t, tt.threshold), tt.r, Stored(tt.r), nil)
 			if !out.Missing || out.Pass {
 				t.Fatalf("Missing %v, Pass %v (%s); want a missing figure that fails", out.Missing, out.Pass, out.Detail)
 			}
@@ -261,14 +261,14 @@ func TestEvaluateServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := Evaluate(mustParse(t, tt.threshold), r, server)
+			out := Evaluate(mustParse(t, tt.threshold), r, Stored(r), server)
 			if out.Missing || out.Measured != tt.want || out.Pass != tt.pass || !strings.Contains(out.Detail, tt.detail) {
 				t.Errorf("got %+v, want %v (pass %v) and a Detail with %q", out, tt.want, tt.pass, tt.detail)
 			}
 		})
 	}
 	t.Run("figure not recorded", func(t *testing.T) {
-		out := Evaluate(mustParse(t, "server.swap.peak <= 0B"), r, server)
+		out := Evaluate(mustParse(t, "server.swap.peak <= 0B"), r, Stored(r), server)
 		if !out.Missing || out.Pass || !strings.Contains(out.Detail, "the server's server.swap.peak was not recorded") {
 			t.Errorf("got %+v", out)
 		}
@@ -297,14 +297,14 @@ func TestEvaluateChecksAndCounters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := Evaluate(mustParse(t, tt.threshold), r, nil)
+			out := Evaluate(mustParse(t, tt.threshold), r, Stored(r), nil)
 			if out.Missing || out.Measured != tt.want || out.Pass != tt.pass || !strings.Contains(out.Detail, tt.detail) {
 				t.Errorf("got %+v, want %v (pass %v) and a Detail with %q", out, tt.want, tt.pass, tt.detail)
 			}
 		})
 	}
 	t.Run("no checks ran", func(t *testing.T) {
-		out := Evaluate(mustParse(t, "checks(scenario=checkout, step=login) > 99%"), r, nil)
+		out := Evaluate(mustParse(t, "checks(scenario=checkout, step=login) > 99%"), r, Stored(r), nil)
 		if !out.Missing || out.Pass || !strings.Contains(out.Detail, "no checks ran") {
 			t.Errorf("got %+v", out)
 		}
@@ -325,7 +325,7 @@ func TestLimitEqualsMeasured(t *testing.T) {
 		{"error_rate >= 1.0%"}, // same limit written differently
 	} {
 		t.Run(tt.threshold, func(t *testing.T) {
-			out := Evaluate(mustParse(t, tt.threshold), r, nil)
+			out := Evaluate(mustParse(t, tt.threshold), r, Stored(r), nil)
 			if !out.Pass {
 				t.Errorf("%s: measured %v, limit %v: want a pass at the boundary", tt.threshold, out.Measured, out.Threshold.Value)
 			}
@@ -339,7 +339,7 @@ func TestEvaluateAll(t *testing.T) {
 	for _, s := range []string{"p95(latency) < 200ms", "error_rate < 1%", "p99(latency, step=nope) < 1s"} {
 		ts = append(ts, mustParse(t, s))
 	}
-	outs := EvaluateAll(ts, r, nil)
+	outs := EvaluateAll(ts, r, Stored(r), nil)
 	got := []bool{outs[0].Pass, outs[1].Pass, outs[2].Pass}
 	if got[0] != true || got[1] != false || got[2] != false || !outs[2].Missing || outs[1].Threshold != ts[1] {
 		t.Errorf("EvaluateAll passes = %v, outcomes %+v", got, outs)

@@ -36,7 +36,7 @@ func ExampleEvaluate() {
 			fmt.Println(err)
 			return
 		}
-		o := threshold.Evaluate(t, r, server)
+		o := threshold.Evaluate(t, r, threshold.Stored(r), server)
 		fmt.Printf("%-30s pass=%-5v %s\n", t, o.Pass, o.Detail)
 	}
 	// Output:

@@ -1,0 +1,298 @@
+// Package runner runs one test: it starts the server under test if the plan
+// has one, checks once that the target answers, sends the load with the
+// engine while sampling the server and loadlab itself, stops the server, and
+// builds the run's result in one place (figures, the server's and loadlab's
+// use, thresholds, validity warnings), keeping everything measured even when
+// something fails. Quick mode, plan mode and every run of an experiment go
+// through it; internal/experiment only chooses which runs to make.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/server"
+)
+
+// Options tune one run.
+type Options struct {
+	// Dir receives server.log (and the caller's result.json); empty keeps
+	// the server log in a temporary file.
+	Dir     string
+	Workers int
+	// Params are an experiment point's parameter values; nil for a plain run.
+	Params map[string]any
+	// Point is the experiment point's key ("threads=4"), recorded in the
+	// result's settings; empty for a plain run.
+	Point string
+	// Warmup is left out of every figure but the time series.
+	Warmup time.Duration
+	// OnProgress, if set, hears about the run once a second.
+	OnProgress func(Progress)
+	Version    string
+}
+
+// Progress is how a run is going, once a second: for the live panel.
+type Progress struct {
+	Point     result.Point
+	Server    bool // the server's figures are set
+	ServerCPU float64
+	ServerRSS int64
+	// In an experiment: which run of how many, at which point.
+	Run, Runs int
+	PointKey  string
+}
+
+// ServerError is a run that failed because of the server under test: it did
+// not start, was not ready, or exited mid-run. The result measured until
+// then, if any, comes with it.
+type ServerError struct {
+	Err error
+}
+
+func (e *ServerError) Error() string { return e.Err.Error() }
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// Plan runs the plan once. The returned error is a *ServerError when the
+// server under test failed (the result then holds what was measured until
+// then, or is nil if no load was sent), or another error when nothing could
+// be measured. An interrupted run (ctx done) returns its partial result and
+// no error; Result.Summary.Interrupted says so.
+func Plan(ctx context.Context, p *plan.Plan, opts Options) (*result.Result, error) {
+	wl, settings, err := Workload(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &test{name: p.Name, settings: settings, plan: p}
+	if p.Server != nil {
+		spec, err := p.ServerSpec(opts.Params)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Dir != "" {
+			spec.LogPath = filepath.Join(opts.Dir, "server.log")
+		}
+		t.proc, err = server.Start(ctx, spec)
+		if err != nil {
+			return nil, &ServerError{Err: err}
+		}
+		defer t.proc.Stop()
+	}
+	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params}, resolver(p))
+	if err != nil {
+		return nil, err
+	}
+	t.cfg = engine.Config{
+		Program:  prog,
+		Workload: wl,
+		HTTP:     httpx.Options{Timeout: p.HTTP.Timeout, MaxBodyBytes: p.HTTP.MaxBody, MaxHeaderBytes: int(p.HTTP.MaxHeader)},
+		Workers:  opts.Workers,
+		Warmup:   opts.Warmup,
+	}
+	return t.run(ctx, opts)
+}
+
+// QuickRun is quick mode's test: one request to one URL, again and again.
+type QuickRun struct {
+	URL      *url.URL
+	Insecure bool // do not verify the server's TLS certificate
+	// Request is the request's bytes on the wire; Method its method.
+	Request []byte
+	Method  string
+	Close   bool // a new connection for every request
+	// Settings describe the run in its result.
+	Settings result.Settings
+	// Engine is the load to send; its Program is built here, once the
+	// target has answered.
+	Engine engine.Config
+}
+
+// Quick runs quick mode's test once: it resolves the URL and connects once
+// (so that a wrong address fails with one line before any load), then
+// sends the load. An interrupted run returns its partial result and no
+// error.
+func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error) {
+	target, err := httpx.ResolveTarget(ctx, q.URL, q.Insecure)
+	if err != nil {
+		return nil, err
+	}
+	if err := Preflight(ctx, target, q.Engine.HTTP.Timeout); err != nil {
+		return nil, err
+	}
+	name := q.Method + " " + q.URL.Path
+	t := &test{name: name, settings: q.Settings, cfg: q.Engine}
+	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close)
+	return t.run(ctx, opts)
+}
+
+// test is one run ready to go: the load, what describes it, the server
+// under test if one was started, and the plan if there is one.
+type test struct {
+	name     string
+	cfg      engine.Config
+	settings result.Settings
+	proc     *server.Process // nil: no server under test
+	plan     *plan.Plan      // nil in quick mode
+}
+
+// run sends the load while sampling loadlab itself and the server (if
+// any), and builds the result. A *ServerError reports a server that exited
+// mid-run or could not be stopped; the result then holds what was measured.
+func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
+	self, err := server.SampleSelf()
+	if err != nil {
+		return nil, err
+	}
+	sampleCtx, stopSampling := context.WithCancel(context.Background())
+	sampled := make(chan struct{})
+	go func() { self.Run(sampleCtx, server.DefaultSampleInterval); close(sampled) }()
+
+	cfg := t.cfg
+	if opts.OnProgress != nil {
+		cfg.OnPoint = func(pt result.Point) {
+			pr := Progress{Point: pt}
+			if t.proc != nil {
+				if samples := t.proc.Samples(); len(samples) > 0 {
+					last := samples[len(samples)-1]
+					pr.Server, pr.ServerCPU, pr.ServerRSS = true, last.CPU, last.RSS
+				}
+			}
+			opts.OnProgress(pr)
+		}
+	}
+	// The load stops early if the server exits by itself.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if t.proc != nil {
+		go func() {
+			select {
+			case <-t.proc.Done():
+				cancel()
+			case <-runCtx.Done():
+			}
+		}()
+	}
+	out, err := engine.Run(runCtx, cfg)
+	stopSampling()
+	<-sampled
+	if err != nil {
+		return nil, err
+	}
+	// Stopped because the user interrupted the run is no crash.
+	crashed := false
+	if t.proc != nil {
+		select {
+		case <-t.proc.Done():
+			crashed = ctx.Err() == nil
+		default:
+		}
+	}
+	res, err := t.result(out, self, crashed, opts)
+	if err != nil {
+		return nil, err
+	}
+	var serverErr error
+	if t.proc != nil {
+		if crashed {
+			serverErr = &ServerError{Err: fmt.Errorf("the server under test exited mid-run after %.1fs of load: %w", out.Elapsed.Seconds(), t.exitErr())}
+		}
+		if err := t.proc.Stop(); err != nil && serverErr == nil {
+			serverErr = &ServerError{Err: fmt.Errorf("stopping the server: %w", err)}
+		}
+	}
+	return res, serverErr
+}
+
+// exitErr is why the server under test exited.
+func (t *test) exitErr() error {
+	if err := t.proc.Err(); err != nil {
+		return err
+	}
+	return errors.New("the server exited")
+}
+
+// result builds the run's result from what the engine measured, the
+// samples of loadlab itself and of the server, and the plan: every field of
+// result.json is set here.
+func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, opts Options) (*result.Result, error) {
+	res, err := out.Result(t.cfg.Program)
+	if err != nil {
+		return nil, err
+	}
+	res.Name = t.name
+	res.Version = opts.Version
+	res.Settings = t.settings
+	res.Settings.Workers = out.Workers
+	if opts.Point != "" {
+		res.Settings.Extra["point"] = opts.Point
+	}
+	res.Summary.Abandoned = out.InFlight
+
+	from := out.Started.Add(t.cfg.Warmup)
+	to := out.Started.Add(t.cfg.Warmup + out.Elapsed)
+	res.Generator = generator(self, from, to)
+	if t.proc != nil {
+		res.Server = serverFigures(t.proc, out.Started, from, to, opts.Dir)
+		if crashed {
+			var ee *server.ExitError
+			if perr := t.exitErr(); errors.As(perr, &ee) {
+				res.Server.Exit = ee.Status.String()
+				res.Server.LogTail = ee.LogTail
+			} else {
+				res.Server.Exit = perr.Error()
+			}
+			// Not an interruption by the user: the failure says what happened.
+			res.Summary.Interrupted = false
+		}
+	}
+	if p := t.plan; p != nil {
+		res.Plan = p.Masked() // before Validity, whose advice differs for plans
+		res.PlanInputs = p.Inputs()
+		for i := range res.Steps {
+			if f := res.Steps[i].FailedCheck; f != nil {
+				// Masked before it is cut, so that no part of a secret across
+				// the cut is left.
+				f.Body, f.Error = metrics.Snippet([]byte(p.MaskSecrets(f.Body)), metrics.ShownBytes), p.MaskSecrets(f.Error)
+			}
+		}
+		res.Thresholds = Thresholds(p.Thresholds, res, out.Totals)
+	}
+	res.Validity = Validity(res, out)
+	return res, nil
+}
+
+// resolver resolves each target once and connects to it once, so that a
+// wrong address fails with one clear line before any load.
+func resolver(p *plan.Plan) plan.Resolver {
+	return func(ctx context.Context, u *url.URL) (*httpx.Target, error) {
+		t, err := httpx.ResolveTarget(ctx, u, p.HTTP.Insecure)
+		if err != nil {
+			return nil, err
+		}
+		return t, Preflight(ctx, t, p.HTTP.Timeout)
+	}
+}
+
+// generator is loadlab's own use over the measured window; nil for a run
+// too short to have two samples in it (its figures would be zeros).
+func generator(self *server.Sampler, from, to time.Time) *result.Generator {
+	s := self.Summary(from, to)
+	if s.Samples < 2 {
+		return nil
+	}
+	g := &result.Generator{CPUAvg: s.CPUAverage, CPUPeak: s.CPUPeak, RSSPeak: s.RSSPeak, Cores: float64(runtime.GOMAXPROCS(0))}
+	if procs, err := usableCPUs(); err == nil {
+		g.Cores = procs
+	}
+	return g
+}

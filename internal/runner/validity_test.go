@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/server"
+)
+
+// TestValidity: each reason to distrust a run gives its warning, a clean run
+// none.
+func TestValidity(t *testing.T) {
+	clean := func() *result.Result {
+		return &result.Result{
+			Summary:   result.Summary{Requests: 1000, Responses: 1000, Iterations: 1000},
+			Generator: &result.Generator{CPUAvg: 50, Cores: 2},
+			Server:    &result.Server{MajorFaults: MajorFaults - 1},
+		}
+	}
+	tests := []struct {
+		code  string
+		spoil func(r *result.Result, out *engine.Outcome)
+	}{
+		{"", func(*result.Result, *engine.Outcome) {}},
+		{"generator_saturated", func(r *result.Result, _ *engine.Outcome) { r.Generator.CPUAvg = 185 }},
+		{"late", func(r *result.Result, _ *engine.Outcome) { r.Summary.Late.Count = 11 }},
+		{"unsent", func(r *result.Result, _ *engine.Outcome) { r.Summary.Unsent = 1 }},
+		{"no_response", func(r *result.Result, _ *engine.Outcome) { r.Summary.Responses = 499 }},
+		{"dropped", func(r *result.Result, _ *engine.Outcome) { r.Summary.Dropped = 1 }},
+		{"aborted", func(r *result.Result, _ *engine.Outcome) { r.Summary.Aborted = 1 }},
+		{"abandoned", func(_ *result.Result, out *engine.Outcome) { out.InFlight = 3 }},
+		{"stopped", func(_ *result.Result, out *engine.Outcome) { out.Stopped = errors.New("stop: users.csv ran out") }},
+		{"server_swapped", func(r *result.Result, _ *engine.Outcome) { r.Server.SwapPeak = 4096 }},
+		{"server_major_faults", func(r *result.Result, _ *engine.Outcome) { r.Server.MajorFaults = MajorFaults }},
+		{"memory_quota", func(r *result.Result, _ *engine.Outcome) {
+			r.Server.Quota = &result.Quota{Bytes: 100, PeakExceeded: true, PeakOver: 5}
+		}},
+		{"server_exited", func(r *result.Result, _ *engine.Outcome) { r.Server.Exit = "exit status 1" }},
+	}
+	for _, tt := range tests {
+		r, out := clean(), &engine.Outcome{}
+		tt.spoil(r, out)
+		var codes []string
+		for _, w := range Validity(r, out) {
+			codes = append(codes, w.Code)
+			if w.Message == "" {
+				t.Errorf("%s: no message", w.Code)
+			}
+		}
+		if got := strings.Join(codes, ","); got != tt.code {
+			t.Errorf("spoiled for %q: warnings %q", tt.code, got)
+		}
+	}
+	// An interrupted run abandons its requests in flight knowingly.
+	if w := Validity(clean(), &engine.Outcome{InFlight: 3, Interrupted: true}); len(w) != 0 {
+		t.Errorf("interrupted run: %v", w)
+	}
+}
+
+// TestServerSeriesIsBounded: a day of 250 ms samples keeps at most
+// MaxServerPoints points in result.json, and no peak is lost.
+func TestServerSeriesIsBounded(t *testing.T) {
+	start := time.Unix(0, 0)
+	var samples []server.Sample
+	for i := range 24 * 3600 * 4 {
+		smp := server.Sample{Time: start.Add(time.Duration(i) * 250 * time.Millisecond), CPU: 50, RSS: 100 << 20, Threads: 4}
+		if i == 12345 {
+			smp.CPU, smp.RSS = 190, 900<<20
+		}
+		samples = append(samples, smp)
+	}
+	series := serverSeries(samples, start)
+	if short := serverSeries(samples[:100], start); len(short) != 100 || short[99].T != 24.75 {
+		t.Errorf("a short run's %d samples became %d points", 100, len(short))
+	}
+	if len(series) > MaxServerPoints || len(series) < MaxServerPoints/2 {
+		t.Fatalf("%d points", len(series))
+	}
+	var cpu float64
+	var rss int64
+	for _, p := range series {
+		cpu, rss = max(cpu, p.CPU), max(rss, p.RSS)
+	}
+	if cpu != 190 || rss != 900<<20 || series[len(series)-1].T != samples[len(samples)-1].Time.Sub(start).Seconds() {
+		t.Errorf("peaks %v %v, last t %v", cpu, rss, series[len(series)-1].T)
+	}
+}
