@@ -32,9 +32,6 @@ func parseEnv(kvs []string) (map[string]string, error) {
 }
 
 func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
-	if f.workers < 0 {
-		return usageError(fmt.Errorf("run: --workers must not be negative, got %d", f.workers))
-	}
 	env, err := parseEnv(f.env)
 	if err != nil {
 		return usageError(fmt.Errorf("run: %w", err))

@@ -53,6 +53,10 @@ or a compare verdict failed.`,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if fe := (*flagValueError)(nil); errors.As(err, &fe) {
+			// A value of the flag's kind that loadlab refuses says why itself.
+			return usageError(fmt.Errorf("%s: %w", strings.TrimPrefix(c.CommandPath(), "loadlab "), fe))
+		}
 		return usageError(fmt.Errorf("%s: %s (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), plainFlagError(err), c.CommandPath()))
 	})
 	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	goio "io"
+	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/httpx"
-	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/schedule"
@@ -26,13 +26,13 @@ import (
 
 // quickFlags are the flags of `loadlab run --url`.
 type quickFlags struct {
-	url         string
+	url         urlFlag
 	connections int
 	duration    time.Duration
 	requests    int64
-	rate        string
+	rate        rateFlag
 	method      string
-	headers     []string
+	headers     headerFlag
 	body        string
 	bodyFile    string
 	timeout     time.Duration
@@ -43,8 +43,8 @@ type quickFlags struct {
 	set         []string
 	fresh       bool
 	env         []string
-	maxBody     string
-	maxHeader   string
+	maxBody     int64
+	maxHeader   int64
 	workers     int
 	grace       time.Duration
 }
@@ -72,7 +72,7 @@ slow server cannot hide its queue (coordinated omission).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				if f.url != "" {
+				if f.url.url != nil {
 					return usageError(errors.New("run: give a plan file or --url, not both"))
 				}
 				for _, name := range quickOnly {
@@ -88,27 +88,23 @@ slow server cannot hide its queue (coordinated omission).`,
 			if f.fresh {
 				return usageError(errors.New("run: --fresh starts an experiment (a plan with params) over; quick mode keeps nothing to resume"))
 			}
-			// Zero is how the flags say "not given"; given, it is an error.
-			if c.Flags().Changed("requests") && f.requests <= 0 {
-				return usageError(fmt.Errorf("run: -n must be positive, got %d", f.requests))
-			}
-			if c.Flags().Changed("duration") && f.duration <= 0 {
-				return usageError(fmt.Errorf("run: -d must be positive, got %v", f.duration))
-			}
 			return runQuick(c.Context(), io, &f, c.Flags().Changed("connections"))
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.url, "url", "", "the URL to load (http or https)")
-	fl.IntVarP(&f.connections, "connections", "c", 50, "connections (closed load), or the most at once (open load)")
-	fl.DurationVarP(&f.duration, "duration", "d", 0, "how long to send load (default 10s unless -n is given)")
-	fl.Int64VarP(&f.requests, "requests", "n", 0, "total requests to send")
-	fl.StringVar(&f.rate, "rate", "", "open load: requests per period, such as 2000/s or 7000/10m")
+	// The typed flags (flags.go) check their values as they are parsed;
+	// zero is how -d and -n say "not given", so given, it is refused.
+	f.connections, f.timeout = 50, 30*time.Second
+	fl.Var(&f.url, "url", "the URL to load (http or https)")
+	fl.VarP(&countFlag[int]{value: &f.connections, shown: "-c"}, "connections", "c", "connections (closed load), or the most at once (open load)")
+	fl.VarP(&durationFlag{value: &f.duration, shown: "-d"}, "duration", "d", "how long to send load (default 10s unless -n is given)")
+	fl.VarP(&countFlag[int64]{value: &f.requests, shown: "-n"}, "requests", "n", "total requests to send")
+	fl.Var(&f.rate, "rate", "open load: requests per period, such as 2000/s or 7000/10m")
 	fl.StringVarP(&f.method, "method", "X", "GET", "request method")
-	fl.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
+	fl.VarP(&f.headers, "header", "H", "request header 'Name: value' (repeatable)")
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file (- for stdin)")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up on a request after this long")
+	fl.Var(&durationFlag{value: &f.timeout, shown: "--timeout"}, "timeout", "give up on a request after this long")
 	fl.BoolVar(&f.noKeepAlive, "no-keepalive", false, "open a new connection for every request")
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
@@ -116,10 +112,10 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
 	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }} (and the plan variable KEY, if any): KEY=VALUE (repeatable)")
-	fl.StringVar(&f.maxBody, "max-body", "16MiB", "a larger response body is an error")
-	fl.StringVar(&f.maxHeader, "max-header", "64KiB", "a larger response header block is an error")
-	fl.IntVar(&f.workers, "workers", 0, "event loops (threads) sending load (default: the CPUs loadlab may use)")
-	fl.DurationVar(&f.grace, "grace", 0, "how long requests in flight at the end may take to finish (default: --timeout)")
+	fl.Var(newSizeFlag(&f.maxBody, "16MiB", "--max-body", 1, math.MaxInt64, ""), "max-body", "a larger response body is an error")
+	fl.Var(newSizeFlag(&f.maxHeader, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)"), "max-header", "a larger response header block is an error")
+	fl.Var(&countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}, "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	fl.Var(&durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}, "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
 	return c
 }
 
@@ -151,81 +147,25 @@ type quickRun struct {
 	cfg      engine.Config
 }
 
-// parseQuick checks every flag before anything touches the network.
+// parseQuick turns the flags, each already valid (flags.go), into the
+// request and the load, checking what no flag can check alone, before
+// anything touches the network.
 func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error) {
-	if f.url == "" {
+	u := f.url.url
+	if u == nil {
 		return nil, usageError(errors.New("run: give a plan file (loadlab run plan.yaml) or --url URL"))
-	}
-	if !strings.Contains(f.url, "://") {
-		return nil, usageError(fmt.Errorf("run: bad --url %q: it needs a scheme, as in http://%s", f.url, f.url))
-	}
-	u, err := url.Parse(f.url)
-	if err != nil {
-		return nil, usageError(fmt.Errorf("run: bad --url: %w", err))
-	}
-	shown := u.Redacted() // the URL as errors and results say it: no password
-	if u.User != nil {
-		bare := *u
-		bare.User = nil
-		shown = bare.String()
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, usageError(fmt.Errorf("run: bad --url %q: the scheme must be http or https", shown))
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return nil, usageError(fmt.Errorf("run: bad --url %q: no host", shown))
-	}
-	if p := u.Port(); p != "" {
-		if n, err := parsePort(p); err != nil || n == 0 {
-			return nil, usageError(fmt.Errorf("run: bad --url %q: bad port %q", shown, p))
-		}
-	}
-	if f.connections <= 0 {
-		return nil, usageError(fmt.Errorf("run: -c must be positive, got %d", f.connections))
 	}
 	if err := fitsOpenFiles(f.connections, fmt.Sprintf("-c %d", f.connections)); err != nil {
 		return nil, usageError(fmt.Errorf("run: %w", err))
-	}
-	if f.requests < 0 {
-		return nil, usageError(fmt.Errorf("run: -n must be positive, got %d", f.requests))
-	}
-	if f.duration < 0 {
-		return nil, usageError(fmt.Errorf("run: -d must be positive, got %v", f.duration))
-	}
-	if f.timeout <= 0 {
-		return nil, usageError(fmt.Errorf("run: --timeout must be positive, got %v", f.timeout))
-	}
-	if f.grace < 0 {
-		return nil, usageError(fmt.Errorf("run: --grace must not be negative, got %v", f.grace))
-	}
-	if f.workers < 0 {
-		return nil, usageError(fmt.Errorf("run: --workers must not be negative, got %d", f.workers))
 	}
 	method := strings.ToUpper(f.method)
 	if err := httpx.CheckMethod(method); err != nil {
 		return nil, usageError(fmt.Errorf("run: -X: %w", err))
 	}
-	maxBody, err := quantity.ParseBytes(f.maxBody)
-	if err != nil || maxBody <= 0 {
-		return nil, usageError(fmt.Errorf("run: --max-body: bad size %q", f.maxBody))
-	}
-	maxHeader, err := quantity.ParseBytes(f.maxHeader)
-	if err != nil || maxHeader < 256 || maxHeader > 1<<30 {
-		return nil, usageError(fmt.Errorf("run: --max-header: bad size %q (256B to 1GiB)", f.maxHeader))
-	}
-	var headers []httpx.Header
+	headers := slices.Clone(f.headers.headers)
 	var shownHeaders []string
-	for _, h := range f.headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok {
-			return nil, usageError(fmt.Errorf("run: -H %q: want 'Name: value'", h))
-		}
-		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-		if err := httpx.CheckHeader(name, value); err != nil {
-			return nil, usageError(fmt.Errorf("run: -H: %w", err))
-		}
-		headers = append(headers, httpx.Header{Name: name, Value: value})
-		shownHeaders = append(shownHeaders, name+": "+maskHeader(name, value))
+	for _, h := range headers {
+		shownHeaders = append(shownHeaders, h.Name+": "+maskHeader(h.Name, h.Value))
 	}
 	// Credentials in the URL are sent as basic authentication, as curl
 	// does, unless -H gives an Authorization of its own.
@@ -236,6 +176,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		shownHeaders = append(shownHeaders, "Authorization: "+maskHeader("Authorization", value))
 	}
 	var body []byte
+	var err error
 	switch {
 	case f.body != "" && f.bodyFile != "":
 		return nil, usageError(errors.New("run: give --body or --body-file, not both"))
@@ -255,7 +196,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	req := httpx.Request{Method: method, Target: target, Host: u.Host, Header: headers, Body: body, Close: f.noKeepAlive}
 	settings := result.Settings{
 		Mode:        "closed",
-		URL:         shown,
+		URL:         f.url.shown,
 		Method:      method,
 		Headers:     shownHeaders,
 		BodyBytes:   len(body),
@@ -265,15 +206,12 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		Timeout:     result.Duration(f.timeout),
 		KeepAlive:   !f.noKeepAlive,
 		Insecure:    f.insecure,
-		MaxBody:     maxBody,
-		MaxHeader:   int(maxHeader),
+		MaxBody:     f.maxBody,
+		MaxHeader:   int(f.maxHeader),
 	}
 	wl := engine.Workload{Kind: engine.Closed, VUs: f.connections, SharedIterations: f.requests, Duration: f.duration, Grace: f.grace}
-	if f.rate != "" {
-		r, err := quantity.ParseRate(f.rate)
-		if err != nil {
-			return nil, usageError(fmt.Errorf("run: --rate: %w", err))
-		}
+	if f.rate.rate != nil {
+		r := *f.rate.rate
 		d := f.duration
 		if f.requests > 0 {
 			if f.duration > 0 {
@@ -305,7 +243,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		settings: settings,
 		cfg: engine.Config{
 			Workload: wl,
-			HTTP:     httpx.Options{Timeout: f.timeout, MaxBodyBytes: maxBody, MaxHeaderBytes: int(maxHeader)},
+			HTTP:     httpx.Options{Timeout: f.timeout, MaxBodyBytes: f.maxBody, MaxHeaderBytes: int(f.maxHeader)},
 			Workers:  f.workers,
 		},
 	}, nil

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/quantity"
+)
+
+// The flag types below validate a value once, when the command line is
+// parsed, so that what the command reads is already right. Their errors are
+// flagValueErrors: the command's flag error handler shows them as they are
+// ("run: -n must be positive, got 0"), while a value that is not of the
+// flag's kind at all ("-d 30") keeps pflag's wording through plainFlagError.
+// Type() names the kind as pflag's own types do, so --help is unchanged.
+
+// flagValueError is a flag value of the right kind that loadlab refuses.
+type flagValueError struct{ err error }
+
+func (e *flagValueError) Error() string { return e.err.Error() }
+func (e *flagValueError) Unwrap() error { return e.err }
+
+func refuse(format string, args ...any) error {
+	return &flagValueError{fmt.Errorf(format, args...)}
+}
+
+// countFlag is a whole number that must be positive (-c, -n) or, with
+// zeroOK, not negative (--workers). shown names the flag in errors.
+type countFlag[T int | int64] struct {
+	value  *T
+	shown  string
+	zeroOK bool
+}
+
+var (
+	_ pflag.Value = (*countFlag[int])(nil)
+	_ pflag.Value = (*durationFlag)(nil)
+	_ pflag.Value = (*sizeFlag)(nil)
+	_ pflag.Value = (*rateFlag)(nil)
+	_ pflag.Value = (*urlFlag)(nil)
+	_ pflag.Value = (*headerFlag)(nil)
+)
+
+func (f *countFlag[T]) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err == nil && int64(T(n)) != n {
+		err = &strconv.NumError{Func: "ParseInt", Num: s, Err: strconv.ErrRange}
+	}
+	if err != nil {
+		return err // pflag's own wording, which plainFlagError explains
+	}
+	switch {
+	case f.zeroOK && n < 0:
+		return refuse("%s must not be negative, got %d", f.shown, n)
+	case !f.zeroOK && n <= 0:
+		return refuse("%s must be positive, got %d", f.shown, n)
+	}
+	*f.value = T(n)
+	return nil
+}
+
+func (f *countFlag[T]) String() string { return strconv.FormatInt(int64(*f.value), 10) }
+func (f *countFlag[T]) Type() string   { return "int" }
+
+// durationFlag is a duration that must be positive (-d, --timeout) or, with
+// zeroOK, not negative (--grace).
+type durationFlag struct {
+	value  *time.Duration
+	shown  string
+	zeroOK bool
+}
+
+func (f *durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err // "time: invalid duration", which plainFlagError explains
+	}
+	switch {
+	case f.zeroOK && d < 0:
+		return refuse("%s must not be negative, got %v", f.shown, d)
+	case !f.zeroOK && d <= 0:
+		return refuse("%s must be positive, got %v", f.shown, d)
+	}
+	*f.value = d
+	return nil
+}
+
+// String is "0" for no duration, which --help takes for "no default".
+func (f *durationFlag) String() string {
+	if *f.value == 0 {
+		return "0"
+	}
+	return f.value.String()
+}
+
+func (f *durationFlag) Type() string { return "duration" }
+
+// sizeFlag is a byte size ("16MiB") between min and max; hint, if set,
+// says the range in errors.
+type sizeFlag struct {
+	value    *int64
+	text     string // as given, or the default
+	shown    string
+	min, max int64
+	hint     string
+}
+
+func newSizeFlag(value *int64, def, shown string, min, max int64, hint string) *sizeFlag {
+	n, err := quantity.ParseBytes(def)
+	if err != nil {
+		panic(fmt.Sprintf("default %s %q: %v", shown, def, err)) // a programming error
+	}
+	*value = n
+	return &sizeFlag{value: value, text: def, shown: shown, min: min, max: max, hint: hint}
+}
+
+func (f *sizeFlag) Set(s string) error {
+	n, err := quantity.ParseBytes(s)
+	if err != nil || n < f.min || n > f.max {
+		return refuse("%s: bad size %q%s", f.shown, s, f.hint)
+	}
+	*f.value, f.text = n, s
+	return nil
+}
+
+func (f *sizeFlag) String() string { return f.text }
+func (f *sizeFlag) Type() string   { return "string" }
+
+// rateFlag is an open load's rate: "2000/s", "7000/10m".
+type rateFlag struct {
+	rate *quantity.Rate // nil until given
+	text string
+}
+
+func (f *rateFlag) Set(s string) error {
+	r, err := quantity.ParseRate(s)
+	if err != nil {
+		return &flagValueError{fmt.Errorf("--rate: %w", err)}
+	}
+	f.rate, f.text = &r, s
+	return nil
+}
+
+func (f *rateFlag) String() string { return f.text }
+func (f *rateFlag) Type() string   { return "string" }
+
+// urlFlag is the URL quick mode loads: http or https, with a host and a
+// valid port. shown is the URL as errors and results say it, without a
+// password.
+type urlFlag struct {
+	url   *url.URL // nil until given
+	shown string
+}
+
+func (f *urlFlag) Set(s string) error {
+	if s == "" {
+		f.url, f.shown = nil, "" // as if not given
+		return nil
+	}
+	if !strings.Contains(s, "://") {
+		return refuse("bad --url %q: it needs a scheme, as in http://%s", s, s)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return refuse("bad --url: %w", err)
+	}
+	shown := u.Redacted()
+	if u.User != nil {
+		bare := *u
+		bare.User = nil
+		shown = bare.String()
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return refuse("bad --url %q: the scheme must be http or https", shown)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return refuse("bad --url %q: no host", shown)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := parsePort(p); err != nil || n == 0 {
+			return refuse("bad --url %q: bad port %q", shown, p)
+		}
+	}
+	f.url, f.shown = u, shown
+	return nil
+}
+
+func (f *urlFlag) String() string { return f.shown }
+func (f *urlFlag) Type() string   { return "string" }
+
+// headerFlag is the request headers of -H 'Name: value', repeatable, each
+// checked as httpx will send it.
+type headerFlag struct {
+	headers []httpx.Header
+}
+
+func (f *headerFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	if !ok {
+		return refuse("-H %q: want 'Name: value'", s)
+	}
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if err := httpx.CheckHeader(name, value); err != nil {
+		return refuse("-H: %w", err)
+	}
+	f.headers = append(f.headers, httpx.Header{Name: name, Value: value})
+	return nil
+}
+
+// String lists the headers as pflag's string arrays do; "" when there are
+// none, which --help takes for "no default".
+func (f *headerFlag) String() string {
+	if len(f.headers) == 0 {
+		return ""
+	}
+	shown := make([]string, len(f.headers))
+	for i, h := range f.headers {
+		shown[i] = h.Name + ": " + h.Value
+	}
+	return "[" + strings.Join(shown, ",") + "]"
+}
+
+func (f *headerFlag) Type() string { return "stringArray" }
