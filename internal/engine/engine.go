@@ -72,7 +72,9 @@ type Config struct {
 	Workers int
 	// Warmup is left out of the totals (not of the time series).
 	Warmup time.Duration
-	// OnPoint, if set, receives each point of the time series as it is made.
+	// OnPoint, if set, receives the points of the time series as they are
+	// made, on a goroutine of its own; one that is slow to return misses
+	// points rather than stall the load (see metrics.NewCollector).
 	OnPoint func(result.Point)
 	// Seed makes scenario choice and think times reproducible; zero picks one.
 	Seed uint64

@@ -9,7 +9,11 @@ import (
 
 // Collector turns the workers' Intervals into the run's time series. Workers
 // call Submit from their own goroutines; the merging happens on the
-// collector's goroutine so that a worker never stalls on it.
+// collector's goroutine, and onPoint is called on a goroutine of its own,
+// so that nothing slow stands between a worker and its event loop: Submit
+// would block only if merging fell 64 seconds behind, and a listener that
+// blocks (a progress line written to a terminal paused with Ctrl-S) misses
+// points instead of stalling the load.
 type Collector struct {
 	workers int
 	in      chan submission
@@ -25,6 +29,10 @@ type Collector struct {
 	// comes so that a short tail can still be folded into it exactly.
 	newest  *result.Point
 	onPoint func(result.Point)
+	// notify holds the newest point onPoint has not heard yet; notified is
+	// closed when the goroutine calling onPoint has stopped.
+	notify   chan result.Point
+	notified chan struct{}
 }
 
 type submission struct {
@@ -40,7 +48,10 @@ type slot struct {
 }
 
 // NewCollector makes a collector for the given number of workers. onPoint, if
-// not nil, is called on the collector's goroutine with each new point.
+// not nil, is called with each new point, one call at a time on a goroutine
+// of its own; a point made while onPoint is still busy with an earlier one
+// replaces any other waiting, so a slow onPoint hears the newest point, not
+// every one. Close returns after onPoint has heard the last.
 func NewCollector(workers int, onPoint func(result.Point)) *Collector {
 	c := &Collector{
 		workers: workers,
@@ -50,8 +61,36 @@ func NewCollector(workers int, onPoint func(result.Point)) *Collector {
 		pending: map[int]*slot{},
 		onPoint: onPoint,
 	}
+	if onPoint != nil {
+		c.notify, c.notified = make(chan result.Point, 1), make(chan struct{})
+		go c.tellListener()
+	}
 	go c.run()
 	return c
+}
+
+// tellListener calls onPoint with each point handed over by tell.
+func (c *Collector) tellListener() {
+	defer close(c.notified)
+	for p := range c.notify {
+		c.onPoint(p)
+	}
+}
+
+// tell hands p to onPoint without waiting for it: a point it has not taken
+// yet is replaced. Only the collector's goroutine calls it.
+func (c *Collector) tell(p result.Point) {
+	for {
+		select {
+		case c.notify <- p:
+			return
+		default:
+		}
+		select {
+		case <-c.notify: // stale: the listener has not taken it
+		default:
+		}
+	}
 }
 
 // NewInterval returns an empty interval for a worker's next second.
@@ -70,11 +109,15 @@ func (c *Collector) Submit(second int, length time.Duration, iv *Interval) {
 	c.in <- submission{second, length, iv}
 }
 
-// Close waits until every submitted interval is in the series. Every worker
-// must have submitted its last interval.
+// Close waits until every submitted interval is in the series and onPoint
+// has returned. Every worker must have submitted its last interval.
 func (c *Collector) Close() {
 	close(c.in)
 	<-c.done
+	if c.notify != nil {
+		close(c.notify)
+		<-c.notified
+	}
 }
 
 // Series returns the time series so far: a point a second, or a point for
@@ -158,7 +201,7 @@ func (c *Collector) emit(final bool) {
 		c.newest = &p
 		c.mu.Unlock()
 		if c.onPoint != nil {
-			c.onPoint(p)
+			c.tell(p)
 		}
 		c.next++
 	}
