@@ -33,8 +33,8 @@ type ServerFigures interface {
 	ServerFigure(m Metric) (value float64, ok bool)
 }
 
-// ServerMap is ServerFigures held in a map, until the server-watching code
-// provides its own. A nil ServerMap has no figures.
+// ServerMap is ServerFigures held in a map (internal/runner fills one from
+// result.Server). A nil ServerMap has no figures.
 type ServerMap map[Metric]float64
 
 var _ ServerFigures = ServerMap(nil)

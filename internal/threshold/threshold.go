@@ -8,8 +8,9 @@
 //	  - server.rss.peak < 2560MiB
 //
 // Parse turns one such string into a Threshold; Evaluate measures it against
-// a run's result.Result (and the server figures, when a server was watched)
-// and says whether it held. The package owns the grammar and the meaning of
+// a run's result.Result, its histograms (Live: the engine's, in memory, for
+// a run just made; Stored: decoded from result.json) and the server
+// figures, when a server was watched, and says whether it held. The package owns the grammar and the meaning of
 // each metric; the plan loader owns where a threshold came from (it adds the
 // file, line and column of the string to SyntaxError.Col), and the reports
 // own how outcomes are shown.
