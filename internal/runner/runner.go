@@ -126,7 +126,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
-	if err := Preflight(ctx, target, q.Engine.HTTP.Timeout); err != nil {
+	if err := preflight(ctx, target, q.Engine.HTTP.Timeout); err != nil {
 		return nil, err
 	}
 	name := q.Method + " " + q.URL.Path
@@ -265,7 +265,7 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 				f.Body, f.Error = metrics.Snippet([]byte(p.MaskSecrets(f.Body)), metrics.ShownBytes), p.MaskSecrets(f.Error)
 			}
 		}
-		res.Thresholds = Thresholds(p.Thresholds, res, out.Totals)
+		res.Thresholds = thresholds(p.Thresholds, res, out.Totals)
 	}
 	res.Validity = Validity(res, out)
 	return res, nil
@@ -279,7 +279,7 @@ func resolver(p *plan.Plan) plan.Resolver {
 		if err != nil {
 			return nil, err
 		}
-		return t, Preflight(ctx, t, p.HTTP.Timeout)
+		return t, preflight(ctx, t, p.HTTP.Timeout)
 	}
 }
 

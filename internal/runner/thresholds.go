@@ -7,11 +7,11 @@ import (
 	"github.com/loadlab/loadlab/internal/threshold"
 )
 
-// Thresholds measures a plan's thresholds against the run just made: its
+// thresholds measures a plan's thresholds against the run just made: its
 // result for the counts, and totals, the engine's merged recorder, for the
 // histograms, read where they are in memory rather than decoded from the
 // encodings result.json keeps. Nil when the plan has none.
-func Thresholds(ts []plan.Threshold, res *result.Result, totals *metrics.Recorder) []result.ThresholdResult {
+func thresholds(ts []plan.Threshold, res *result.Result, totals *metrics.Recorder) []result.ThresholdResult {
 	var out []result.ThresholdResult
 	histograms := threshold.Live(totals)
 	figures := ServerFigures(res.Server)

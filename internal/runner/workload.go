@@ -62,9 +62,9 @@ func Workload(p *plan.Plan) (engine.Workload, result.Settings, error) {
 	return engine.Workload{}, st, errors.New("the plan has no load")
 }
 
-// Preflight connects once, so that a wrong address or port fails with one
+// preflight connects once, so that a wrong address or port fails with one
 // clear line before any load is sent.
-func Preflight(ctx context.Context, t *httpx.Target, timeout time.Duration) error {
+func preflight(ctx context.Context, t *httpx.Target, timeout time.Duration) error {
 	d := net.Dialer{Timeout: min(timeout, 10*time.Second)}
 	conn, err := d.DialContext(ctx, "tcp", t.Addr.String())
 	if err != nil {
