@@ -21,6 +21,7 @@ import (
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/schedule"
+	"github.com/loadlab/loadlab/internal/secret"
 	"github.com/loadlab/loadlab/internal/store"
 )
 
@@ -225,7 +226,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 			return nil, usageError(fmt.Errorf("run: -H: %w", err))
 		}
 		headers = append(headers, httpx.Header{Name: name, Value: value})
-		shownHeaders = append(shownHeaders, name+": "+maskHeader(name, value))
+		shownHeaders = append(shownHeaders, name+": "+secret.Header(name, value))
 	}
 	// Credentials in the URL are sent as basic authentication, as curl
 	// does, unless -H gives an Authorization of its own.
@@ -233,7 +234,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		pass, _ := u.User.Password()
 		value := "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
 		headers = append(headers, httpx.Header{Name: "Authorization", Value: value})
-		shownHeaders = append(shownHeaders, "Authorization: "+maskHeader("Authorization", value))
+		shownHeaders = append(shownHeaders, "Authorization: "+secret.Header("Authorization", value))
 	}
 	var body []byte
 	switch {
@@ -339,15 +340,6 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	}
 	res.Name = name
 	return finish(io, f, res, 0)
-}
-
-// maskHeader hides the values of headers that carry secrets.
-func maskHeader(name, value string) string {
-	switch strings.ToLower(name) {
-	case "authorization", "cookie", "proxy-authorization", "x-api-key":
-		return "***"
-	}
-	return value
 }
 
 func parsePort(p string) (int, error) {
