@@ -265,7 +265,7 @@ func TestRedirect(t *testing.T) {
 	f := newFixture(t)
 	post := func() *Step {
 		return &Step{Method: "POST", Path: f.tpl("/login"), ContentType: "application/x-www-form-urlencoded", KeepAlive: true, MaxRedirects: 5,
-			Headers: []Field{{"Authorization", f.tpl("Bearer t0k")}}, Form: []Field{{"a", f.tpl("1")}}}
+			Headers: []Field{{"Authorization", f.tpl("Bearer t0k")}, {"X-Api-Key", f.tpl("k3y")}, {"Accept", f.tpl("text/html")}}, Form: []Field{{"a", f.tpl("1")}}}
 	}
 	for _, tt := range []struct {
 		name    string
@@ -277,20 +277,20 @@ func TestRedirect(t *testing.T) {
 		{
 			name:   "303 turns a POST into a GET, keeps the cookie it set",
 			x:      httpx.Exchange{Status: 303, Header: []byte("Location: /account?x=1\r\nSet-Cookie: session=s1; Path=/\r\n")},
-			want:   "GET /account?x=1 HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\nCookie: session=s1\r\n\r\n",
+			want:   "GET /account?x=1 HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\nCookie: session=s1\r\n\r\n",
 			target: f.target,
 		},
 		{
 			name: "307 keeps the method and body; a relative Location",
 			x:    httpx.Exchange{Status: 307, Header: []byte("Location: again\r\n")},
-			want: "POST /again HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\n" +
+			want: "POST /again HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\n" +
 				"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=1",
 			target: f.target,
 		},
 		{
-			name:   "to another known host: no Authorization",
+			name:   "to another known host: no credential headers",
 			x:      httpx.Exchange{Status: 302, Header: []byte("Location: http://sso.test/start\r\n")},
-			want:   "GET /start HTTP/1.1\r\nHost: sso.test\r\nUser-Agent: loadlab\r\n\r\n",
+			want:   "GET /start HTTP/1.1\r\nHost: sso.test\r\nUser-Agent: loadlab\r\nAccept: text/html\r\n\r\n",
 			target: f.other,
 		},
 		{

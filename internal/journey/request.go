@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/secret"
 )
 
 // Field is a compiled name and template: a header, a query parameter, a
@@ -29,8 +29,8 @@ type Step struct {
 	Prefix string
 	Path   *expr.Template
 	Query  []Field
-	// Headers are sent in order; Authorization is left out of a request
-	// that a redirect sends to another host.
+	// Headers are sent in order; those that carry credentials (secret.Name)
+	// are left out of a request that a redirect sends to another host.
 	Headers []Field
 	// At most one of JSON, Form and Raw is set: the body.
 	JSON *JSON
@@ -131,7 +131,7 @@ func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Target, bod
 	dst = st.writer.AppendStart(dst, method, s.path, t.Host)
 	var err error
 	for _, h := range st.Headers {
-		if t != st.Target && strings.EqualFold(h.Name, "Authorization") {
+		if t != st.Target && secret.Name(h.Name) {
 			continue // credentials do not follow a redirect to another host
 		}
 		dst = httpx.StartHeader(dst, h.Name)
