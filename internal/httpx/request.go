@@ -109,7 +109,8 @@ func StartHeader(dst []byte, name string) []byte {
 	return append(dst, ": "...)
 }
 
-// EndHeader checks the value appended since valueStart and ends the field.
+// EndHeader checks the value appended since valueStart (CheckHeaderValue)
+// and ends the field.
 func EndHeader(dst []byte, valueStart int) ([]byte, error) {
 	if err := checkValue(dst[valueStart:]); err != nil {
 		return dst, err
@@ -122,6 +123,10 @@ var (
 	ErrLineBreak = errors.New("the value has a line break")
 	ErrNUL       = errors.New("the value has a NUL byte")
 )
+
+// CheckHeaderValue reports whether a header value can be sent: it is
+// ErrLineBreak or ErrNUL when it cannot.
+func CheckHeaderValue(v string) error { return checkValue(v) }
 
 func checkValue[T string | []byte](v T) error {
 	for i := range len(v) {
