@@ -345,6 +345,17 @@ func TestBegin(t *testing.T) {
 			t.Errorf("iteration %d: vu, iteration, scenario = %v %v %v", i, s.Vars().Get(f.runner.VUSlot), s.Vars().Get(f.runner.IterationSlot), s.Vars().Get(f.runner.ScenarioSlot))
 		}
 	}
+	t.Run("a random source draws from the worker's generator", func(t *testing.T) {
+		f := newFixture(t)
+		f.runner.Scenarios[0].Sources[0].Pick = Random
+		s := f.runner.NewState()
+		if err := f.runner.Begin(s, 0, 0, f.scenario, fixedRand(1)); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Vars().Get(f.email); got != "b@example.com" {
+			t.Errorf("users.email = %v, want row 1's", got)
+		}
+	})
 	t.Run("a unique source runs out", func(t *testing.T) {
 		f := newFixture(t)
 		f.runner.Scenarios[0].Sources[0].Pick = Unique
@@ -387,3 +398,8 @@ func TestSeededBodies(t *testing.T) {
 }
 
 var timeZero = time.Time{}
+
+// fixedRand always draws n.
+type fixedRand int64
+
+func (r fixedRand) Int64N(int64) int64 { return int64(r) }

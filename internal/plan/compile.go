@@ -108,8 +108,16 @@ type compiler struct {
 	reported   map[Pos]bool // errors about shared text, said once
 }
 
-// pick is how the runtime picks a data source's rows.
-var pick = map[Pick]journey.Pick{PickSequential: journey.Sequential, PickUnique: journey.Unique, PickRandom: journey.Random}
+// runtimePick is how the runtime picks a data source's rows.
+func runtimePick(p Pick) journey.Pick {
+	switch p {
+	case PickUnique:
+		return journey.Unique
+	case PickRandom:
+		return journey.Random
+	}
+	return journey.Sequential
+}
 
 // compile compiles the plan into the engine's program and the runner that
 // its VUs' hooks are installed from.
@@ -124,7 +132,7 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 	c.global.SlotType(r.IterationSlot, 0)
 	r.ScenarioSlot = c.global.Slot("scenario")
 	for _, f := range p.Data {
-		src := &journey.Source{Name: f.Name, File: f.File, Rows: f.Rows, Pick: pick[f.Pick]}
+		src := &journey.Source{Name: f.Name, File: f.File, Rows: f.Rows, Pick: runtimePick(f.Pick)}
 		for _, col := range f.Columns {
 			src.Slots = append(src.Slots, c.global.Slot(f.Name+"."+col))
 		}
