@@ -1,8 +1,10 @@
 // Package secret is loadlab's one rule for what must not be shown: which
 // names (request headers, plan variables, environment variables) carry
 // credentials, and how a secret value is masked in what loadlab stores and
-// prints. Quick mode, plans, reports and logs all ask it, so that a header
-// masked in one place is masked in every other.
+// prints. Quick mode's shown headers, a plan's masked text, its inputs and
+// its secrets (plan.MaskSecrets, which results, reports and logs go through)
+// all follow it, so that a header masked in one place is masked in every
+// other; a redirect to another host leaves out the same headers.
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.
