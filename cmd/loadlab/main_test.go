@@ -390,3 +390,55 @@ func TestQuickFlagsHaveAPlanEquivalent(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickHeadersMasked: credential headers given with -H reach the server
+// but no file of --out, whatever their name (quick mode once masked four
+// names, plans eight).
+func TestQuickHeadersMasked(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got["X-Auth-Token"], got["X-Api-Key"] = r.Header.Get("X-Auth-Token"), r.Header.Get("X-Api-Key")
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	out := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", srv.URL+"/", "-n", "3", "-c", "1",
+		"-H", "X-Auth-Token: s3cret-tok", "-H", "X-Api-Key: k3y-value", "-H", "Accept: text/plain", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mu.Lock()
+	if got["X-Auth-Token"] != "s3cret-tok" || got["X-Api-Key"] != "k3y-value" {
+		t.Errorf("the server saw %v", got)
+	}
+	mu.Unlock()
+	files := 0
+	err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range []string{"s3cret-tok", "k3y-value"} {
+			if bytes.Contains(data, []byte(s)) {
+				t.Errorf("%s holds the secret %q", filepath.Base(path), s)
+			}
+		}
+		return nil
+	})
+	if err != nil || files == 0 {
+		t.Fatalf("%d files in --out: %v", files, err)
+	}
+	data, _ := os.ReadFile(filepath.Join(out, "result.json"))
+	if !bytes.Contains(data, []byte(`"X-Auth-Token: ***"`)) || !bytes.Contains(data, []byte(`"Accept: text/plain"`)) {
+		t.Errorf("result.json does not list the headers as sent, masked: %s", data[:min(len(data), 600)])
+	}
+	if strings.Contains(stdout, "s3cret-tok") {
+		t.Error("the summary shows the token")
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/schedule"
+	"github.com/loadlab/loadlab/internal/secret"
 	"github.com/loadlab/loadlab/internal/store"
 )
 
@@ -165,7 +166,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	headers := slices.Clone(f.headers.headers)
 	var shownHeaders []string
 	for _, h := range headers {
-		shownHeaders = append(shownHeaders, h.Name+": "+maskHeader(h.Name, h.Value))
+		shownHeaders = append(shownHeaders, h.Name+": "+secret.Header(h.Name, h.Value))
 	}
 	// Credentials in the URL are sent as basic authentication, as curl
 	// does, unless -H gives an Authorization of its own.
@@ -173,7 +174,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		pass, _ := u.User.Password()
 		value := "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
 		headers = append(headers, httpx.Header{Name: "Authorization", Value: value})
-		shownHeaders = append(shownHeaders, "Authorization: "+maskHeader("Authorization", value))
+		shownHeaders = append(shownHeaders, "Authorization: "+secret.Header("Authorization", value))
 	}
 	var body []byte
 	var err error
@@ -269,15 +270,6 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 		return failedError(fmt.Errorf("run: %w", err))
 	}
 	return finish(io, f, res, 0)
-}
-
-// maskHeader hides the values of headers that carry secrets.
-func maskHeader(name, value string) string {
-	switch strings.ToLower(name) {
-	case "authorization", "cookie", "proxy-authorization", "x-api-key":
-		return "***"
-	}
-	return value
 }
 
 func parsePort(p string) (int, error) {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/builtin"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
@@ -425,6 +426,9 @@ type State struct {
 	at    []place // where each slot lives in env; a nil map: nowhere of its own
 	dirty bool
 	vm    vm.VM
+	// pcg and rng are what randomInt and randomString draw from.
+	pcg rand.PCG
+	rng *rand.Rand
 }
 
 type place struct {
@@ -433,9 +437,20 @@ type place struct {
 }
 
 // NewState makes the values of one VU.
+// Until Seed is called, its random functions draw from a randomly seeded
+// generator of its own.
 func (s *Scope) NewState() *State {
-	return &State{scope: s, slots: make([]any, len(s.order))}
+	st := &State{scope: s, slots: make([]any, len(s.order))}
+	st.pcg.Seed(rand.Uint64(), rand.Uint64())
+	st.rng = rand.New(&st.pcg)
+	return st
 }
+
+// Seed restarts the generator that randomInt and randomString draw from:
+// the same two numbers give the same values in the same order. A VU seeds
+// it with the plan's seed and its own place in the run, so that a run with
+// the same seed sends the same bodies.
+func (st *State) Seed(seed, stream uint64) { st.pcg.Seed(seed, stream) }
 
 // Set gives slot i a value; nil unsets it.
 func (st *State) Set(i int, v any) {
@@ -468,6 +483,7 @@ func (st *State) Clear(slots []int) {
 func (st *State) run(p *vm.Program) (any, error) {
 	if st.env == nil || st.dirty {
 		st.env = st.scope.envWith(st.slots)
+		st.env[randKey] = st.rng
 		st.at = st.scope.places(st.env)
 		st.dirty = false
 	}
@@ -558,32 +574,80 @@ func (s *Scope) envWith(slots []any) map[string]any {
 }
 
 // options are the functions templates may call, beside expr's built-ins.
+// randomInt and randomString draw from the State's generator (see
+// State.Seed), which they reach through the environment: randomArgs rewrites
+// each call to pass $env first, so the same seed gives the same values.
 func (s *Scope) options() []expr.Option {
 	return []expr.Option{
+		expr.Patch(randomArgs{}),
 		expr.Function("uuid", func(...any) (any, error) { return uuid.NewString(), nil }, new(func() string)),
 		expr.Function("randomInt", func(p ...any) (any, error) {
-			lo, hi := p[0].(int), p[1].(int)
+			rng, lo, hi := envRand(p[0]), p[1].(int), p[2].(int)
 			if hi < lo {
 				return nil, fmt.Errorf("randomInt(%d, %d): the second bound is lower", lo, hi)
 			}
-			return lo + rand.IntN(hi-lo+1), nil
-		}, new(func(int, int) int)),
+			return lo + int(rng.Int64N(int64(hi-lo)+1)), nil
+		}, new(func(any, int, int) int)),
 		expr.Function("randomString", func(p ...any) (any, error) {
-			n := p[0].(int)
+			rng, n := envRand(p[0]), p[1].(int)
 			if n < 0 || n > 1<<20 {
 				return nil, fmt.Errorf("randomString(%d): length out of range", n)
 			}
 			const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 			b := make([]byte, n)
 			for i := range b {
-				b[i] = letters[rand.IntN(len(letters))]
+				b[i] = letters[rng.IntN(len(letters))]
 			}
 			return string(b), nil
-		}, new(func(int) string)),
+		}, new(func(any, int) string)),
 		expr.Function("now", func(...any) (any, error) { return time.Now().UTC().Format(time.RFC3339Nano), nil }, new(func() string)),
 		expr.Function("timestamp", func(...any) (any, error) { return int(time.Now().UnixMilli()), nil }, new(func() int)),
 	}
 }
+
+// randKey is where a State's environment holds its generator: not a name a
+// template can write, so no plan variable can shadow it.
+const randKey = "$rand"
+
+// randomArgs passes the environment ($env) as the first argument of every
+// call of randomInt and randomString.
+type randomArgs struct{}
+
+func (randomArgs) Visit(node *ast.Node) {
+	call, ok := (*node).(*ast.CallNode)
+	if !ok {
+		return
+	}
+	id, ok := call.Callee.(*ast.IdentifierNode)
+	if !ok || id.Value != "randomInt" && id.Value != "randomString" {
+		return
+	}
+	if len(call.Arguments) > 0 {
+		if a, ok := call.Arguments[0].(*ast.IdentifierNode); ok && a.Value == "$env" {
+			return // patched already: expr runs visitors more than once
+		}
+	}
+	ast.Patch(node, &ast.CallNode{Callee: call.Callee, Arguments: append([]ast.Node{&ast.IdentifierNode{Value: "$env"}}, call.Arguments...)})
+}
+
+// envRand is the generator of the State whose environment env is; an
+// environment without one (an expression evaluated outside a State) draws
+// from the process's generator.
+func envRand(env any) *rand.Rand {
+	if m, ok := env.(map[string]any); ok {
+		if r, ok := m[randKey].(*rand.Rand); ok {
+			return r
+		}
+	}
+	return globalRand
+}
+
+// globalRand draws from math/rand/v2's process-wide, randomly seeded source.
+var globalRand = rand.New(globalSource{})
+
+type globalSource struct{}
+
+func (globalSource) Uint64() uint64 { return rand.Uint64() }
 
 // format writes a value as template text.
 func format(v any) string { return string(appendValue(nil, v)) }

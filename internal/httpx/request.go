@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,50 +24,140 @@ type Request struct {
 // UserAgent is sent unless the request sets its own.
 var UserAgent = "loadlab"
 
-// Append encodes r as an HTTP/1.1 request onto dst. Header names and values
-// must have been checked with CheckHeader.
+// Append encodes r as an HTTP/1.1 request onto dst, by RequestWriter's
+// rules. Header names and values must have been checked with CheckHeader.
 func (r *Request) Append(dst []byte) []byte {
-	dst = append(dst, r.Method...)
-	dst = append(dst, ' ')
-	dst = append(dst, r.Target...)
-	dst = append(dst, " HTTP/1.1\r\n"...)
-	hasHost, hasAgent, hasLength := false, false, false
+	w := RequestWriter{Close: r.Close}
 	for _, h := range r.Header {
-		switch {
-		case strings.EqualFold(h.Name, "Host"):
-			hasHost = true
-		case strings.EqualFold(h.Name, "User-Agent"):
-			hasAgent = true
-		case strings.EqualFold(h.Name, "Content-Length"):
-			hasLength = true
+		w.Own(h.Name)
+	}
+	dst = w.AppendStart(dst, r.Method, []byte(r.Target), r.Host)
+	for _, h := range r.Header {
+		dst = AppendHeader(dst, h.Name, h.Value)
+	}
+	return w.AppendEnd(dst, r.Method, r.Body, len(r.Body) > 0)
+}
+
+// RequestWriter writes HTTP/1.1 requests by one set of rules, for quick
+// mode's request and for every request of a plan's steps alike. It appends
+// to the caller's buffer piece by piece, so that a plan writes header values
+// and bodies straight from its templates, and it allocates nothing:
+//
+//	dst = w.AppendStart(dst, method, target, host) // request line, Host, User-Agent
+//	dst = httpx.AppendHeader(dst, name, value)     // or StartHeader, the value, EndHeader
+//	dst = w.AppendEnd(dst, method, body, hasBody)  // Content-Type, Content-Length, Connection, body
+//
+// The rules: Host is the target's unless the request has its own; so is
+// User-Agent (UserAgent); a request with a body, or whose method expects
+// one (POST, PUT, PATCH), says its Content-Length unless it gives its own;
+// ContentType goes with a body unless the request has a Content-Type; Close
+// adds Connection: close. Header values never hold a line break or a NUL.
+type RequestWriter struct {
+	// What the request's own headers set, so that the writer does not set
+	// it too (see Own).
+	OwnHost, OwnUserAgent, OwnContentLength, OwnContentType bool
+	// ContentType is sent with a body unless the request has its own.
+	ContentType string
+	// Close asks the server to close the connection (no keep-alive).
+	Close bool
+}
+
+// Own notes a header the request sets itself, so that the writer leaves
+// out its own of that name.
+func (w *RequestWriter) Own(name string) {
+	switch {
+	case strings.EqualFold(name, "Host"):
+		w.OwnHost = true
+	case strings.EqualFold(name, "User-Agent"):
+		w.OwnUserAgent = true
+	case strings.EqualFold(name, "Content-Length"):
+		w.OwnContentLength = true
+	case strings.EqualFold(name, "Content-Type"):
+		w.OwnContentType = true
+	}
+}
+
+// AppendStart appends the request line and the Host and User-Agent headers.
+// target is the request target as it goes on the request line: a path with
+// an optional query ("/a?b=c").
+func (w *RequestWriter) AppendStart(dst []byte, method string, target []byte, host string) []byte {
+	dst = append(dst, method...)
+	dst = append(dst, ' ')
+	dst = append(dst, target...)
+	dst = append(dst, " HTTP/1.1\r\n"...)
+	if !w.OwnHost {
+		dst = AppendHeader(dst, "Host", host)
+	}
+	if !w.OwnUserAgent && UserAgent != "" {
+		dst = AppendHeader(dst, "User-Agent", UserAgent)
+	}
+	return dst
+}
+
+// AppendHeader appends one header field whose name and value have been
+// checked (CheckHeader).
+func AppendHeader(dst []byte, name, value string) []byte {
+	dst = StartHeader(dst, name)
+	dst = append(dst, value...)
+	return append(dst, "\r\n"...)
+}
+
+// StartHeader appends a header's name; the caller appends its value and
+// calls EndHeader with the length dst had after StartHeader.
+func StartHeader(dst []byte, name string) []byte {
+	dst = append(dst, name...)
+	return append(dst, ": "...)
+}
+
+// EndHeader checks the value appended since valueStart (CheckHeaderValue)
+// and ends the field.
+func EndHeader(dst []byte, valueStart int) ([]byte, error) {
+	if err := checkValue(dst[valueStart:]); err != nil {
+		return dst, err
+	}
+	return append(dst, "\r\n"...), nil
+}
+
+// Errors of a header value that cannot be sent.
+var (
+	ErrLineBreak = errors.New("the value has a line break")
+	ErrNUL       = errors.New("the value has a NUL byte")
+)
+
+// CheckHeaderValue reports whether a header value can be sent: it is
+// ErrLineBreak or ErrNUL when it cannot.
+func CheckHeaderValue(v string) error { return checkValue(v) }
+
+func checkValue[T string | []byte](v T) error {
+	for i := range len(v) {
+		switch v[i] {
+		case '\r', '\n':
+			return ErrLineBreak
+		case 0:
+			return ErrNUL
 		}
 	}
-	if !hasHost {
-		dst = append(dst, "Host: "...)
-		dst = append(dst, r.Host...)
+	return nil
+}
+
+// AppendEnd appends Content-Type, Content-Length and Connection as the
+// rules ask, the blank line, and the body. hasBody says that the request
+// has a body even when it is empty (a plan step's empty form).
+func (w *RequestWriter) AppendEnd(dst []byte, method string, body []byte, hasBody bool) []byte {
+	hasBody = hasBody || len(body) > 0
+	if hasBody && w.ContentType != "" && !w.OwnContentType {
+		dst = AppendHeader(dst, "Content-Type", w.ContentType)
+	}
+	if !w.OwnContentLength && (hasBody || bodyMethod(method)) {
+		dst = StartHeader(dst, "Content-Length")
+		dst = strconv.AppendInt(dst, int64(len(body)), 10)
 		dst = append(dst, "\r\n"...)
 	}
-	if !hasAgent && UserAgent != "" {
-		dst = append(dst, "User-Agent: "...)
-		dst = append(dst, UserAgent...)
-		dst = append(dst, "\r\n"...)
-	}
-	for _, h := range r.Header {
-		dst = append(dst, h.Name...)
-		dst = append(dst, ": "...)
-		dst = append(dst, h.Value...)
-		dst = append(dst, "\r\n"...)
-	}
-	if !hasLength && (len(r.Body) > 0 || bodyMethod(r.Method)) {
-		dst = append(dst, "Content-Length: "...)
-		dst = strconv.AppendInt(dst, int64(len(r.Body)), 10)
-		dst = append(dst, "\r\n"...)
-	}
-	if r.Close {
+	if w.Close {
 		dst = append(dst, "Connection: close\r\n"...)
 	}
 	dst = append(dst, "\r\n"...)
-	return append(dst, r.Body...)
+	return append(dst, body...)
 }
 
 // bodyMethod reports whether a request with this method is expected to carry
@@ -98,7 +189,7 @@ func CheckHeader(name, value string) error {
 	if name == "" || !isToken(name) {
 		return fmt.Errorf("bad header name %q", name)
 	}
-	if strings.ContainsAny(value, "\r\n\x00") {
+	if checkValue(value) != nil {
 		return fmt.Errorf("header %s: value contains a line break or NUL", name)
 	}
 	return nil

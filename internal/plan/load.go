@@ -508,6 +508,20 @@ func (d *decoder) httpOptions(p *Plan, n *node) {
 		}
 	}
 	h.Headers = d.fieldsOf(m.get("headers"), "http.headers")
+	d.checkHeaders(h.Headers)
+}
+
+// checkHeaders reports header names and values that cannot be sent, by the
+// request writer's rules (httpx.CheckHeader).
+func (d *decoder) checkHeaders(fs []Field) {
+	for _, h := range fs {
+		if err := httpx.CheckHeader(h.Name, "x"); err != nil {
+			d.errorf(h.Pos, "%v", err)
+		}
+		if err := httpx.CheckHeaderValue(h.Value.Src); err != nil {
+			d.errorf(h.Value.Pos, "header %s: %v", h.Name, err)
+		}
+	}
 }
 
 func (d *decoder) scenarios(p *Plan, top *node) {
@@ -627,14 +641,7 @@ func (d *decoder) step(n *node) *Step {
 		}
 	}
 	st.Headers = d.fieldsOf(m.get("headers"), "headers")
-	for _, h := range st.Headers {
-		if err := httpx.CheckHeader(h.Name, "x"); err != nil {
-			d.errorf(h.Pos, "%v", err)
-		}
-		if strings.ContainsAny(h.Value.Src, "\r\n") {
-			d.errorf(h.Value.Pos, "header %s: the value has a line break", h.Name)
-		}
-	}
+	d.checkHeaders(st.Headers)
 	st.Query = d.fieldsOf(m.get("query"), "query")
 	bodies := 0
 	if v := m.get("json"); v != nil {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/secret"
 )
 
 // Masked is the plan's source with the values of secret variables, and the
@@ -26,9 +28,9 @@ func (p *Plan) Masked() string {
 			at := from + i
 			// Unquoted, *** would read as a YAML alias: quote it, so that
 			// the stored plan still loads.
-			stars := `"***"`
+			stars := `"` + secret.Mask + `"`
 			if at > 0 && (line[at-1] == '"' || line[at-1] == '\'') {
-				stars = "***"
+				stars = secret.Mask
 			}
 			lines[pos.Line-1] = line[:at] + stars + line[at+len(text):]
 			return
@@ -100,15 +102,12 @@ func (p *Plan) writtenVars() map[string]*node {
 	return out
 }
 
-// credentialHeader recognizes headers that carry credentials.
-var credentialHeader = regexp.MustCompile(`(?i)^(authorization|proxy-authorization|cookie|x-api-key|api-key|x-auth-token|x-csrf-token|x-xsrf-token)$`)
-
 // credentialHeaders are the plan's header fields that carry credentials.
 func (p *Plan) credentialHeaders() []Field {
 	var out []Field
 	add := func(fs []Field) {
 		for _, f := range fs {
-			if credentialHeader.MatchString(f.Name) {
+			if secret.Name(f.Name) {
 				out = append(out, f)
 			}
 		}
@@ -229,9 +228,6 @@ func (p *Plan) Secrets() []string {
 // envRef finds the environment variables a plan reads.
 var envRef = regexp.MustCompile(`\benv\.([A-Za-z_][A-Za-z0-9_]*)`)
 
-// secretName recognizes environment variables that hold secrets by name.
-var secretName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential|bearer|session|private`)
-
 // Inputs is what the plan file alone does not say about a run, for the
 // record beside it: each --set override, each -e value, and the value of
 // each environment variable the plan reads from the process environment,
@@ -248,13 +244,13 @@ func (p *Plan) Inputs() []string {
 		return credVars[name]
 	}
 	for _, s := range p.opts.Set {
-		if k, _, ok := strings.Cut(s, "="); ok && (secretName.MatchString(k) || secretVar(strings.TrimPrefix(k, "vars."))) {
+		if k, _, ok := strings.Cut(s, "="); ok && (secret.Name(k) || secretVar(strings.TrimPrefix(k, "vars."))) {
 			s = k + "=***"
 		}
 		out = append(out, "--set "+p.MaskSecrets(s))
 	}
 	show := func(name, v string) string {
-		if secretName.MatchString(name) || inCredentials[name] || secretVar(name) {
+		if secret.Name(name) || inCredentials[name] || secretVar(name) {
 			return "***"
 		}
 		return p.MaskSecrets(v)
@@ -360,14 +356,6 @@ func (p *Plan) Fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// MaskSecrets replaces every secret value in s with ***; values under 4
-// characters are left, as masking them would garble every text they occur
-// in (the plan's own text masks them by position).
-func (p *Plan) MaskSecrets(s string) string {
-	for _, secret := range p.Secrets() {
-		if len(secret) >= 4 {
-			s = strings.ReplaceAll(s, secret, "***")
-		}
-	}
-	return s
-}
+// MaskSecrets replaces every secret value in s with ***, by secret.Replace's
+// rule (the plan's own text masks them by position, whatever their length).
+func (p *Plan) MaskSecrets(s string) string { return secret.Replace(s, p.Secrets()) }

@@ -1,5 +1,6 @@
 // Package plan loads a plan file (YAML) into typed, validated structs, and
-// compiles its scenarios into the engine's program. Every problem it finds is
+// compiles its scenarios into the engine's program, whose per-VU runtime is
+// package journey. Every problem it finds is
 // reported with file:line:col and what was expected, and all of them are
 // found before any load is sent.
 //
@@ -7,8 +8,9 @@
 // Loading goes: read the file, parse YAML into positioned nodes, apply
 // command-line overrides (--set), decode and validate each section, read data
 // files, then compile templates, captures and expectations (package expr)
-// into an engine.Program. Nothing about the plan is parsed again while the
-// load runs.
+// into journey steps and an engine.Program. Nothing about the plan is parsed
+// again while the load runs; what a VU does with it (requests, cookies,
+// captures, checks, redirects, data rows) is journey's.
 package plan
 
 import (

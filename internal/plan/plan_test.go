@@ -57,6 +57,8 @@ func TestBadPlans(t *testing.T) {
 		{"ramp-without-over", "7:11", "a ramp needs over:"},
 		{"capture-two-sources", "4:38", "capture token reads one thing, but has json and header"},
 		{"header-line-break", "4:21", "header X-A: the value has a line break"},
+		{"http-header-line-break", "2:25", "header X-A: the value has a line break"},
+		{"http-header-bad-name", "2:20", `bad header name "X A"`},
 		{"json-and-form", "3:9", "a step has one body"},
 		{"reserved-capture", "4:16", `capture "vu" is reserved`},
 		{"yaml-syntax", "4:4", "YAML:"},

@@ -1,0 +1,148 @@
+package journey
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/expr"
+	"github.com/loadlab/loadlab/internal/httpx"
+)
+
+// Check is one expectation of a step about its response.
+type Check struct {
+	Name string
+	ok   func(s *State, x *httpx.Exchange) bool
+}
+
+// OK reports whether the response the VU's state holds meets the check.
+func (c Check) OK(s *State, x *httpx.Exchange) bool { return c.ok(s, x) }
+
+// Status is an expected status: a code (200), or a class (2xx: Code 200,
+// Class true).
+type Status struct {
+	Code  int
+	Class bool
+}
+
+// StatusCheck passes when the response's status is one of want.
+func StatusCheck(want []Status) Check {
+	var names []string
+	for _, s := range want {
+		if s.Class {
+			names = append(names, fmt.Sprintf("%dxx", s.Code/100))
+		} else {
+			names = append(names, strconv.Itoa(s.Code))
+		}
+	}
+	return Check{Name: "status is " + strings.Join(names, " or "), ok: func(_ *State, x *httpx.Exchange) bool {
+		if x.Err != nil {
+			return false
+		}
+		for _, s := range want {
+			if s.Code == x.Status || s.Class && x.Status/100 == s.Code/100 {
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+// HeaderCheck passes when the response has the header with the value want
+// gives.
+func HeaderCheck(name string, want *expr.Template) Check {
+	return Check{Name: "header " + name, ok: func(s *State, x *httpx.Exchange) bool {
+		got, ok := s.resp.HeaderValue(name)
+		w, err := want.String(s.vars)
+		return ok && err == nil && got == w
+	}}
+}
+
+// ContainsCheck passes when the response body contains the text want gives.
+func ContainsCheck(want *expr.Template) Check {
+	return Check{Name: "body contains " + want.Source, ok: func(s *State, x *httpx.Exchange) bool {
+		w, err := want.Append(s.body[:0], s.vars)
+		return err == nil && bytes.Contains(x.Body, w)
+	}}
+}
+
+// JSONCheck passes when the first value the JSONPath path selects in the
+// response body equals the value want gives. The error is the path's.
+func JSONCheck(path string, want *expr.Template) (Check, error) {
+	p, err := expr.CompileJSONPath(path)
+	if err != nil {
+		return Check{}, err
+	}
+	return Check{Name: "json " + path, ok: func(s *State, x *httpx.Exchange) bool {
+		doc, err := s.resp.JSON()
+		if err != nil {
+			return false
+		}
+		w, err := want.Eval(s.vars)
+		if err != nil {
+			return false
+		}
+		for got := range p.Select(doc).All() {
+			return expr.Equal(got, w)
+		}
+		return false
+	}}, nil
+}
+
+// Capture sets a variable's slot from the response.
+type Capture struct {
+	Slot    int
+	Capture *expr.Capture
+	Name    string
+}
+
+// Recorder hears the outcome of each check and capture: the engine's VU.
+type Recorder interface {
+	Check(step int, passed bool)
+	CheckFailed(step int, check string, x *httpx.Exchange, err error)
+}
+
+// After stores the response's cookies, runs the checks, then the captures
+// (a capture that finds nothing is a failed check, and unsets its
+// variable). It always lets the iteration go on.
+func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
+	s.resp.Reset(x.Status, x.Header, x.Body)
+	if x.Err == nil {
+		st.storeCookies(s, x)
+	}
+	for _, ch := range st.Checks {
+		if ch.ok(s, x) {
+			rec.Check(st.ID, true)
+		} else {
+			rec.CheckFailed(st.ID, ch.Name, x, nil)
+		}
+	}
+	for _, cp := range st.Captures {
+		var val any
+		ok := false
+		if x.Err == nil {
+			val, ok, _ = cp.Capture.Extract(&s.resp)
+		}
+		if ok {
+			s.vars.Set(cp.Slot, val)
+			rec.Check(st.ID, true)
+		} else {
+			s.vars.Set(cp.Slot, nil)
+			rec.CheckFailed(st.ID, "capture "+cp.Name, x, nil)
+		}
+	}
+	return true
+}
+
+func (st *Step) storeCookies(s *State, x *httpx.Exchange) {
+	if !bytes.Contains(x.Header, []byte("et-Cookie")) && !bytes.Contains(x.Header, []byte("et-cookie")) {
+		return
+	}
+	s.resp.Reset(x.Status, x.Header, x.Body)
+	s.vals = s.resp.HeaderValues("Set-Cookie", s.vals[:0])
+	if len(s.vals) > 0 {
+		s.jar.Store(s.target.Host, pathOnly(s.path), s.vals, time.Now())
+	}
+}

@@ -1,0 +1,181 @@
+// Package journey runs one VU's journey through a compiled plan: it builds
+// each step's request from its templates, follows redirects, keeps the VU's
+// cookies, applies captures and checks, and picks the VU's data rows.
+//
+// The plan package decodes, validates and compiles a plan file into the
+// types here (Runner, Step, Check, Capture, JSON, Source); the engine runs
+// them through its Program and RequestStep hooks. Runner and the compiled
+// steps are shared by every VU and never change during a run; a VU's
+// variables, cookie jar and scratch buffers are its State.
+package journey
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/expr"
+	"github.com/loadlab/loadlab/internal/httpx"
+)
+
+// Runner holds what every VU of a program shares: the scope its templates
+// were compiled in, the slots the runtime sets, the scenarios with their data
+// sources, the targets redirects may reach, and the seed of the template
+// functions' generators.
+type Runner struct {
+	// Scope is the scope every template of the program was compiled in (or a
+	// clone of it): each VU's State holds values for its slots.
+	Scope *expr.Scope
+	// VUSlot, IterationSlot and ScenarioSlot are where {{ vu }},
+	// {{ iteration }} and {{ scenario }} live.
+	VUSlot, IterationSlot, ScenarioSlot int
+	// CaptureSlots are cleared when an iteration begins.
+	CaptureSlots []int
+	Scenarios    []*Scenario
+	// Targets are the resolved targets by "scheme://host": a redirect may go
+	// to any of them and nowhere else.
+	Targets map[string]*httpx.Target
+	// Seed seeds randomInt and randomString: a VU's generator restarts at
+	// every iteration from the seed, the VU's number and the iteration's, so
+	// that the same seed sends the same bodies. Zero picks one.
+	Seed uint64
+}
+
+// Scenario is one scenario's engine form and the data sources its steps read.
+type Scenario struct {
+	Engine  *engine.Scenario
+	Sources []*Source
+	name    any // Engine.Name, boxed once rather than on every iteration
+}
+
+// NewScenario pairs an engine scenario with the data sources it reads.
+func NewScenario(es *engine.Scenario, sources []*Source) *Scenario {
+	return &Scenario{Engine: es, Sources: sources, name: es.Name}
+}
+
+// Install sets the program's per-VU hooks: NewState and Begin.
+func (r *Runner) Install(p *engine.Program) {
+	if r.Seed == 0 {
+		r.Seed = rand.Uint64()
+	}
+	p.NewState = func(*engine.VU) any { return r.NewState() }
+	p.Begin = func(v *engine.VU) error {
+		return r.Begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario(), v.Rand())
+	}
+}
+
+// NewState makes a VU's state.
+func (r *Runner) NewState() *State {
+	return &State{vars: r.Scope.NewState(), vu: -1}
+}
+
+// Begin starts an iteration: it clears the captures and cookies, sets vu,
+// iteration and scenario, restarts the random functions' generator and takes
+// a row of each data source the scenario reads. An error wrapping
+// engine.ErrStop ends the run (a unique source ran out).
+func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario, rnd Rand) error {
+	s.vars.Clear(r.CaptureSlots)
+	s.jar.Reset()
+	if s.vu != vu { // an open workload's VU takes a number from a pool per journey
+		s.vu = vu
+		s.vars.Set(r.VUSlot, vu)
+	}
+	s.vars.Set(r.IterationSlot, int(iteration))
+	s.vars.Seed(r.Seed, uint64(vu)<<32|uint64(uint32(iteration)))
+	var sc *Scenario
+	for _, x := range r.Scenarios {
+		if x.Engine == es {
+			sc = x
+			break
+		}
+	}
+	if sc == nil {
+		return fmt.Errorf("scenario %q is not the runner's", es.Name)
+	}
+	s.vars.Set(r.ScenarioSlot, sc.name)
+	for _, src := range sc.Sources {
+		row, err := src.pick(rnd)
+		if err != nil {
+			return err
+		}
+		for i, slot := range src.Slots {
+			if i < len(row) {
+				s.vars.Set(slot, row[i])
+			} else {
+				s.vars.Set(slot, "")
+			}
+		}
+	}
+	return nil
+}
+
+// Rand is the random source data picks and think times draw from: the VU's
+// worker's (engine.VU.Rand).
+type Rand interface{ Int64N(int64) int64 }
+
+// Pick is how a data source hands rows to iterations.
+type Pick int
+
+const (
+	Sequential Pick = iota // row after row, starting over at the end
+	Unique                 // each row once in the whole run; then no new iterations
+	Random                 // any row, with replacement
+)
+
+// Source is a data source: its rows, and the slots of its columns.
+type Source struct {
+	Name, File string
+	Rows       [][]string
+	Pick       Pick
+	Slots      []int // one per column, in order
+	next       atomic.Int64
+}
+
+// pick takes the data row for an iteration.
+func (src *Source) pick(rnd Rand) ([]string, error) {
+	rows := src.Rows
+	switch src.Pick {
+	case Unique:
+		i := src.next.Add(1) - 1
+		if i >= int64(len(rows)) {
+			return nil, fmt.Errorf("%w: data source %s (%s) ran out after %d rows; pick: unique uses each row once", engine.ErrStop, src.Name, src.File, len(rows))
+		}
+		return rows[i], nil
+	case Random:
+		return rows[rnd.Int64N(int64(len(rows)))], nil
+	}
+	i := src.next.Add(1) - 1
+	return rows[i%int64(len(rows))], nil
+}
+
+// Think is a pause step's duration: lo, or a uniform pick in [lo, hi].
+func Think(lo, hi time.Duration) func(v *engine.VU) time.Duration {
+	return func(v *engine.VU) time.Duration {
+		if hi <= lo {
+			return lo
+		}
+		return lo + time.Duration(v.Rand().Int64N(int64(hi-lo)+1))
+	}
+}
+
+// State is one VU's variables, cookies and scratch space.
+type State struct {
+	vars *expr.State
+	vu   int // the VU number vars holds
+	jar  httpx.Jar
+	resp expr.Response
+	body []byte
+	path []byte // the request target of the request in flight, for cookies and redirects
+	vals []string
+	// the request in flight, for redirects
+	target *httpx.Target
+	method string
+}
+
+// Vars are the VU's values of the program's names.
+func (s *State) Vars() *expr.State { return s.vars }
+
+// Jar is the VU's cookie jar.
+func (s *State) Jar() *httpx.Jar { return &s.jar }

@@ -1,0 +1,220 @@
+package journey
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/expr"
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/secret"
+)
+
+// Field is a compiled name and template: a header, a query parameter, a
+// form field.
+type Field struct {
+	Name  string
+	Value *expr.Template
+}
+
+// Step is a compiled request step.
+type Step struct {
+	ID     int // the engine's step ID, for checks
+	Name   string
+	Method string
+	Target *httpx.Target
+	// Prefix is the target's own path, before the step's.
+	Prefix string
+	Path   *expr.Template
+	Query  []Field
+	// Headers are sent in order; those that carry credentials (secret.Name)
+	// are left out of a request that a redirect sends to another host.
+	Headers []Field
+	// At most one of JSON, Form and Raw is set: the body.
+	JSON *JSON
+	Form []Field
+	Raw  *expr.Template
+	// ContentType goes with the body unless Headers has a Content-Type.
+	ContentType string
+	KeepAlive   bool
+	Checks      []Check
+	Captures    []Capture
+	// MaxRedirects is how many redirects a request follows; zero follows none.
+	MaxRedirects int
+
+	runner *Runner
+	writer httpx.RequestWriter
+}
+
+// Request is the step in the engine's form, for runner's VUs.
+func (st *Step) Request(r *Runner) *engine.RequestStep {
+	st.runner = r
+	st.writer = httpx.RequestWriter{ContentType: st.ContentType, Close: !st.KeepAlive}
+	for _, h := range st.Headers {
+		st.writer.Own(h.Name)
+	}
+	rs := &engine.RequestStep{
+		Target:     st.Target,
+		Build:      func(v *engine.VU, dst []byte) ([]byte, error) { return st.Build(v.State.(*State), dst) },
+		Head:       st.Method == "HEAD",
+		Idempotent: httpx.Idempotent(st.Method),
+		CloseAfter: !st.KeepAlive,
+		Keep:       true,
+		After:      func(v *engine.VU, x *httpx.Exchange) bool { return st.After(v.State.(*State), v, x) },
+	}
+	if st.MaxRedirects > 0 {
+		rs.Redirect = func(v *engine.VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Target, error) {
+			return st.Redirect(v.State.(*State), x, dst)
+		}
+		rs.MaxRedirects = st.MaxRedirects
+	}
+	return rs
+}
+
+func (st *Step) hasBody() bool { return st.JSON != nil || st.Form != nil || st.Raw != nil }
+
+// Build appends the step's request for a VU to dst.
+func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
+	s.target, s.method = st.Target, st.Method
+	var err error
+	s.body = s.body[:0]
+	switch {
+	case st.JSON != nil:
+		s.body, err = st.JSON.Append(s.body, s.vars)
+	case st.Form != nil:
+		for i, f := range st.Form {
+			if i > 0 {
+				s.body = append(s.body, '&')
+			}
+			s.body = append(s.body, url.QueryEscape(f.Name)...)
+			s.body = append(s.body, '=')
+			start := len(s.body)
+			if s.body, err = f.Value.Append(s.body, s.vars); err != nil {
+				return dst, fmt.Errorf("form %s: %w", f.Name, err)
+			}
+			s.body = append(s.body[:start], url.QueryEscape(string(s.body[start:]))...)
+		}
+	case st.Raw != nil:
+		s.body, err = st.Raw.Append(s.body, s.vars)
+	}
+	if err != nil {
+		return dst, err
+	}
+	// The path and query.
+	s.path = append(s.path[:0], st.Prefix...)
+	start := len(s.path)
+	if s.path, err = st.Path.Append(s.path, s.vars); err != nil {
+		return dst, err
+	}
+	s.path = escapePath(s.path, start)
+	for i, q := range st.Query {
+		sep := byte('&')
+		if i == 0 && bytes.IndexByte(s.path, '?') < 0 {
+			sep = '?'
+		}
+		s.path = append(s.path, sep)
+		s.path = append(s.path, url.QueryEscape(q.Name)...)
+		s.path = append(s.path, '=')
+		vstart := len(s.path)
+		if s.path, err = q.Value.Append(s.path, s.vars); err != nil {
+			return dst, fmt.Errorf("query %s: %w", q.Name, err)
+		}
+		s.path = append(s.path[:vstart], url.QueryEscape(string(s.path[vstart:]))...)
+	}
+	return st.encode(s, dst, st.Method, st.Target, s.body, st.hasBody())
+}
+
+// encode writes the request line, headers and body with httpx's writer.
+func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Target, body []byte, hasBody bool) ([]byte, error) {
+	dst = st.writer.AppendStart(dst, method, s.path, t.Host)
+	var err error
+	for _, h := range st.Headers {
+		if t != st.Target && secret.Name(h.Name) {
+			continue // credentials do not follow a redirect to another host
+		}
+		dst = httpx.StartHeader(dst, h.Name)
+		start := len(dst)
+		if dst, err = h.Value.Append(dst, s.vars); err != nil {
+			return dst, fmt.Errorf("header %s: %w", h.Name, err)
+		}
+		if dst, err = httpx.EndHeader(dst, start); err != nil {
+			return dst, fmt.Errorf("header %s: %w", h.Name, err)
+		}
+	}
+	dst = s.jar.AppendHeader(dst, t.Host, pathOnly(s.path), t.TLS != nil, time.Now())
+	return st.writer.AppendEnd(dst, method, body, hasBody), nil
+}
+
+func pathOnly(p []byte) string {
+	if i := bytes.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	return string(p)
+}
+
+// escapePath percent-encodes bytes that cannot appear in a request target.
+func escapePath(b []byte, from int) []byte {
+	clean := true
+	for _, c := range b[from:] {
+		if c <= ' ' || c >= 0x7f || c == '#' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return b
+	}
+	raw := string(b[from:])
+	b = b[:from]
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c <= ' ' || c >= 0x7f || c == '#' {
+			b = fmt.Appendf(b, "%%%02X", c)
+		} else {
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// Redirect appends the request that follows a 3xx response and says where
+// it goes; a 3xx without a Location is the answer itself (nil, nil, nil).
+// A 301, 302 or 303 turns the request into a GET without a body; a
+// redirect to a host that is not among the runner's targets is an error.
+func (st *Step) Redirect(s *State, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Target, error) {
+	s.resp.Reset(x.Status, x.Header, x.Body)
+	loc, ok := s.resp.HeaderValue("Location")
+	if !ok || loc == "" {
+		return nil, nil, nil
+	}
+	st.storeCookies(s, x)
+	cur := &url.URL{Scheme: s.target.Scheme, Host: s.target.Host}
+	if ref, err := url.Parse(string(s.path)); err == nil {
+		cur = cur.ResolveReference(ref)
+	}
+	next, err := url.Parse(loc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bad Location %q", loc)
+	}
+	next = cur.ResolveReference(next)
+	t := s.target
+	if next.Scheme != s.target.Scheme || next.Host != s.target.Host {
+		key := next.Scheme + "://" + next.Host
+		if t = st.runner.Targets[key]; t == nil {
+			return nil, nil, fmt.Errorf("redirect to %s, a host the plan does not name; add a step for it so loadlab resolves it before the run", key)
+		}
+	}
+	method, body, hasBody := s.method, s.body, len(s.body) > 0
+	if x.Status == 301 || x.Status == 302 || x.Status == 303 {
+		if method != "HEAD" {
+			method = "GET"
+		}
+		body, hasBody = nil, false
+	}
+	s.target, s.method = t, method
+	s.path = append(s.path[:0], next.RequestURI()...)
+	req, err := st.encode(s, dst, method, t, body, hasBody)
+	return req, t, err
+}

@@ -1,0 +1,63 @@
+package plan
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/journey"
+)
+
+// benchPlan is bench/journey.sh's journey.
+const benchPlan = `target: http://127.0.0.1:18081
+steps:
+  - get: /form.html
+    capture: { csrf: { css: "input[name=authenticity_token]", attr: value } }
+  - post: /login
+    form: { email: "user-{{ vu }}@example.com", password: secret, authenticity_token: "{{ csrf }}" }
+    capture: { token: { json: "$.token" } }
+  - get: /api.json
+    headers: { Authorization: "Bearer {{ token }}" }
+    expect: { status: 200, json: { "$.id": 3 } }
+load:
+  closed: { vus: 50, duration: 8s }
+`
+
+// BenchmarkJourneyBuild writes the three requests of bench/journey.sh's
+// journey, as a VU does in each iteration: the plan's request path.
+func BenchmarkJourneyBuild(b *testing.B) {
+	p, err := Parse("bench.yaml", []byte(benchPlan), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog, err := p.Program(context.Background(), ProgramOptions{}, func(_ context.Context, u *url.URL) (*httpx.Target, error) {
+		return &httpx.Target{Scheme: u.Scheme, Host: u.Host}, nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := prog.NewState(nil)
+	st := s.(*journey.State).Vars()
+	// Slots in compile order: vu, iteration, scenario, then the captures.
+	st.Set(0, 7)
+	st.Set(1, 0)
+	st.Set(2, "default")
+	st.Set(3, "Xk2f9QpLz8vR3mN7tY1wB5cH0jD4gS6e")
+	st.Set(4, "tok-123")
+	v := &engine.VU{ID: 7, State: s}
+	var steps []*engine.RequestStep
+	for _, step := range prog.Scenarios[0].Steps {
+		steps = append(steps, step.Request)
+	}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, rs := range steps {
+			if buf, err = rs.Build(v, buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

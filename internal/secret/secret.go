@@ -1,0 +1,57 @@
+// Package secret is loadlab's one rule for what must not be shown: which
+// names (request headers, plan variables, environment variables) carry
+// credentials, and how a secret value is masked in what loadlab stores and
+// prints. Quick mode's shown headers, a plan's masked text, its inputs and
+// its secrets (plan.MaskSecrets, which results, reports and logs go through)
+// all follow it, so that a header masked in one place is masked in every
+// other; a redirect to another host leaves out the same headers.
+//
+// It is a package of its own, not a part of httpx or plan, because both
+// (and the command line) need it and neither owns the other's data.
+package secret
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Mask replaces a secret in stored and printed text.
+const Mask = "***"
+
+// credentialName recognizes names that say they hold a credential:
+// Authorization, Proxy-Authorization, Cookie, X-Api-Key, Api-Key,
+// X-Auth-Token, X-Csrf-Token, X-Xsrf-Token, Private-Token, X-Vault-Token,
+// X-Amz-Security-Token, a variable named password or API_KEY, and so on.
+// It errs on the side of masking: a header needlessly masked in a report
+// costs nothing, a token shown in clear in result.json is a leak.
+var credentialName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential|bearer|session|private|signature`)
+
+// Name reports whether a name (a request header, a plan variable, an
+// environment variable) says that its value is a credential.
+func Name(name string) bool { return credentialName.MatchString(name) }
+
+// Header returns a header's value as loadlab shows it: Mask when the header
+// carries a credential, the value itself otherwise.
+func Header(name, value string) string {
+	if Name(name) {
+		return Mask
+	}
+	return value
+}
+
+// MinLength is the shortest secret Replace masks inside other text:
+// masking shorter ones would garble every text they occur in (a secret
+// "ab" in every word with an a and a b); where a secret's position is known
+// (a plan's own text), it is masked whatever its length.
+const MinLength = 4
+
+// Replace masks every occurrence in s of each secret of MinLength bytes or
+// more.
+func Replace(s string, secrets []string) string {
+	for _, v := range secrets {
+		if len(v) >= MinLength {
+			s = strings.ReplaceAll(s, v, Mask)
+		}
+	}
+	return s
+}
