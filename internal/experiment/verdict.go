@@ -143,10 +143,10 @@ const (
 // Evidence is one claim behind a recommendation.
 type Evidence struct {
 	Kind         EvidenceKind `json:"kind"`
-	At           float64      `json:"at,omitempty"`
-	Against      float64      `json:"against,omitempty"`
-	Value        float64      `json:"value,omitempty"`
-	Change       float64      `json:"change,omitempty"` // a fraction: 0.54 is 54%
+	At           float64      `json:"at"`
+	Against      float64      `json:"against"`
+	Value        float64      `json:"value"`
+	Change       float64      `json:"change"` // a fraction: 0.54 is 54%
 	Test         *Change      `json:"test,omitempty"`
 	Extrapolated bool         `json:"extrapolated,omitempty"`
 }
