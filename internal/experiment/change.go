@@ -172,9 +172,9 @@ func newSampling(runs []int, changes []Change) Sampling {
 	return s
 }
 
-// NeedsSentence reports whether the runs fall short of an interval or of a
-// test, so that a report should say so.
-func (s Sampling) NeedsSentence() bool {
+// FallsShort reports whether the runs are too few for a confidence
+// interval at some point, or for a test of some comparison.
+func (s Sampling) FallsShort() bool {
 	return s.RunsMin > 1 && s.RunsMin < s.IntervalRuns || s.Untested != nil
 }
 
@@ -185,13 +185,4 @@ type figure struct {
 	higher     bool
 	get        func(r *result.Result) (float64, bool)
 	applies    func(rs []*result.Result) bool
-}
-
-func figureByID(id FigureID) (figure, bool) {
-	for _, f := range figures {
-		if f.id == id {
-			return f, true
-		}
-	}
-	return figure{}, false
 }

@@ -108,7 +108,7 @@ func warnings(v *experiment.Verdict) []string {
 		out = append(out, fmt.Sprintf("%s: %d of %d runs done", p.Point, p.Done, p.Want))
 	}
 	out = append(out, v.Notes...)
-	if s := v.Sampling; len(v.Figures) > 0 && s.NeedsSentence() {
+	if s := v.Sampling; len(v.Figures) > 0 && s.FallsShort() {
 		advice := fmt.Sprintf("set repeat: %d or more to tell differences from noise", s.RunsToTest)
 		out = append(out, samplingSentence(s, runsPhrase(s, "a point"), advice))
 	}
@@ -331,7 +331,7 @@ func comparisonNotes(c *experiment.Comparison) []string {
 			add(w)
 		}
 	}
-	if s := c.Sampling; len(c.Rows) > 0 && s.NeedsSentence() {
+	if s := c.Sampling; len(c.Rows) > 0 && s.FallsShort() {
 		with := runsPhrase(s, "a side")
 		if len(c.A.Results) != len(c.B.Results) {
 			with = fmt.Sprintf("%s of A and %d of B", runs(len(c.A.Results)), len(c.B.Results))
