@@ -27,9 +27,10 @@ runs of its baseline point are compared, or of --point-a / --point-b.
 
 With --fail-on, the exit code is 3 when B is worse than A beyond a rule:
 'p95 +10%' fails on a significant rise of p95 latency over 10%, 'throughput
--5%' on a significant fall of throughput over 5%. With fewer than 4 runs a
-side no test can call a difference significant; the change of the medians
-then decides, and the message says so. Changes are relative, but the error
+-5%' on a significant fall of throughput over 5%. With too few runs for any
+test to call a difference significant (the smallest p-value n1 runs against
+n2 can give, 2/C(n1+n2, n1), is above 0.05: 3 against 3 or 4; 3 against 5
+is tested), the change of the medians decides, and the message says so. Changes are relative, but the error
 rate's are in percentage points: 'error_rate +1%' fails when it rises by
 more than one point (0% to 1.5%, or 2% to 3.5%).
 
@@ -69,7 +70,7 @@ rss_avg, pss_peak, pss_avg.`,
 			if len(failures) > 0 {
 				var why []string
 				for _, f := range failures {
-					why = append(why, f.Why)
+					why = append(why, report.FailureText(f))
 				}
 				return thresholdError(fmt.Errorf("compare: regression: %s", strings.Join(why, "; ")))
 			}

@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/report"
 )
 
 // TestDemo runs `loadlab demo` as a newcomer would, from a built binary: the
-// shop starts as the server under test for each of 24 runs, the verdict names
-// a worker count, and the report is written, in under two minutes.
+// shop starts as the server under test for each of 25 runs, the verdict names
+// a worker count with significant differences, and the report is written, in
+// under two minutes.
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole demo: about a minute")
@@ -42,12 +44,20 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Complete || len(o.Runs) != 24 || len(o.Verdict.Sweeps) != 1 {
+	if !o.Complete || len(o.Runs) != 25 || len(o.Verdict.Sweeps) != 1 {
 		t.Fatalf("complete %v, %d runs, %d sweeps", o.Complete, len(o.Runs), len(o.Verdict.Sweeps))
 	}
 	s := o.Verdict.Sweeps[0]
 	if s.Throughput[len(s.Throughput)-1] < 1.5*s.Throughput[0] {
 		t.Errorf("throughput by workers %v: more workers should help a lot", s.Throughput)
+	}
+	// workers=1 is far slower than the baseline: with 5 runs a point the
+	// verdict says so with a p-value, not "untested".
+	if tp := o.Verdict.Table(experiment.FigureThroughput); tp == nil || !tp.Rows[1].Significant || tp.Rows[1].Point != "workers=1" {
+		t.Errorf("throughput of workers=1 against the baseline: %+v", tp)
+	}
+	if strings.Contains(text, "untested") || strings.Contains(text, "need >=") {
+		t.Errorf("the demo's verdict has untested changes or benchmath's warnings:\n%s", text)
 	}
 	for _, r := range o.Results() {
 		if r.Summary.Checks.Failed != 0 || r.Summary.Errors.Total != 0 || r.Summary.Iterations != 50 {
@@ -58,5 +68,5 @@ func TestDemo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "results", "report.html")); err != nil {
 		t.Error(err)
 	}
-	t.Logf("demo took %v: %s", took.Round(time.Second), o.Verdict.Recommendation)
+	t.Logf("demo took %v: %s", took.Round(time.Second), report.Describe(o.Verdict).Recommendation)
 }

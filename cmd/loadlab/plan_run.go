@@ -195,7 +195,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	}
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
-		WriteRun: report.WriteRunPage,
+		WriteRun: report.WriteRunPage, Describe: report.Describe,
 	})
 	prog.done()
 	if err != nil {
@@ -225,8 +225,8 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		return failedError(fmt.Errorf("run: interrupted; run the same command again to resume (%s)", dir))
 	case failed > 0:
 		return failedError(fmt.Errorf("run: %d of %d runs failed", failed, len(out.Runs)))
-	case out.Verdict != nil && len(out.Verdict.Thresholds) > 0:
-		return thresholdError(fmt.Errorf("run: thresholds failed: %s", strings.Join(out.Verdict.Thresholds, "; ")))
+	case out.Verdict != nil && out.Verdict.FailedThresholds():
+		return thresholdError(fmt.Errorf("run: thresholds failed: %s", strings.Join(report.FailedThresholds(out.Verdict), "; ")))
 	}
 	return nil
 }

@@ -88,7 +88,9 @@ in any of the formats.`,
 					"json": func() error {
 						enc := json.NewEncoder(out)
 						enc.SetIndent("", "  ")
-						return enc.Encode(o)
+						described := *o
+						described.Verdict = report.Describe(o.Verdict)
+						return enc.Encode(&described)
 					},
 					"html": func() error { return report.ExperimentHTML(out, o) },
 					"md":   func() error { return report.ExperimentMarkdownFrom(out, dir, ".", o) },

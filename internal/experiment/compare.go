@@ -91,40 +91,40 @@ func loadExperimentSide(dir, point string) (Side, error) {
 
 // Comparison is two sides figure by figure.
 type Comparison struct {
-	A, B     Side
-	Rows     []CompareRow
-	Warnings []string
+	A, B Side
+	Rows []CompareRow
+	// Sampling says what the numbers of runs allow.
+	Sampling Sampling
+	// Suspect lists the runs of either side that carry a validity warning.
+	Suspect []SuspectRun
+}
+
+// SuspectRun is a run of one side with a validity warning.
+type SuspectRun struct {
+	Side    string // "A" or "B"
+	Run     int    // from 1
+	Warning result.Warning
 }
 
 // CompareRow is one figure on both sides.
 type CompareRow struct {
-	Figure      string
-	Key         string // the name --fail-on uses
-	Unit        string
-	Higher      bool
-	A, B        string // "123.4 ± 3%"
-	NA, NB      int
-	MedianA     float64
-	MedianB     float64
-	Delta       float64 // (B-A)/A
-	P           float64
-	Significant bool
-	Testable    bool // enough runs a side for the test to call anything significant
-	Versus      string
-}
-
-// figureKeys are the names of figures in --fail-on rules.
-var figureKeys = map[string]string{
-	"throughput": "throughput", "p50 latency": "p50", "p95 latency": "p95", "p99 latency": "p99",
-	"error rate": "error_rate", "elapsed": "elapsed", "server CPU": "cpu", "RSS peak": "rss_peak",
-	"RSS average": "rss_avg", "PSS peak": "pss_peak", "PSS average": "pss_avg",
+	ID     FigureID // the name --fail-on uses
+	Figure string   // its display name
+	Unit   string
+	Higher bool
+	A, B   Spread
+	Change Change
+	// Notes are package stats' own remarks on this comparison (all
+	// samples equal, dropped samples), without those on sample sizes,
+	// which Sampling states.
+	Notes []string
 }
 
 // Compare compares two sides with benchstat's rules.
 func Compare(a, b Side) *Comparison {
 	c := &Comparison{A: a, B: b}
 	all := append(append([]*result.Result{}, a.Results...), b.Results...)
-	seen := map[string]bool{}
+	var changes []Change
 	for _, f := range figures {
 		if !f.applies(all) {
 			continue
@@ -133,65 +133,26 @@ func Compare(a, b Side) *Comparison {
 		if len(sa) == 0 || len(sb) == 0 {
 			continue
 		}
-		sumA, sumB := stats.Summarize(sa, 0), stats.Summarize(sb, 0)
-		cmp := stats.Compare(sa, sb, Alpha)
 		row := CompareRow{
-			Figure: f.name, Key: figureKeys[f.name], Unit: f.unit, Higher: f.higher,
-			A: cell(sumA, sa), B: cell(sumB, sb), NA: len(sa), NB: len(sb),
-			MedianA: sumA.Center, MedianB: sumB.Center, Delta: cmp.Delta, P: cmp.P,
-			Significant: cmp.Significant, Testable: testable(cmp), Versus: versus(cmp),
+			ID: f.id, Figure: f.name, Unit: f.unit, Higher: f.higher,
+			A: spreadOf(sa), B: spreadOf(sb), Change: compareRuns(sa, sb),
+			Notes: stats.Compare(sa, sb, Alpha).Notes(),
 		}
-		for _, w := range cmp.AllWarnings() {
-			if strings.Contains(w, "equal") { // says something of this figure alone
-				w = f.name + ": " + w
-			}
-			if !seen[w] {
-				seen[w] = true
-				c.Warnings = append(c.Warnings, w)
-			}
-		}
+		changes = append(changes, row.Change)
 		c.Rows = append(c.Rows, row)
 	}
+	c.Sampling = newSampling([]int{len(a.Results), len(b.Results)}, changes)
 	for _, side := range []struct {
 		name string
 		s    Side
 	}{{"A", a}, {"B", b}} {
 		for i, r := range side.s.Results {
 			for _, w := range r.Validity {
-				c.Warnings = append(c.Warnings, fmt.Sprintf("%s run %d is suspect (%s): %s", side.name, i+1, w.Code, w.Message))
+				c.Suspect = append(c.Suspect, SuspectRun{Side: side.name, Run: i + 1, Warning: w})
 			}
 		}
 	}
 	return c
-}
-
-// MinTestable is the fewest runs a side for which the Mann-Whitney U test
-// can call a difference significant at Alpha.
-const MinTestable = 4
-
-func testable(c stats.Comparison) bool {
-	return c.Base.N >= MinTestable && c.Test.N >= MinTestable
-}
-
-// versus renders a change as benchstat does; with too few runs for any
-// test, where benchstat prints only "~", it gives the change of the medians
-// and says it is untested.
-func versus(c stats.Comparison) string {
-	if testable(c) {
-		return c.String()
-	}
-	if !c.DeltaDefined { // from a median of 0
-		n := fmt.Sprint(c.Base.N)
-		if c.Test.N != c.Base.N {
-			n += "+" + fmt.Sprint(c.Test.N)
-		}
-		return fmt.Sprintf("from 0 (n=%s, untested)", n)
-	}
-	n := fmt.Sprint(c.Base.N)
-	if c.Test.N != c.Base.N {
-		n += "+" + fmt.Sprint(c.Test.N)
-	}
-	return fmt.Sprintf("%+.2f%% (n=%s, untested)", 100*c.Delta, n)
 }
 
 func values(f figure, rs []*result.Result) []float64 {
@@ -208,16 +169,16 @@ func values(f figure, rs []*result.Result) []float64 {
 // relative change, "p95 +10%" (latency up 10%) or "throughput -5%".
 type Rule struct {
 	Text   string
-	Figure string
+	Figure FigureID
 	Limit  float64 // signed fraction: +0.10 fails rises above 10%, -0.05 falls below -5%
 }
 
 // ParseRule reads a --fail-on rule.
 func ParseRule(s string) (Rule, error) {
 	fields := strings.Fields(s)
-	keys := make([]string, 0, len(figureKeys))
-	for _, k := range figureKeys {
-		keys = append(keys, k)
+	keys := make([]string, 0, len(figures))
+	for _, f := range figures {
+		keys = append(keys, string(f.id))
 	}
 	if len(fields) != 2 {
 		return Rule{}, fmt.Errorf("bad rule %q: want FIGURE ±N%%, such as 'p95 +10%%' or 'throughput -5%%' (figures: %s)", s, strings.Join(sortedStrings(keys), ", "))
@@ -246,7 +207,7 @@ func ParseRule(s string) (Rule, error) {
 	// A rule fails on a regression: a rise where higher is worse, a fall
 	// where higher is better; the other sign would fail on an improvement.
 	for _, f := range figures {
-		if figureKeys[f.name] != fields[0] {
+		if string(f.id) != fields[0] {
 			continue
 		}
 		if f.higher && v > 0 {
@@ -256,14 +217,16 @@ func ParseRule(s string) (Rule, error) {
 			return Rule{}, fmt.Errorf("bad rule %q: lower %s is better, so a regression is a rise: write %s +%s%%", s, fields[0], fields[0], strings.TrimPrefix(strings.TrimSuffix(pct, "%"), "-"))
 		}
 	}
-	return Rule{Text: s, Figure: fields[0], Limit: v / 100}, nil
+	return Rule{Text: s, Figure: FigureID(fields[0]), Limit: v / 100}, nil
 }
 
 // Failure is a rule a comparison broke.
 type Failure struct {
 	Rule Rule
 	Row  CompareRow
-	Why  string
+	// ByMedians is true when there were too few runs for any test to tell
+	// the change from noise, so the change of the medians decided.
+	ByMedians bool
 }
 
 // ErrNoFigure is a rule about a figure the comparison does not have.
@@ -271,48 +234,48 @@ var ErrNoFigure = errors.New("no such figure in these results")
 
 // Check applies rules. A change beyond a rule's limit fails it when it is
 // significant; when there are too few runs for the test to call anything
-// significant (fewer than 4 a side), the change of the medians decides, and
-// the failure says so.
+// significant (the smallest p-value the numbers of runs can give is above
+// Alpha: 3 against 3, or 3 against 4; 3 against 5 is tested), the change of
+// the medians decides, and the failure says so.
 func (c *Comparison) Check(rules []Rule) ([]Failure, error) {
 	var out []Failure
 	for _, r := range rules {
 		var row *CompareRow
 		for i := range c.Rows {
-			if c.Rows[i].Key == r.Figure {
+			if c.Rows[i].ID == r.Figure {
 				row = &c.Rows[i]
 			}
 		}
 		if row == nil {
 			return nil, fmt.Errorf("--fail-on %q: %w", r.Text, ErrNoFigure)
 		}
-		change, changed := row.change(r)
+		change := row.RuleChange(r.Figure)
 		beyond := r.Limit >= 0 && change > r.Limit || r.Limit < 0 && change < r.Limit
 		if !beyond {
 			continue
 		}
 		switch {
-		case row.Significant:
-			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %s (p=%.3f), beyond %s", row.Figure, changed, row.P, r.Text)})
-		case !row.Testable:
-			out = append(out, Failure{Rule: r, Row: *row, Why: fmt.Sprintf("%s changed %s, beyond %s (median against median: with %d and %d runs no test can tell it from noise)", row.Figure, changed, r.Text, row.NA, row.NB)})
+		case row.Change.Significant():
+			out = append(out, Failure{Rule: r, Row: *row})
+		case row.Change.Reason == TooFewRuns:
+			out = append(out, Failure{Rule: r, Row: *row, ByMedians: true})
 		}
 	}
 	return out, nil
 }
 
-// change is the figure's change from A to B as a rule measures it, and its
-// text: relative (+12.5%), but in percentage points for the error rate,
-// whose relative change from 0 would be undefined (0% to 10% is +10 points).
-// A rise from a median of 0 of any other figure is beyond every limit.
-func (row *CompareRow) change(r Rule) (float64, string) {
-	if r.Figure == "error_rate" {
-		d := row.MedianB - row.MedianA
-		return d / 100, fmt.Sprintf("%+.2f points (%.2f%% to %.2f%%)", d, row.MedianA, row.MedianB)
+// RuleChange is the figure's change from A to B as a rule measures it:
+// relative (+0.125 is +12.5%), but in percentage points for the error rate,
+// whose relative change from 0 would be undefined (0% to 10% is +0.10). A
+// rise from a median of 0 of any other figure is beyond every limit (±Inf).
+func (row *CompareRow) RuleChange(id FigureID) float64 {
+	if id == FigureErrorRate {
+		return (row.B.Median - row.A.Median) / 100
 	}
-	if row.MedianA == 0 && row.MedianB != 0 {
-		return math.Copysign(math.Inf(1), row.MedianB), fmt.Sprintf("from 0 to %.4g", row.MedianB)
+	if row.A.Median == 0 && row.B.Median != 0 {
+		return math.Copysign(math.Inf(1), row.B.Median)
 	}
-	return row.Delta, fmt.Sprintf("%+.1f%%", 100*row.Delta)
+	return row.Change.Delta
 }
 
 func sortedStrings(s []string) []string {
@@ -351,9 +314,6 @@ func LoadOutcome(dir string) (*Outcome, error) {
 		o.results[i] = res
 	}
 	o.reanalyze()
-	if o.Verdict != nil && o.Verdict.Against == "" {
-		o.Verdict.Against = o.Verdict.Baseline // written before "against" existed
-	}
 	return &o, nil
 }
 

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,8 +129,14 @@ repeat: 5
 	if s.Param != "threads" || s.X[s.Pick] != 4 || s.X[s.Best] != 6 {
 		t.Errorf("pick threads=%v, best threads=%v; want 4 and 6", s.X[s.Pick], s.X[s.Best])
 	}
-	if !strings.HasPrefix(v.Recommendation, "threads=4: within 3% of the best throughput (threads=6: 362.0 req/s); p95 54% lower than threads=8") {
-		t.Errorf("recommendation %q", v.Recommendation)
+	if len(s.Evidence) < 2 {
+		t.Fatalf("evidence %+v", s.Evidence)
+	}
+	if e := s.Evidence[0]; e.Kind != WithinBestThroughput || e.Against != 6 || e.Value != 362 || math.Abs(e.Change-(1-350.0/362)) > 1e-9 {
+		t.Errorf("first evidence %+v, want within 3%% of the best throughput, threads=6: 362 req/s", e)
+	}
+	if e := s.Evidence[1]; e.Kind != LowerP95 || e.Against != 8 || math.Round(100*e.Change) != 54 || e.Test == nil || !e.Test.Significant() {
+		t.Errorf("second evidence %+v, want p95 54%% lower than threads=8, significantly", e)
 	}
 	tp := v.Figures[0]
 	if tp.Name != "throughput" || !tp.Rows[0].Baseline || tp.Rows[0].Median != 355 {
@@ -138,7 +146,7 @@ repeat: 5
 	for _, r := range tp.Rows[1:] {
 		if r.Point == "threads=1" {
 			seen++
-			if !r.Significant || r.Delta > -0.7 || !strings.HasPrefix(r.Versus, "-71.83%") {
+			if !r.Significant || r.Change == nil || r.Change.Status != Significant || math.Round(10000*r.Change.Delta) != -7183 {
 				t.Errorf("threads=1 vs 8: %+v", r)
 			}
 		}
@@ -174,8 +182,20 @@ repeat: 5
 		results[i] = r
 	}
 	v := Analyze(p.Experiment, points, order, results)
-	if !strings.HasPrefix(v.Recommendation, "allocator=jemalloc vs glibc: RSS peak -33.2% (p=0.008)") || !strings.Contains(v.Recommendation, "no significant change in throughput, p50 latency") {
-		t.Errorf("recommendation %q", v.Recommendation)
+	if len(v.Named) != 1 || v.Named[0].Param != "allocator" || v.Named[0].Value != "jemalloc" || v.Named[0].Baseline != "glibc" {
+		t.Fatalf("named comparisons %+v", v.Named)
+	}
+	changes := map[FigureID]Change{}
+	for _, f := range v.Named[0].Figures {
+		changes[f.ID] = f.Change
+	}
+	if c := changes[FigureRSSPeak]; !c.Significant() || math.Round(1000*c.Delta) != -332 || math.Round(1000*c.P) != 8 {
+		t.Errorf("RSS peak %+v, want -33.2%% (p=0.008)", c)
+	}
+	for _, id := range []FigureID{FigureThroughput, FigureP50} {
+		if c := changes[id]; c.Status != NotSignificant {
+			t.Errorf("%s %+v, want not significant", id, c)
+		}
 	}
 }
 
@@ -201,9 +221,14 @@ repeat: 3
 		}
 	}
 	v := Analyze(p.Experiment, points, order, results)
-	if strings.Contains(v.Recommendation, "no significant difference") || !strings.Contains(v.Recommendation, "untested, too few runs (n=3)") ||
-		!strings.Contains(v.Recommendation, "throughput -62.7%") {
-		t.Errorf("recommendation %q", v.Recommendation)
+	if len(v.Named) != 1 || len(v.Named[0].Figures) == 0 {
+		t.Fatalf("named comparisons %+v", v.Named)
+	}
+	if f := v.Named[0].Figures[0]; f.ID != FigureThroughput || f.Change.Status != Untested || f.Change.Reason != TooFewRuns || f.N != 3 || math.Round(1000*f.Change.Delta) != -627 {
+		t.Errorf("throughput %+v, want -62.7%% untested: too few runs, n=3", f)
+	}
+	if v.Sampling.Untested == nil || v.Sampling.Untested.N1 != 3 || v.Sampling.Untested.N2 != 3 || v.Sampling.RunsToTest != 4 || v.Sampling.IntervalRuns != 6 {
+		t.Errorf("sampling %+v", v.Sampling)
 	}
 }
 
@@ -241,7 +266,7 @@ func TestCompareRules(t *testing.T) {
 	one := Compare(Side{Results: a.Results[:1]}, Side{Results: b.Results[:1]})
 	r, _ := ParseRule("p95 +10%")
 	fs, _ := one.Check([]Rule{r})
-	if len(fs) != 1 || !strings.Contains(fs[0].Why, "no test can tell it from noise") {
+	if len(fs) != 1 || !fs[0].ByMedians {
 		t.Errorf("single runs: %+v", fs)
 	}
 
@@ -272,8 +297,10 @@ func TestCompareRules(t *testing.T) {
 		if err != nil || (len(fs) > 0) != tt.fail {
 			t.Errorf("error rate %v to %v: failures %+v, %v; want fail %v", tt.a, tt.b, fs, err, tt.fail)
 		}
-		if tt.fail && err == nil && len(fs) > 0 && !strings.Contains(fs[0].Why, "points") {
-			t.Errorf("error rate %v to %v: %q does not say points", tt.a, tt.b, fs[0].Why)
+		if tt.fail && err == nil && len(fs) > 0 {
+			if want := (median(tt.b) - median(tt.a)); math.Abs(fs[0].Row.RuleChange(FigureErrorRate)-want) > 1e-9 {
+				t.Errorf("error rate %v to %v: change %v, want %v points", tt.a, tt.b, fs[0].Row.RuleChange(FigureErrorRate), want)
+			}
 		}
 	}
 }
@@ -330,9 +357,6 @@ repeat: 5
 		results[i] = fake(rps+float64(s.Rep), 10)
 	}
 	v := Analyze(p.Experiment, points, order, results)
-	if v.Against != "the same point with server=thin" {
-		t.Errorf("against %q", v.Against)
-	}
 	seen := 0
 	for _, r := range v.Figures[0].Rows {
 		switch r.Point {
@@ -345,7 +369,7 @@ repeat: 5
 				t.Errorf("big puma: %+v", r)
 			}
 		case "case=big server=thin":
-			if r.Versus != "" {
+			if r.Change != nil {
 				t.Errorf("big thin is a reference, compared with %q", r.Reference)
 			}
 		}
@@ -353,8 +377,20 @@ repeat: 5
 	if seen != 2 {
 		t.Errorf("found %d of the two case=big rows", seen)
 	}
-	if !strings.Contains(v.Recommendation, "server=puma vs thin at case=big: throughput +10.0% (p=0.008)") {
-		t.Errorf("recommendation %q", v.Recommendation)
+	if v.ComparedParam != "server" || v.ComparedValue != "thin" {
+		t.Errorf("compared along %s=%s", v.ComparedParam, v.ComparedValue)
+	}
+	found := false
+	for _, n := range v.Named {
+		if n.Value == "puma" && strings.Join(n.At, " ") == "case=big" {
+			found = true
+			if c := n.Figures[0].Change; n.Figures[0].ID != FigureThroughput || !c.Significant() || math.Round(1000*c.Delta) != 100 || math.Round(1000*c.P) != 8 {
+				t.Errorf("puma vs thin at case=big: throughput %+v, want +10.0%% (p=0.008)", c)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no comparison of server=puma at case=big: %+v", v.Named)
 	}
 }
 
@@ -372,8 +408,11 @@ func TestValidityByPoint(t *testing.T) {
 		}
 	}
 	v := Analyze(p.Experiment, points, order, results)
-	if len(v.Validity) != 1 || !strings.HasPrefix(v.Validity[0], "threads=3 allocator=glibc: dropped in 2 of 3 runs (run ") || !strings.HasSuffix(v.Validity[0], ": 12 arrivals were dropped)") {
-		t.Errorf("verdict validity %q", v.Validity)
+	if len(v.ValidityTallies) != 1 {
+		t.Fatalf("verdict validity %+v", v.ValidityTallies)
+	}
+	if w := v.ValidityTallies[0]; w.Point != "threads=3 allocator=glibc" || w.Code != "dropped" || w.Runs != 2 || w.Of != 3 || w.ExampleRun == 0 || w.ExampleMessage != "12 arrivals were dropped" {
+		t.Errorf("verdict validity %+v", w)
 	}
 }
 
@@ -405,8 +444,14 @@ repeat: 5
 	if len(v.Sweeps) != 1 || v.Sweeps[0].USL != nil {
 		t.Fatalf("a USL fit from three levels: %+v", v.Sweeps)
 	}
-	if !strings.Contains(v.Recommendation, "p95 18% lower than workers=3 (not significant, p=") {
-		t.Errorf("recommendation %q", v.Recommendation)
+	var lower *Evidence
+	for i, e := range v.Sweeps[0].Evidence {
+		if e.Kind == LowerP95 {
+			lower = &v.Sweeps[0].Evidence[i]
+		}
+	}
+	if lower == nil || lower.Against != 3 || math.Round(100*lower.Change) != 18 || lower.Test == nil || lower.Test.Status != NotSignificant {
+		t.Errorf("evidence %+v, want p95 18%% lower than workers=3, not significant", v.Sweeps[0].Evidence)
 	}
 }
 
@@ -425,10 +470,70 @@ func TestThresholdTally(t *testing.T) {
 		}
 	}
 	v := Analyze(p.Experiment, points, order, results)
-	if len(v.Thresholds) != 1 || !strings.HasPrefix(v.Thresholds[0], "p95(latency) < 500ms failed in 1 of 15 runs (run 5, ") {
-		t.Errorf("failed %q", v.Thresholds)
+	want := []ThresholdTally{
+		{Text: "checks > 99%", Runs: 15},
+		{Text: "p95(latency) < 500ms", Runs: 15, Failed: 1, ExampleRun: 5, ExamplePoint: points[order[4].Point].Key, ExampleDetail: "p95 latency: 612 ms"},
 	}
-	if len(v.Passed) != 1 || v.Passed[0] != "checks > 99% passed in all 15 runs" {
-		t.Errorf("passed %q", v.Passed)
+	if !slices.Equal(v.ThresholdTallies, want) || !v.FailedThresholds() {
+		t.Errorf("tallies %+v, want %+v", v.ThresholdTallies, want)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestThreeAgainstFiveIsTested: 3 runs against 5 can reach p = 0.036, so a
+// clear difference is significant and a noisy one is not a regression; only
+// sizes whose smallest p is above 0.05 (3 against 4) fall back on the
+// medians. Before, any side under 4 runs was untested, and --fail-on failed
+// on noise "median against median".
+func TestThreeAgainstFiveIsTested(t *testing.T) {
+	side := func(p95s ...float64) Side {
+		var s Side
+		for _, p := range p95s {
+			s.Results = append(s.Results, fake(1000, p))
+		}
+		return s
+	}
+	rule, _ := ParseRule("p95 +5%")
+	for _, tt := range []struct {
+		name      string
+		a, b      Side
+		status    ChangeStatus
+		reason    UntestedReason
+		failures  int
+		byMedians bool
+	}{
+		{"3 against 5 apart", side(10, 10.1, 10.2), side(11, 11.1, 11.2, 11.3, 11.4), Significant, "", 1, false},
+		{"3 against 5 noisy", side(10, 12, 11), side(10.5, 12.5, 11.8, 10.2, 12.2), NotSignificant, "", 0, false},
+		{"3 against 4 noisy", side(10, 12, 11), side(10.5, 12.5, 11.8, 12.2), Untested, TooFewRuns, 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Compare(tt.a, tt.b)
+			var row *CompareRow
+			for i := range c.Rows {
+				if c.Rows[i].ID == FigureP95 {
+					row = &c.Rows[i]
+				}
+			}
+			if row == nil {
+				t.Fatal("no p95 row")
+			}
+			if row.Change.Status != tt.status || row.Change.Reason != tt.reason {
+				t.Errorf("p95 change %+v, want %s %s", row.Change, tt.status, tt.reason)
+			}
+			if tt.status == Significant && (math.Abs(row.Change.P-0.0357) > 0.0001 || row.Change.N1 != 3 || row.Change.N2 != 5) {
+				t.Errorf("p95 change %+v, want p=0.036 n=3+5", row.Change)
+			}
+			fs, err := c.Check([]Rule{rule})
+			if err != nil || len(fs) != tt.failures || len(fs) > 0 && fs[0].ByMedians != tt.byMedians {
+				t.Errorf("failures %+v, %v; want %d (by medians: %v)", fs, err, tt.failures, tt.byMedians)
+			}
+		})
 	}
 }

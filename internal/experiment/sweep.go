@@ -122,6 +122,10 @@ type SweepOptions struct {
 	// WriteRun, if set, writes a finished run's own reports into its
 	// directory, beside its result.json.
 	WriteRun func(dir string, r *result.Result) error
+	// Describe, if set, writes the text fields of the verdict stored in
+	// experiment.json (report.Describe); the verdict returned keeps only
+	// its data.
+	Describe func(*Verdict) *Verdict
 }
 
 // ErrPlanChanged is returned when a results directory holds runs of another plan.
@@ -300,7 +304,11 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		r, ok := done[i]
 		return r.Status, r.Error, ok
 	})
-	data, err := json.MarshalIndent(out, "", "  ")
+	stored := *out
+	if opts.Describe != nil {
+		stored.Verdict = opts.Describe(out.Verdict)
+	}
+	data, err := json.MarshalIndent(&stored, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -319,13 +327,7 @@ func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
 	if e.Warmup > 0 {
 		out.Warmup = e.Warmup.String()
 	}
-	for _, prm := range e.Params {
-		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label}
-		for _, v := range prm.Values {
-			op.Values = append(op.Values, v.Label)
-		}
-		out.Params = append(out.Params, op)
-	}
+	out.Params = outcomeParams(e)
 	return out
 }
 

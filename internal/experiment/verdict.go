@@ -1,59 +1,81 @@
 package experiment
 
 import (
-	"fmt"
-	"math"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/loadlab/loadlab/internal/plan"
-	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
 )
 
 // Verdict is what an experiment found: every figure at every point with its
-// spread, how each point differs from the baseline and whether that is more
-// than noise, where gains flatten along each numeric param, and a
+// spread, how each point differs from its reference and whether that is
+// more than noise, where gains flatten along each numeric param, and a
 // recommendation with its evidence.
+//
+// The verdict is data. The fields documented as text (Cell, Versus,
+// Against, Recommendation, Warnings, Thresholds, Passed, Quota, Validity)
+// are left empty by Analyze and filled by report.Describe, for readers of
+// experiment.json; loadlab itself reads only the typed fields.
 type Verdict struct {
 	Baseline string `json:"baseline"`
-	// Against says what each point is compared with: the baseline, or in a
-	// matrix the same point with its last param at its baseline value.
-	Against        string         `json:"against"`
-	Figures        []FigureTable  `json:"figures"`
-	Sweeps         []SweepVerdict `json:"sweeps,omitempty"`
-	Recommendation string         `json:"recommendation,omitempty"`
-	Warnings       []string       `json:"warnings,omitempty"`
-	// Thresholds lists each threshold that failed in some run, with how
-	// often and an example.
-	Thresholds []string `json:"thresholds_failed,omitempty"`
-	// Passed lists each threshold that passed in every run.
-	Passed []string `json:"thresholds_passed,omitempty"`
-	// Quota says, per point, how often the server's memory went over its
-	// memory_quota, at peak and on average.
-	Quota []string `json:"memory_quota,omitempty"`
-	// Validity says, per point, how many runs carried each validity warning
-	// (see Validity), with the first one's message: figures to distrust.
-	Validity []string `json:"validity,omitempty"`
+	// ComparedParam is, in a matrix, the param each point is compared
+	// along: a point's reference is the same point with this param at
+	// ComparedValue. Empty when every point is compared with the baseline.
+	ComparedParam string `json:"compared_param,omitempty"`
+	ComparedValue string `json:"compared_value,omitempty"`
+	// Against is the text of what each point is compared with.
+	Against string         `json:"against"`
+	Figures []FigureTable  `json:"figures"`
+	Sweeps  []SweepVerdict `json:"sweeps,omitempty"`
+	// Named sums up each non-numeric param's values against its baseline
+	// value (in a matrix, the last param's, at each combination of the
+	// others).
+	Named []NamedComparison `json:"named,omitempty"`
+	// Sampling says what the numbers of runs allow.
+	Sampling Sampling `json:"sampling"`
+	// Incomplete lists the points with fewer runs done than repeat.
+	Incomplete []PointRuns `json:"incomplete,omitempty"`
+	// Notes are the statistics' own remarks on the baseline's throughput
+	// and its comparisons (dropped samples, all samples equal), in the
+	// words of package stats.
+	Notes []string `json:"notes,omitempty"`
+	// ThresholdTallies, QuotaTallies and ValidityTallies count thresholds,
+	// memory quota overruns and validity warnings over the runs.
+	ThresholdTallies []ThresholdTally `json:"threshold_tallies,omitempty"`
+	QuotaTallies     []QuotaTally     `json:"quota_tallies,omitempty"`
+	ValidityTallies  []ValidityTally  `json:"validity_tallies,omitempty"`
+
+	// Text, filled by report.Describe.
+	Recommendation string   `json:"recommendation,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
+	Thresholds     []string `json:"thresholds_failed,omitempty"`
+	Passed         []string `json:"thresholds_passed,omitempty"`
+	Quota          []string `json:"memory_quota,omitempty"`
+	Validity       []string `json:"validity,omitempty"`
 }
 
-// CellHeading names what the cells of t hold: the median ± its confidence
-// interval, or with too few runs for one, the median (lowest–highest run).
-func (t *FigureTable) CellHeading() string {
-	for _, r := range t.Rows {
-		if r.Bounded || r.N < 2 {
-			continue
+// PointRuns is a point with the runs it has and the runs it should have.
+type PointRuns struct {
+	Point string `json:"point"`
+	Done  int    `json:"done"`
+	Want  int    `json:"want"`
+}
+
+// FailedThresholds reports whether some threshold failed in some run.
+func (v *Verdict) FailedThresholds() bool {
+	for _, t := range v.ThresholdTallies {
+		if t.Failed > 0 {
+			return true
 		}
-		return "median (min–max)"
 	}
-	return "median ± 95% CI"
+	return false
 }
 
 // FigureTable is one figure across the points.
 type FigureTable struct {
+	ID     FigureID    `json:"id"`
 	Name   string      `json:"name"`
 	Unit   string      `json:"unit"`
 	Higher bool        `json:"higher_is_better"`
@@ -61,35 +83,72 @@ type FigureTable struct {
 }
 
 // FigureRow is one figure at one point: the median of the repeats with its
-// confidence interval, and the change from the baseline.
+// confidence interval, and the change from its reference.
 type FigureRow struct {
-	Point       string    `json:"point"`
-	Baseline    bool      `json:"baseline,omitempty"`
-	Reference   string    `json:"reference,omitempty"` // the point this one is compared with
-	N           int       `json:"n"`
-	Median      float64   `json:"median"`
-	Lo          float64   `json:"ci_low"`
-	Hi          float64   `json:"ci_high"`
-	Bounded     bool      `json:"ci_bounded"`
-	Cell        string    `json:"cell"`  // "123.4 ± 3%"
-	Delta       float64   `json:"delta"` // relative change from the baseline: +0.12 is +12%
-	P           float64   `json:"p"`     // Mann-Whitney U p-value
+	Point     string `json:"point"`
+	Baseline  bool   `json:"baseline,omitempty"`
+	Reference string `json:"reference,omitempty"` // the point this one is compared with
+	Spread
+	Cell string `json:"cell"` // text: "123.4 ± 3%"
+	// Change is the comparison with Reference; nil when the point is its
+	// own reference or a side has no runs.
+	Change      *Change   `json:"change,omitempty"`
+	Delta       float64   `json:"delta"` // Change.Delta: +0.12 is +12%
+	P           float64   `json:"p"`     // Change.P
 	Significant bool      `json:"significant"`
-	Versus      string    `json:"versus"` // "+12.00% (p=0.008 n=5)", "~ (p=0.310 n=5)"
+	Versus      string    `json:"versus"` // text: "+12.00% (p=0.008 n=5)", "~ (p=0.310 n=5)"
 	Samples     []float64 `json:"samples"`
 }
 
-// SweepVerdict describes one numeric param swept with the others held.
+// SweepVerdict describes one numeric param swept with the others held at
+// their baseline values.
 type SweepVerdict struct {
-	Param          string    `json:"param"`
-	X              []float64 `json:"x"`
-	Throughput     []float64 `json:"throughput"` // medians
-	P95            []float64 `json:"p95_ms"`
-	Best           int       `json:"best"` // index of the highest throughput
-	Knee           int       `json:"knee"` // index where gains flatten, -1 for none
-	Pick           int       `json:"pick"` // index recommended
-	USL            *USL      `json:"usl,omitempty"`
-	Recommendation string    `json:"recommendation"`
+	Param      string    `json:"param"`
+	X          []float64 `json:"x"`
+	Points     []string  `json:"points"`     // the point of each level
+	Throughput []float64 `json:"throughput"` // medians
+	P95        []float64 `json:"p95_ms"`
+	Best       int       `json:"best"` // index of the highest throughput
+	Knee       int       `json:"knee"` // index where gains flatten, -1 for none
+	Pick       int       `json:"pick"` // index recommended
+	USL        *USL      `json:"usl,omitempty"`
+	// Evidence backs the pick, claim by claim.
+	Evidence       []Evidence `json:"evidence"`
+	Recommendation string     `json:"recommendation"` // text
+}
+
+// EvidenceKind names a claim behind a recommendation.
+type EvidenceKind string
+
+const (
+	// BestThroughput: the pick has the highest throughput, Value req/s.
+	BestThroughput EvidenceKind = "best_throughput"
+	// WithinBestThroughput: the pick's throughput is within Change of the best's,
+	// Value req/s at level Against.
+	WithinBestThroughput EvidenceKind = "within_best"
+	// LowerP95: the pick's p95 latency is Change lower than at the last
+	// level, Against; Test says whether that is more than noise.
+	LowerP95 EvidenceKind = "lower_p95"
+	// KneeAt: gains flatten after level At.
+	KneeAt EvidenceKind = "knee"
+	// ThroughputFalls: throughput falls by Change from the best level, At,
+	// to the last, Against; Test says whether that is more than noise.
+	ThroughputFalls EvidenceKind = "throughput_falls"
+	// USLPeak: the USL fit (R² above 0.8) peaks at At, Extrapolated when
+	// outside the measured levels; USLNoPeak: the fit has no peak.
+	USLPeak   EvidenceKind = "usl_peak"
+	USLNoPeak EvidenceKind = "usl_no_peak"
+)
+
+// Evidence is one claim behind a recommendation.
+type Evidence struct {
+	Kind         EvidenceKind `json:"kind"`
+	At           float64      `json:"at"`
+	Against      float64      `json:"against"`
+	Value        float64      `json:"value"`
+	Change       float64      `json:"change"` // a fraction: 0.54 is 54%
+	Test         *Change      `json:"test,omitempty"`
+	Extrapolated bool         `json:"extrapolated,omitempty"`
 }
 
 // USL is a Universal Scalability Law fit of throughput against the param.
@@ -97,9 +156,71 @@ type USL struct {
 	Sigma, Kappa, Lambda float64
 	HasPeak              bool
 	PeakN, PeakX         float64
+	Ceiling              float64 `json:",omitempty"` // λ/σ when κ = 0
 	R2                   float64
-	Text                 string
-	Warnings             []string `json:",omitempty"` // what the coefficients alone do not say
+	// R2Undefined: every throughput was equal, so R² (0/0) is not a number.
+	R2Undefined bool     `json:",omitempty"`
+	Text        string   // text, from package stats
+	Warnings    []string `json:",omitempty"` // package stats' words for what the coefficients alone do not say
+}
+
+// Fit is the fit as package stats has it, to describe it.
+func (u *USL) Fit() stats.USLFit {
+	return stats.USLFit{Sigma: u.Sigma, Kappa: u.Kappa, Lambda: u.Lambda, HasPeak: u.HasPeak, PeakN: u.PeakN, PeakThroughput: u.PeakX,
+		Ceiling: u.Ceiling, RSquared: u.R2, RSquaredDefined: !u.R2Undefined, Warnings: u.Warnings}
+}
+
+// NamedComparison is a value of a non-numeric param (allocator=jemalloc)
+// against the param's baseline value, every figure's change.
+type NamedComparison struct {
+	Param     string `json:"param"`
+	Value     string `json:"value"`
+	Baseline  string `json:"baseline"` // the param's baseline value
+	Point     string `json:"point"`
+	Reference string `json:"reference"`
+	// At lists the other params' values, in a matrix ("case=big").
+	At      []string       `json:"at,omitempty"`
+	Figures []FigureChange `json:"figures"`
+}
+
+// FigureChange is one figure's change in a named comparison.
+type FigureChange struct {
+	ID     FigureID `json:"id"`
+	Name   string   `json:"name"`
+	N      int      `json:"n"`
+	Change Change   `json:"change"`
+}
+
+// ThresholdTally is one threshold over an experiment's runs, with the first
+// failure as an example.
+type ThresholdTally struct {
+	Text          string `json:"threshold"`
+	Runs          int    `json:"runs"`
+	Failed        int    `json:"failed"`
+	ExampleRun    int    `json:"example_run,omitempty"` // from 1
+	ExamplePoint  string `json:"example_point,omitempty"`
+	ExampleDetail string `json:"example_detail,omitempty"`
+}
+
+// QuotaTally counts a point's runs whose server memory (PSS + swap) went
+// over its memory_quota, at peak and on average.
+type QuotaTally struct {
+	Point   string `json:"point"`
+	Bytes   int64  `json:"quota_bytes"`
+	Runs    int    `json:"runs"`
+	Peak    int    `json:"peak_exceeded"`
+	Average int    `json:"average_exceeded"`
+}
+
+// ValidityTally counts a point's runs that carried one validity warning
+// (see Validity), with the first such run's message.
+type ValidityTally struct {
+	Point          string `json:"point"`
+	Code           string `json:"code"`
+	Runs           int    `json:"runs"`
+	Of             int    `json:"of"`
+	ExampleRun     int    `json:"example_run"` // from 1
+	ExampleMessage string `json:"example_message"`
 }
 
 // MinUSLPoints is the fewest levels a USL fit is made from: its three
@@ -115,14 +236,6 @@ func Throughput(r *result.Result) float64 {
 		return float64(s.Responses) / s.DurationS
 	}
 	return r.Summary.ThroughputRPS
-}
-
-// figure reads one figure from a run's result.
-type figure struct {
-	name, unit string
-	higher     bool
-	get        func(r *result.Result) (float64, bool)
-	applies    func(rs []*result.Result) bool
 }
 
 func always([]*result.Result) bool { return true }
@@ -149,73 +262,42 @@ func fixedWork(rs []*result.Result) bool {
 const mib = 1 << 20
 
 var figures = []figure{
-	{"throughput", "req/s", true, func(r *result.Result) (float64, bool) { return Throughput(r), true }, always},
-	{"p50 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P50, r.Summary.Latency.Count > 0 }, always},
-	{"p95 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P95, r.Summary.Latency.Count > 0 }, always},
-	{"p99 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P99, r.Summary.Latency.Count > 0 }, always},
-	{"error rate", "%", false, func(r *result.Result) (float64, bool) { return 100 * r.Summary.ErrorRate, true }, always},
-	{"elapsed", "s", false, func(r *result.Result) (float64, bool) { return r.Summary.DurationS, true }, fixedWork},
-	{"server CPU", "% of a core", false, func(r *result.Result) (float64, bool) {
+	{FigureThroughput, "throughput", "req/s", true, func(r *result.Result) (float64, bool) { return Throughput(r), true }, always},
+	{FigureP50, "p50 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P50, r.Summary.Latency.Count > 0 }, always},
+	{FigureP95, "p95 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P95, r.Summary.Latency.Count > 0 }, always},
+	{FigureP99, "p99 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P99, r.Summary.Latency.Count > 0 }, always},
+	{FigureErrorRate, "error rate", "%", false, func(r *result.Result) (float64, bool) { return 100 * r.Summary.ErrorRate, true }, always},
+	{FigureElapsed, "elapsed", "s", false, func(r *result.Result) (float64, bool) { return r.Summary.DurationS, true }, fixedWork},
+	{FigureCPU, "server CPU", "% of a core", false, func(r *result.Result) (float64, bool) {
 		if r.Server == nil {
 			return 0, false
 		}
 		return r.Server.CPUAvg, true
 	}, withServer},
-	{"RSS peak", "MiB", false, func(r *result.Result) (float64, bool) {
+	{FigureRSSPeak, "RSS peak", "MiB", false, func(r *result.Result) (float64, bool) {
 		if r.Server == nil {
 			return 0, false
 		}
 		return float64(r.Server.RSSPeak) / mib, true
 	}, withServer},
-	{"RSS average", "MiB", false, func(r *result.Result) (float64, bool) {
+	{FigureRSSAverage, "RSS average", "MiB", false, func(r *result.Result) (float64, bool) {
 		if r.Server == nil {
 			return 0, false
 		}
 		return float64(r.Server.RSSAvg) / mib, true
 	}, withServer},
-	{"PSS peak", "MiB", false, func(r *result.Result) (float64, bool) {
+	{FigurePSSPeak, "PSS peak", "MiB", false, func(r *result.Result) (float64, bool) {
 		if r.Server == nil {
 			return 0, false
 		}
 		return float64(r.Server.PSSPeak) / mib, true
 	}, withServer},
-	{"PSS average", "MiB", false, func(r *result.Result) (float64, bool) {
+	{FigurePSSAverage, "PSS average", "MiB", false, func(r *result.Result) (float64, bool) {
 		if r.Server == nil {
 			return 0, false
 		}
 		return float64(r.Server.PSSAvg) / mib, true
 	}, withServer},
-}
-
-// cell writes a median and its confidence interval as "123.4 ± 3%" in the
-// figure's own unit, with four significant digits at most: benchstat scales
-// to SI prefixes, which reads oddly for MiB and percentages.
-// cell renders a figure's runs: the median ± its 95% confidence interval
-// as benchstat does; with too few runs for an interval (fewer than 6), the
-// median with the lowest and highest run, which still shows the spread.
-func cell(s stats.Summary, samples []float64) string {
-	switch {
-	case s.N == 0:
-		return ""
-	case len(samples) == 1: // one run: no spread to show
-		return number(s.Center)
-	case s.Bounded:
-		return number(s.Center) + " ± " + s.RangeString()
-	}
-	return number(s.Center) + " (" + number(slices.Min(samples)) + "–" + number(slices.Max(samples)) + ")"
-}
-
-func number(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 100:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
 // Alpha is the significance level of comparisons (benchstat's default).
@@ -229,6 +311,7 @@ const WithinBest = 0.05
 // Analyze computes the verdict from the done runs.
 func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) *Verdict {
 	v := &Verdict{}
+	params := outcomeParams(e)
 	byPoint := make([][]*result.Result, len(points))
 	for _, s := range order {
 		if r := results[s.Index]; r != nil {
@@ -244,21 +327,22 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	}
 	refs := references(e, points, base)
 	if e.Vary == plan.Matrix && len(e.Params) > 1 {
-		last := e.Params[len(e.Params)-1]
-		v.Against = fmt.Sprintf("the same point with %s=%s", last.Name, last.Values[e.Baseline[last.Name]].Label)
-	} else {
-		v.Against = v.Baseline
+		last := params[len(params)-1]
+		v.ComparedParam, v.ComparedValue = last.Name, last.Baseline
 	}
+	var runs []int
 	for i, rs := range byPoint {
+		runs = append(runs, len(rs))
 		if len(rs) < e.Repeat {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d of %d runs done", points[i].Key, len(rs), e.Repeat))
+			v.Incomplete = append(v.Incomplete, PointRuns{Point: points[i].Key, Done: len(rs), Want: e.Repeat})
 		}
 	}
+	var changes []Change
 	for _, f := range figures {
 		if !f.applies(results) {
 			continue
 		}
-		t := FigureTable{Name: f.name, Unit: f.unit, Higher: f.higher}
+		t := FigureTable{ID: f.id, Name: f.name, Unit: f.unit, Higher: f.higher}
 		samples := make([][]float64, len(points))
 		for i, rs := range byPoint {
 			for _, r := range rs {
@@ -267,102 +351,102 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 				}
 			}
 		}
-		var sums []stats.Summary
-		var cells []string
-		for i := range points {
-			sums = append(sums, stats.Summarize(samples[i], 0))
-			cells = append(cells, cell(sums[i], samples[i]))
-		}
 		for i, p := range points {
-			row := FigureRow{Point: p.Key, Baseline: i == base, N: sums[i].N, Median: sums[i].Center, Lo: sums[i].Lo, Hi: sums[i].Hi, Bounded: sums[i].Bounded, Cell: cells[i], Samples: samples[i]}
+			row := FigureRow{Point: p.Key, Baseline: i == base, Spread: spreadOf(samples[i]), Samples: samples[i]}
 			if ref := refs[i]; ref >= 0 && ref != i && len(samples[i]) > 0 && len(samples[ref]) > 0 {
-				c := stats.Compare(samples[ref], samples[i], Alpha)
-				row.Delta, row.P, row.Significant, row.Versus = c.Delta, c.P, c.Significant, versus(c)
-				row.Reference = points[ref].Key
+				c := compareRuns(samples[ref], samples[i])
+				row.Change, row.Reference = &c, points[ref].Key
+				row.Delta, row.P, row.Significant = c.Delta, c.P, c.Significant()
+				changes = append(changes, c)
 			}
 			t.Rows = append(t.Rows, row)
 		}
 		v.Figures = append(v.Figures, t)
 	}
+	v.Sampling = newSampling(runs, changes)
 	if base >= 0 {
 		seen := map[string]bool{}
-		for _, w := range stats.Summarize(samplesOf(byPoint[base]), 0).Warnings {
-			seen[w] = true
-			v.Warnings = append(v.Warnings, w)
-		}
-		for i := range points {
-			if i == base {
-				continue
-			}
-			for _, w := range stats.Compare(samplesOf(byPoint[base]), samplesOf(byPoint[i]), Alpha).Warnings {
-				if !seen[w] {
+		note := func(ws []string) {
+			for _, w := range ws {
+				if !seen[w] && !stats.IsSampleSizeWarning(w) {
 					seen[w] = true
-					v.Warnings = append(v.Warnings, w)
+					v.Notes = append(v.Notes, w)
 				}
 			}
 		}
-		if e.Repeat < MinTestable && len(points) > 1 {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("with %d repeats no difference can be significant at α=%.2f (the Mann-Whitney test needs 4 runs a side); set repeat: 5 to tell differences from noise", e.Repeat, Alpha))
-		}
-	}
-	v.Thresholds, v.Passed = thresholdTally(points, order, results)
-	v.Quota = quotaSummary(points, byPoint)
-	v.Validity = validitySummary(points, order, results)
-	v.Sweeps = sweeps(e, points, v)
-	for _, s := range v.Sweeps {
-		if s.USL != nil {
-			for _, w := range s.USL.Warnings {
-				v.Warnings = append(v.Warnings, "USL fit of "+s.Param+": "+w)
+		note(stats.Summarize(samplesOf(byPoint[base]), 0).Warnings)
+		for i := range points {
+			if i != base {
+				note(stats.Compare(samplesOf(byPoint[base]), samplesOf(byPoint[i]), Alpha).Warnings)
 			}
 		}
 	}
-	var recs []string
-	for _, s := range v.Sweeps {
-		recs = append(recs, s.Recommendation)
-	}
-	recs = append(recs, namedComparisons(e, points, v)...)
-	v.Recommendation = strings.Join(recs, "\n")
+	v.ThresholdTallies = thresholdTally(points, order, results)
+	v.QuotaTallies = quotaTally(points, byPoint)
+	v.ValidityTallies = validityTally(points, order, results)
+	v.Sweeps = sweeps(params, points, v)
+	v.Named = namedComparisons(e, params, points, v)
 	return v
 }
 
-// quotaSummary counts, per point, the runs whose server memory (PSS) went
-// over the quota at peak and on average: a hosting platform's memory alarm.
-func quotaSummary(points []Point, byPoint [][]*result.Result) []string {
-	var out []string
-	for i, rs := range byPoint {
-		var quota int64
-		peak, avg := 0, 0
-		for _, r := range rs {
-			if r.Server == nil || r.Server.Quota == nil {
-				continue
-			}
-			quota = r.Server.Quota.Bytes
-			if r.Server.Quota.PeakExceeded {
-				peak++
-			}
-			if r.Server.Quota.AverageExceeded {
-				avg++
-			}
+// outcomeParams are the plan's params with their baseline values.
+func outcomeParams(e *plan.Experiment) []Param {
+	var out []Param
+	for _, prm := range e.Params {
+		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label}
+		for _, v := range prm.Values {
+			op.Values = append(op.Values, v.Label)
 		}
-		if quota == 0 {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s: over the %s quota at peak in %d of %d runs, on average in %d", points[i].Key, quantity.FormatBytes(quota), peak, len(rs), avg))
+		out = append(out, op)
 	}
 	return out
 }
 
-// validitySummary counts, per point, the runs that carried each validity
-// warning, with the first such run's message.
-func validitySummary(points []Point, order []Slot, results []*result.Result) []string {
-	type tally struct {
-		runs    int
-		example string
+// OthersAtBaseline reports whether every param but except has its baseline
+// value at p: the rule that puts p on the line along which except is swept
+// (its chart, its knee and USL fit) and that compares a value of except
+// with except's baseline value alone. This is the only place it is stated.
+func (p Point) OthersAtBaseline(params []Param, except string) bool {
+	for _, o := range params {
+		if o.Name != except && p.Labels[o.Name] != o.Baseline {
+			return false
+		}
 	}
-	var out []string
+	return true
+}
+
+// quotaTally counts, per point, the runs whose server memory (PSS) went
+// over the quota at peak and on average: a hosting platform's memory alarm.
+func quotaTally(points []Point, byPoint [][]*result.Result) []QuotaTally {
+	var out []QuotaTally
+	for i, rs := range byPoint {
+		q := QuotaTally{Point: points[i].Key, Runs: len(rs)}
+		for _, r := range rs {
+			if r.Server == nil || r.Server.Quota == nil {
+				continue
+			}
+			q.Bytes = r.Server.Quota.Bytes
+			if r.Server.Quota.PeakExceeded {
+				q.Peak++
+			}
+			if r.Server.Quota.AverageExceeded {
+				q.Average++
+			}
+		}
+		if q.Bytes != 0 {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// validityTally counts, per point, the runs that carried each validity
+// warning, with the first such run's message.
+func validityTally(points []Point, order []Slot, results []*result.Result) []ValidityTally {
+	var out []ValidityTally
 	for i := range points {
 		runs := 0
-		counts := map[string]*tally{}
+		counts := map[string]*ValidityTally{}
 		var codes []string
 		for _, s := range order {
 			r := results[s.Index]
@@ -378,29 +462,26 @@ func validitySummary(points []Point, order []Slot, results []*result.Result) []s
 				seen[w.Code] = true
 				c := counts[w.Code]
 				if c == nil {
-					c = &tally{example: fmt.Sprintf("run %d: %s", s.Index+1, w.Message)}
+					c = &ValidityTally{Point: points[i].Key, Code: w.Code, ExampleRun: s.Index + 1, ExampleMessage: w.Message}
 					counts[w.Code] = c
 					codes = append(codes, w.Code)
 				}
-				c.runs++
+				c.Runs++
 			}
 		}
 		for _, code := range codes {
 			c := counts[code]
-			out = append(out, fmt.Sprintf("%s: %s in %d of %d runs (%s)", points[i].Key, code, c.runs, runs, c.example))
+			c.Of = runs
+			out = append(out, *c)
 		}
 	}
 	return out
 }
 
-// thresholdTally sums up the thresholds run by run: those that failed in
-// some run, and those that passed in every one.
-func thresholdTally(points []Point, order []Slot, results []*result.Result) (failed, passed []string) {
-	type tally struct {
-		failed, runs int
-		example      string
-	}
-	counts := map[string]*tally{}
+// thresholdTally sums up the thresholds run by run: how often each failed,
+// with the first failure as an example.
+func thresholdTally(points []Point, order []Slot, results []*result.Result) []ThresholdTally {
+	counts := map[string]*ThresholdTally{}
 	var texts []string
 	for _, s := range order {
 		r := results[s.Index]
@@ -410,27 +491,24 @@ func thresholdTally(points []Point, order []Slot, results []*result.Result) (fai
 		for _, t := range r.Thresholds {
 			c := counts[t.Text]
 			if c == nil {
-				c = &tally{}
+				c = &ThresholdTally{Text: t.Text}
 				counts[t.Text] = c
 				texts = append(texts, t.Text)
 			}
-			c.runs++
+			c.Runs++
 			if !t.Pass {
-				c.failed++
-				if c.example == "" {
-					c.example = fmt.Sprintf("run %d, %s: %s", s.Index+1, points[s.Point].Key, t.Detail)
+				c.Failed++
+				if c.ExampleRun == 0 {
+					c.ExampleRun, c.ExamplePoint, c.ExampleDetail = s.Index+1, points[s.Point].Key, t.Detail
 				}
 			}
 		}
 	}
+	var out []ThresholdTally
 	for _, text := range texts {
-		if c := counts[text]; c.failed > 0 {
-			failed = append(failed, fmt.Sprintf("%s failed in %d of %d runs (%s)", text, c.failed, c.runs, c.example))
-		} else {
-			passed = append(passed, fmt.Sprintf("%s passed in all %d runs", text, c.runs))
-		}
+		out = append(out, *counts[text])
 	}
-	return failed, passed
+	return out
 }
 
 func samplesOf(rs []*result.Result) []float64 {
@@ -470,9 +548,10 @@ func references(e *plan.Experiment, points []Point, base int) []int {
 	return refs
 }
 
-func (v *Verdict) table(name string) *FigureTable {
+// Table returns the verdict's table of a figure, nil when it has none.
+func (v *Verdict) Table(id FigureID) *FigureTable {
 	for i := range v.Figures {
-		if v.Figures[i].Name == name {
+		if v.Figures[i].ID == id {
 			return &v.Figures[i]
 		}
 	}
@@ -480,39 +559,31 @@ func (v *Verdict) table(name string) *FigureTable {
 }
 
 // sweeps looks along each numeric param with the other params at baseline.
-func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
-	tp, p95 := v.table("throughput"), v.table("p95 latency")
+func sweeps(params []Param, points []Point, v *Verdict) []SweepVerdict {
+	tp, p95 := v.Table(FigureThroughput), v.Table(FigureP95)
 	if tp == nil || p95 == nil {
 		return nil
 	}
 	var out []SweepVerdict
-	for _, prm := range e.Params {
+	for _, prm := range params {
 		if !prm.Numeric || len(prm.Values) < 2 {
 			continue
 		}
 		type pt struct {
 			x       float64
 			tp, p95 float64
-			ok      bool
-			label   string
 			point   int
 		}
 		var pts []pt
 		for i, p := range points {
-			others := true
-			for _, o := range e.Params {
-				if o.Name != prm.Name && p.Labels[o.Name] != o.Values[e.Baseline[o.Name]].Label {
-					others = false
-				}
-			}
-			if !others || tp.Rows[i].N == 0 {
+			if !p.OthersAtBaseline(params, prm.Name) || tp.Rows[i].N == 0 {
 				continue
 			}
 			x, err := strconv.ParseFloat(p.Labels[prm.Name], 64)
 			if err != nil {
 				continue
 			}
-			pts = append(pts, pt{x: x, tp: tp.Rows[i].Median, p95: p95.Rows[i].Median, label: p.Labels[prm.Name], point: i})
+			pts = append(pts, pt{x: x, tp: tp.Rows[i].Median, p95: p95.Rows[i].Median, point: i})
 		}
 		if len(pts) < 2 {
 			continue
@@ -521,6 +592,7 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 		s := SweepVerdict{Param: prm.Name, Knee: -1}
 		for _, p := range pts {
 			s.X = append(s.X, p.x)
+			s.Points = append(s.Points, points[p.point].Key)
 			s.Throughput = append(s.Throughput, p.tp)
 			s.P95 = append(s.P95, p.p95)
 		}
@@ -534,24 +606,18 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 		}
 		if len(s.X) >= MinUSLPoints {
 			if fit, err := stats.FitUSL(s.X, s.Throughput); err == nil {
-				s.USL = &USL{Sigma: fit.Sigma, Kappa: fit.Kappa, Lambda: fit.Lambda, HasPeak: fit.HasPeak, PeakN: fit.PeakN, PeakX: fit.PeakThroughput, R2: fit.RSquared, Text: fit.String(), Warnings: fit.Warnings}
+				s.USL = &USL{Sigma: fit.Sigma, Kappa: fit.Kappa, Lambda: fit.Lambda, HasPeak: fit.HasPeak, PeakN: fit.PeakN, PeakX: fit.PeakThroughput,
+					Ceiling: fit.Ceiling, R2: fit.RSquared, R2Undefined: !fit.RSquaredDefined, Warnings: fit.Warnings}
 			}
 		}
-		// test says whether a figure differs between two levels of the
-		// sweep by more than noise: a claim without it is qualified.
-		test := func(t *FigureTable, from, to int) string {
-			a, b := t.Rows[pts[from].point].Samples, t.Rows[pts[to].point].Samples
-			c := stats.Compare(a, b, Alpha)
-			if c.Significant {
-				return ""
-			}
-			if !testable(c) {
-				return fmt.Sprintf(" (untested: n=%d)", min(c.Base.N, c.Test.N))
-			}
-			return fmt.Sprintf(" (not significant, p=%.2f)", c.P)
+		// test compares a figure between two levels of the sweep: a
+		// claim that is not significant is qualified.
+		test := func(t *FigureTable, from, to int) *Change {
+			c := compareRuns(t.Rows[pts[from].point].Samples, t.Rows[pts[to].point].Samples)
+			return &c
 		}
-		s.Recommendation = recommend(prm.Name, s, func(fig string, from, to int) string {
-			if fig == "p95" {
+		s.Evidence = evidence(s, func(fig FigureID, from, to int) *Change {
+			if fig == FigureP95 {
 				return test(p95, from, to)
 			}
 			return test(tp, from, to)
@@ -561,113 +627,73 @@ func sweeps(e *plan.Experiment, points []Point, v *Verdict) []SweepVerdict {
 	return out
 }
 
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+// MinUSLR2 is the least R² of a USL fit that the recommendation cites.
+const MinUSLR2 = 0.8
 
-// recommend writes the one-line recommendation for a numeric sweep; test
-// qualifies a claim that a figure differs between two levels when the
-// difference is not significant.
-func recommend(param string, s SweepVerdict, test func(fig string, from, to int) string) string {
+// evidence lists the claims behind a numeric sweep's pick; test compares a
+// figure between two levels.
+func evidence(s SweepVerdict, test func(fig FigureID, from, to int) *Change) []Evidence {
 	pick, best := s.Pick, s.Best
 	last := len(s.X) - 1
-	parts := []string{}
+	var out []Evidence
 	if pick == best {
-		parts = append(parts, fmt.Sprintf("the best throughput (%.1f req/s)", s.Throughput[best]))
+		out = append(out, Evidence{Kind: BestThroughput, At: s.X[best], Value: s.Throughput[best]})
 	} else {
-		gap := 100 * (1 - s.Throughput[pick]/s.Throughput[best])
-		parts = append(parts, fmt.Sprintf("within %.0f%% of the best throughput (%s=%s: %.1f req/s)", math.Max(gap, 0), param, num(s.X[best]), s.Throughput[best]))
+		out = append(out, Evidence{Kind: WithinBestThroughput, At: s.X[pick], Against: s.X[best], Value: s.Throughput[best], Change: max(1-s.Throughput[pick]/s.Throughput[best], 0)})
 	}
 	if pick != last && s.P95[last] > 0 && s.P95[pick] < s.P95[last]*0.95 {
-		parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s%s", 100*(1-s.P95[pick]/s.P95[last]), param, num(s.X[last]), test("p95", last, pick)))
+		out = append(out, Evidence{Kind: LowerP95, At: s.X[pick], Against: s.X[last], Change: 1 - s.P95[pick]/s.P95[last], Test: test(FigureP95, last, pick)})
 	}
 	if s.Knee >= 0 {
-		parts = append(parts, fmt.Sprintf("gains flatten after %s=%s", param, num(s.X[s.Knee])))
+		out = append(out, Evidence{Kind: KneeAt, At: s.X[s.Knee]})
 	}
 	if best < last && s.Throughput[last] < s.Throughput[best]*(1-WithinBest) {
-		parts = append(parts, fmt.Sprintf("throughput falls %.0f%% from %s=%s to %s=%s%s", 100*(1-s.Throughput[last]/s.Throughput[best]), param, num(s.X[best]), param, num(s.X[last]), test("throughput", best, last)))
+		out = append(out, Evidence{Kind: ThroughputFalls, At: s.X[best], Against: s.X[last], Change: 1 - s.Throughput[last]/s.Throughput[best], Test: test(FigureThroughput, best, last)})
 	}
-	if u := s.USL; u != nil && u.R2 > 0.8 {
+	if u := s.USL; u != nil && !u.R2Undefined && u.R2 > MinUSLR2 {
 		if u.HasPeak {
-			extrapolated := ""
-			if u.PeakN > s.X[last] || u.PeakN < s.X[0] {
-				extrapolated = ", outside the measured range"
-			}
-			parts = append(parts, fmt.Sprintf("USL peak at %s≈%.1f (σ=%.3f, κ=%.4f, R²=%.2f%s)", param, u.PeakN, u.Sigma, u.Kappa, u.R2, extrapolated))
+			out = append(out, Evidence{Kind: USLPeak, At: u.PeakN, Value: u.PeakX, Extrapolated: u.PeakN > s.X[last] || u.PeakN < s.X[0]})
 		} else {
-			parts = append(parts, fmt.Sprintf("USL: no peak (σ=%.3f, κ=0, R²=%.2f)", u.Sigma, u.R2))
+			out = append(out, Evidence{Kind: USLNoPeak})
 		}
 	}
-	return fmt.Sprintf("%s=%s: %s", param, num(s.X[pick]), strings.Join(parts, "; "))
+	return out
 }
 
-// namedComparisons sums up non-numeric params (glibc vs jemalloc): what
-// changed significantly against the baseline, and what did not.
-func namedComparisons(e *plan.Experiment, points []Point, v *Verdict) []string {
-	var out []string
-	matrix := e.Vary == plan.Matrix && len(e.Params) > 1
-	for pi, prm := range e.Params {
-		if prm.Numeric && !(matrix && pi == len(e.Params)-1) {
-			continue
-		}
-		if matrix && pi != len(e.Params)-1 {
+// namedComparisons sums up non-numeric params (glibc vs jemalloc): each
+// figure's change against the baseline value.
+func namedComparisons(e *plan.Experiment, params []Param, points []Point, v *Verdict) []NamedComparison {
+	var out []NamedComparison
+	matrix := e.Vary == plan.Matrix && len(params) > 1
+	for pi, prm := range params {
+		if matrix && pi != len(params)-1 {
 			continue // in a matrix, the last param is the one compared
 		}
-		baseLabel := prm.Values[e.Baseline[prm.Name]].Label
+		if prm.Numeric && !matrix {
+			continue
+		}
 		for i, p := range points {
-			if p.Baseline || p.Labels[prm.Name] == baseLabel {
+			if p.Baseline || p.Labels[prm.Name] == prm.Baseline {
 				continue
 			}
-			others := true
-			var at []string
-			for _, o := range e.Params {
-				if o.Name == prm.Name {
-					continue
-				}
-				if matrix {
-					at = append(at, o.Name+"="+p.Labels[o.Name])
-				} else if p.Labels[o.Name] != o.Values[e.Baseline[o.Name]].Label {
-					others = false
-				}
-			}
-			if !others {
+			if !matrix && !p.OthersAtBaseline(params, prm.Name) {
 				continue
 			}
-			var sig, same, untested []string
-			n := 0
+			nc := NamedComparison{Param: prm.Name, Value: p.Labels[prm.Name], Baseline: prm.Baseline, Point: p.Key}
+			if matrix {
+				for _, o := range params[:len(params)-1] {
+					nc.At = append(nc.At, o.Name+"="+p.Labels[o.Name])
+				}
+			}
 			for _, t := range v.Figures {
 				r := t.Rows[i]
-				if r.N == 0 || r.Baseline {
+				if r.N == 0 || r.Baseline || r.Change == nil {
 					continue
 				}
-				switch {
-				case r.Significant:
-					sig = append(sig, fmt.Sprintf("%s %+.1f%% (p=%.3f)", t.Name, 100*r.Delta, r.P))
-				case strings.Contains(r.Versus, "untested"):
-					// Too few runs for any test: the change of the medians,
-					// said to be untested, never "no difference".
-					if r.Delta != 0 {
-						untested = append(untested, fmt.Sprintf("%s %+.1f%%", t.Name, 100*r.Delta))
-					}
-					n = r.N
-				default:
-					same = append(same, t.Name)
-				}
+				nc.Reference = r.Reference
+				nc.Figures = append(nc.Figures, FigureChange{ID: t.ID, Name: t.Name, N: r.N, Change: *r.Change})
 			}
-			line := fmt.Sprintf("%s=%s vs %s:", prm.Name, p.Labels[prm.Name], baseLabel)
-			if len(at) > 0 {
-				line = fmt.Sprintf("%s=%s vs %s at %s:", prm.Name, p.Labels[prm.Name], baseLabel, strings.Join(at, " "))
-			}
-			switch {
-			case len(sig) > 0:
-				line += " " + strings.Join(sig, ", ")
-				if len(same) > 0 {
-					line += "; no significant change in " + strings.Join(same, ", ")
-				}
-			case len(untested) > 0:
-				line += fmt.Sprintf(" untested, too few runs (n=%d) to tell from noise: %s", n, strings.Join(untested, ", "))
-			default:
-				line += " no significant difference"
-			}
-			out = append(out, line)
+			out = append(out, nc)
 		}
 	}
 	return out

@@ -72,17 +72,17 @@ func sweepFigures(o *experiment.Outcome) []figure {
 				sweep = &v.Sweeps[i]
 			}
 		}
-		mk := func(figureNames []string, title, ylabel string, unit chart.Unit, scale float64) *chart.Chart {
+		mk := func(ids []experiment.FigureID, title, ylabel string, unit chart.Unit, scale float64) *chart.Chart {
 			c := &chart.Chart{Title: title, XLabel: prm.Name, YLabel: ylabel, YUnit: unit, YMin0: true}
 			if !prm.Numeric {
 				c.XLabels = labels
 			}
-			for _, name := range figureNames {
-				t := table(v, name)
+			for _, id := range ids {
+				t := v.Table(id)
 				if t == nil {
 					continue
 				}
-				s := chart.Series{Name: name}
+				s := chart.Series{Name: t.Name}
 				for k, i := range idx {
 					row := t.Rows[i]
 					if row.N == 0 {
@@ -106,16 +106,17 @@ func sweepFigures(o *experiment.Outcome) []figure {
 			}
 			return c
 		}
-		add := func(name, title, ylabel string, unit chart.Unit, figs ...string) {
+		add := func(name, title, ylabel string, unit chart.Unit, figs ...experiment.FigureID) {
 			if c := mk(figs, title, ylabel, unit, 1); c != nil {
 				out = append(out, figure{prm.Name + "-" + name, c})
 			}
 		}
-		add("throughput", "Requests per second by "+prm.Name, "requests/s", chart.PerSecond, "throughput")
-		add("latency", "Request duration by "+prm.Name, "latency", chart.Milliseconds, "p50 latency", "p95 latency", "p99 latency")
-		add("elapsed", "Elapsed time by "+prm.Name, "elapsed", chart.Seconds, "elapsed")
-		add("cpu", "Server CPU by "+prm.Name, "% of one core", chart.Number, "server CPU")
-		if c := mk([]string{"RSS peak", "RSS average", "PSS peak", "PSS average"}, "Server memory by "+prm.Name, "memory", chart.Bytes, mib); c != nil {
+		add("throughput", "Requests per second by "+prm.Name, "requests/s", chart.PerSecond, experiment.FigureThroughput)
+		add("latency", "Request duration by "+prm.Name, "latency", chart.Milliseconds, experiment.FigureP50, experiment.FigureP95, experiment.FigureP99)
+		add("elapsed", "Elapsed time by "+prm.Name, "elapsed", chart.Seconds, experiment.FigureElapsed)
+		add("cpu", "Server CPU by "+prm.Name, "% of one core", chart.Number, experiment.FigureCPU)
+		memory := []experiment.FigureID{experiment.FigureRSSPeak, experiment.FigureRSSAverage, experiment.FigurePSSPeak, experiment.FigurePSSAverage}
+		if c := mk(memory, "Server memory by "+prm.Name, "memory", chart.Bytes, mib); c != nil {
 			if q := quota(o); q > 0 {
 				c.Levels = []chart.Level{{Y: q, Label: "quota"}}
 			}
@@ -130,16 +131,7 @@ func sweepFigures(o *experiment.Outcome) []figure {
 func axis(o *experiment.Outcome, prm experiment.Param) (xs []float64, labels []string, idx []int) {
 	for vi, val := range prm.Values {
 		for i, pt := range o.Points {
-			if pt.Labels[prm.Name] != val {
-				continue
-			}
-			others := true
-			for _, other := range o.Params {
-				if other.Name != prm.Name && pt.Labels[other.Name] != other.Baseline {
-					others = false
-				}
-			}
-			if !others {
+			if pt.Labels[prm.Name] != val || !pt.OthersAtBaseline(o.Params, prm.Name) {
 				continue
 			}
 			x := float64(vi)
@@ -150,15 +142,6 @@ func axis(o *experiment.Outcome, prm experiment.Param) (xs []float64, labels []s
 		}
 	}
 	return xs, labels, idx
-}
-
-func table(v *experiment.Verdict, name string) *experiment.FigureTable {
-	for i := range v.Figures {
-		if v.Figures[i].Name == name {
-			return &v.Figures[i]
-		}
-	}
-	return nil
 }
 
 func spread(s []float64) (lo, hi float64) {

@@ -24,7 +24,7 @@ type sideJSON struct {
 
 type rowJSON struct {
 	Figure      string  `json:"figure"`
-	Key         string  `json:"key"` // the name --fail-on uses
+	Key         string  `json:"key"` // the figure's ID, the name --fail-on uses
 	Unit        string  `json:"unit"`
 	Higher      bool    `json:"higher_is_better"`
 	A           string  `json:"a"`
@@ -36,16 +36,21 @@ type rowJSON struct {
 	Significant bool    `json:"significant"`
 	Testable    bool    `json:"testable"`
 	Versus      string  `json:"versus"`
+	// Change is the comparison as data: its status, why it is untested,
+	// p, the smallest p the numbers of runs can give, n1, n2, delta.
+	Change experiment.Change `json:"change"`
 }
 
 func comparisonView(c *experiment.Comparison) comparisonJSON {
 	out := comparisonJSON{
 		A:     sideJSON{c.A.Label, len(c.A.Results)},
 		B:     sideJSON{c.B.Label, len(c.B.Results)},
-		Notes: c.Warnings,
+		Notes: comparisonNotes(c),
 	}
 	for _, r := range c.Rows {
-		out.Rows = append(out.Rows, rowJSON{r.Figure, r.Key, r.Unit, r.Higher, r.A, r.B, r.MedianA, r.MedianB, r.Delta, r.P, r.Significant, r.Testable, r.Versus})
+		ch := r.Change
+		out.Rows = append(out.Rows, rowJSON{r.Figure, string(r.ID), r.Unit, r.Higher, cell(r.A), cell(r.B), r.A.Median, r.B.Median, ch.Delta, ch.P,
+			ch.Significant(), ch.Reason != experiment.TooFewRuns, versus(&ch), ch})
 	}
 	return out
 }
@@ -63,16 +68,17 @@ func ComparisonMarkdown(w io.Writer, c *experiment.Comparison) error {
 	ew := &errWriter{w: w}
 	ew.printf("**A:** %s (%s)  \n**B:** %s (%s)\n\n", md(c.A.Label), plural(len(c.A.Results), "run"), md(c.B.Label), plural(len(c.B.Results), "run"))
 	ew.printf("| figure | A | B | B vs A |\n|---|---:|---:|---|\n")
-	for _, r := range c.Rows {
+	view := comparisonView(c)
+	for _, r := range view.Rows {
 		versus := md(r.Versus)
 		if r.Significant {
 			versus = "**" + versus + "**"
 		}
 		ew.printf("| %s (%s) | %s | %s | %s |\n", md(r.Figure), md(r.Unit), md(r.A), md(r.B), versus)
 	}
-	if len(c.Warnings) > 0 {
+	if len(view.Notes) > 0 {
 		ew.printf("\n")
-		for _, n := range c.Warnings {
+		for _, n := range view.Notes {
 			ew.printf("- %s\n", md(n))
 		}
 	}
@@ -89,9 +95,11 @@ func ComparisonHTML(w io.Writer, c *experiment.Comparison) error {
 // ComparisonCSV writes a comparison's figures as CSV.
 func ComparisonCSV(w io.Writer, c *experiment.Comparison) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"figure", "unit", "runs_a", "runs_b", "median_a", "median_b", "delta", "p", "significant", "testable"})
+	cw.Write([]string{"figure", "unit", "runs_a", "runs_b", "median_a", "median_b", "delta", "p", "significant", "testable", "id", "status", "reason", "min_p"})
 	for _, r := range c.Rows {
-		cw.Write([]string{r.Figure, r.Unit, strconv.Itoa(r.NA), strconv.Itoa(r.NB), f(r.MedianA), f(r.MedianB), f(r.Delta), f(r.P), strconv.FormatBool(r.Significant), strconv.FormatBool(r.Testable)})
+		ch := r.Change
+		cw.Write([]string{r.Figure, r.Unit, strconv.Itoa(r.A.N), strconv.Itoa(r.B.N), f(r.A.Median), f(r.B.Median), f(ch.Delta), f(ch.P), strconv.FormatBool(ch.Significant()),
+			strconv.FormatBool(ch.Reason != experiment.TooFewRuns), string(r.ID), string(ch.Status), string(ch.Reason), f(ch.MinP)})
 	}
 	cw.Flush()
 	return cw.Error()

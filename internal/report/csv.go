@@ -68,12 +68,16 @@ func RunsCSV(w io.Writer, o *experiment.Outcome) error {
 // PointsCSV writes an experiment's verdict, one row per point and figure.
 func PointsCSV(w io.Writer, o *experiment.Outcome) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"point", "baseline", "figure", "unit", "n", "median", "ci_low", "ci_high", "ci_bounded", "delta", "p", "significant"})
+	cw.Write([]string{"point", "baseline", "figure", "unit", "n", "median", "ci_low", "ci_high", "ci_bounded", "delta", "p", "significant", "figure_id", "status", "reason"})
 	if o.Verdict != nil {
 		for _, t := range o.Verdict.Figures {
 			for _, r := range t.Rows {
+				var status, reason string
+				if c := r.Change; c != nil {
+					status, reason = string(c.Status), string(c.Reason)
+				}
 				cw.Write([]string{r.Point, strconv.FormatBool(r.Baseline), t.Name, t.Unit, strconv.Itoa(r.N), f(r.Median), f(r.Lo), f(r.Hi),
-					strconv.FormatBool(r.Bounded), f(r.Delta), f(r.P), strconv.FormatBool(r.Significant)})
+					strconv.FormatBool(r.Bounded), f(r.Delta), f(r.P), strconv.FormatBool(r.Significant), string(t.ID), status, reason})
 			}
 		}
 	}

@@ -28,6 +28,8 @@ var funcs = template.FuncMap{
 	"time":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"lines": func(s string) []string { return strings.Split(s, "\n") },
 	"add":   func(a, b int64) int64 { return a + b },
+	// heading names what a verdict table's cells hold.
+	"heading": cellHeading,
 }
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))
@@ -92,6 +94,7 @@ func HTML(w io.Writer, r *result.Result) error {
 
 type experimentView struct {
 	O       *experiment.Outcome
+	V       *experiment.Verdict // O's verdict, described
 	Charts  []chartView
 	Points  []pointView
 	Done    int
@@ -167,7 +170,7 @@ const maxPointCharts = 12
 // against each swept param with the spread of the repeats and the knee and
 // recommendation marked, the verdict tables, and each point's runs.
 func ExperimentHTML(w io.Writer, o *experiment.Outcome) error {
-	v := experimentView{O: o, Charts: charts(sweepFigures(o))}
+	v := experimentView{O: o, V: Describe(o.Verdict), Charts: charts(sweepFigures(o))}
 	for _, r := range o.Runs {
 		switch r.Status {
 		case "done":

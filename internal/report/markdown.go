@@ -150,7 +150,7 @@ func ExperimentMarkdown(w io.Writer, dir string, o *experiment.Outcome) error {
 func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome) error {
 	ew := &errWriter{w: w}
 	ew.printf("## %s\n\n%s × %s · %s · seed %d\n\n", md(o.Name), plural(len(o.Points), "point"), plural(o.Repeat, "repeat"), md(o.Vary), o.Seed)
-	v := o.Verdict
+	v := Describe(o.Verdict)
 	if v == nil {
 		return ew.err
 	}
@@ -188,7 +188,7 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 		}
 	}
 	for _, t := range v.Figures {
-		ew.printf("| %s (%s) | %s | vs %s |\n|---|---:|---|\n", md(t.Name), md(t.Unit), t.CellHeading(), md(v.Against))
+		ew.printf("| %s (%s) | %s | vs %s |\n|---|---:|---|\n", md(t.Name), md(t.Unit), cellHeading(t), md(v.Against))
 		for _, row := range t.Rows {
 			name := md(row.Point)
 			if row.Baseline {

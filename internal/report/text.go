@@ -1,7 +1,9 @@
 // Package report renders results for people and tools: the terminal summary,
-// the JSON summary that scripts parse, and (with later work) markdown, HTML
-// and CSV. Every renderer takes a result and an io.Writer, and reports the
-// first write error.
+// the JSON summary that scripts parse, markdown, HTML and CSV, of a run, an
+// experiment or a comparison. An experiment's verdict and a comparison are
+// data (package experiment); their English is written here, by Describe
+// and the renderers, and nowhere else. Every renderer takes what it renders
+// and an io.Writer, and reports the first write error.
 package report
 
 import (

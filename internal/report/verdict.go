@@ -25,6 +25,7 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 	if v == nil {
 		return ew.err
 	}
+	v = Describe(v)
 	width := len("point")
 	for _, p := range o.Points {
 		width = max(width, len(p.Key)+len(" (baseline)"))
@@ -33,7 +34,7 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 		width = max(width, len(t.Name)+len(t.Unit)+3)
 	}
 	for _, t := range v.Figures {
-		heading := t.CellHeading()
+		heading := cellHeading(t)
 		cellWidth := len([]rune(heading))
 		for _, r := range t.Rows {
 			cellWidth = max(cellWidth, len([]rune(strings.TrimSpace(r.Cell))))
@@ -117,20 +118,21 @@ func firstLine(s string) string {
 func Comparison(w io.Writer, c *experiment.Comparison) error {
 	ew := &errWriter{w: w}
 	ew.printf("A: %s (%s)\nB: %s (%s)\n\n", c.A.Label, plural(len(c.A.Results), "run"), c.B.Label, plural(len(c.B.Results), "run"))
+	view := comparisonView(c)
 	nameW, aW, bW := len("figure"), len("A"), len("B")
-	for _, r := range c.Rows {
+	for _, r := range view.Rows {
 		nameW = max(nameW, len(r.Figure)+len(r.Unit)+3)
 		aW = max(aW, len([]rune(r.A)))
 		bW = max(bW, len([]rune(r.B)))
 	}
 	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(n-len([]rune(s)), 0)) }
 	ew.printf("%s  %s  %s  %s\n", pad("figure", nameW), pad("A", aW), pad("B", bW), "B vs A")
-	for _, r := range c.Rows {
+	for _, r := range view.Rows {
 		ew.printf("%s  %s  %s  %s\n", pad(r.Figure+" ("+r.Unit+")", nameW), pad(r.A, aW), pad(r.B, bW), r.Versus)
 	}
-	if len(c.Warnings) > 0 {
+	if len(view.Notes) > 0 {
 		ew.printf("\n")
-		for _, w := range c.Warnings {
+		for _, w := range view.Notes {
 			ew.printf("note: %s\n", w)
 		}
 	}

@@ -37,6 +37,21 @@
 //	func CompareWith(base, test []float64, alpha, confidence float64) Comparison
 //	func FormatCells(summaries ...Summary) []string
 //
+// Whether a comparison can say anything at all depends on the sample sizes
+// alone: the Mann-Whitney test of n1 against n2 runs cannot give a p-value
+// below MinP(n1, n2) = 2/C(n1+n2, n1), so a difference can be significant
+// only when that is at most alpha (3 runs against 5: 0.036, yes; 3 against
+// 4: 0.057, no). Comparison.Testable says so; RunsToTest and IntervalRuns
+// say how many runs a point would take, and Comparison.Notes leaves out
+// benchmath's own sample-size warnings for callers that say this in their
+// own words.
+//
+//	func MinP(n1, n2 int) float64
+//	func Testable(n1, n2 int, alpha float64) bool
+//	func RunsToTest(alpha float64) int                   // 4 at 0.05
+//	func RunsToTestAgainst(n int, alpha float64) int     // 5 against 3 at 0.05
+//	func IntervalRuns(confidence float64) int            // 6 at 0.95
+//
 // # Universal Scalability Law
 //
 // FitUSL fits Gunther's Universal Scalability Law
@@ -47,7 +62,8 @@
 // squares (Levenberg-Marquardt with σ >= 0, κ >= 0, λ > 0, started from
 // λ at the smallest N and Gunther's linearisation), and reports σ
 // (contention), κ (coherency), λ (throughput of one unit), the peak
-// concurrency N* = sqrt((1-σ)/κ), the throughput there, and R². When κ is 0
+// concurrency N* = sqrt((1-σ)/κ), the throughput there, and R² (undefined,
+// and said to be, when every throughput is equal). When κ is 0
 // there is no peak: throughput rises forever toward λ/σ, and the fit says so
 // (HasPeak is false, String says "no peak") rather than reporting an
 // infinite N*. Input with fewer than three distinct concurrency levels or

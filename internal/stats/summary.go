@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
@@ -128,6 +129,11 @@ type Comparison struct {
 	// Significant is true when P <= Alpha. Following benchstat, a
 	// non-significant difference is shown as "~" whatever Delta is.
 	Significant bool
+	// MinP is the smallest p-value the test could give for samples of
+	// these sizes (see MinP); Testable is MinP <= Alpha, that is, whether
+	// a difference could be significant at all with this many runs.
+	MinP     float64
+	Testable bool
 	// Warnings concern the comparison itself (for example too few samples
 	// to ever reach Alpha); each side's own warnings stay in Base and Test.
 	Warnings []string
@@ -151,6 +157,8 @@ func CompareWith(base, test []float64, alpha, confidence float64) Comparison {
 		Base:  Summarize(base, confidence),
 		Test:  Summarize(test, confidence),
 	}
+	c.MinP = MinP(c.Base.N, c.Test.N)
+	c.Testable = c.MinP <= alpha
 	switch {
 	case c.Base.N == 0:
 		c.Warnings = append(warnings, "no baseline samples to compare with")
@@ -215,6 +223,29 @@ func (c Comparison) String() string {
 	return c.DeltaString() + " (" + c.TestString() + ")"
 }
 
+// Notes returns the warnings of AllWarnings other than benchmath's two about
+// sample sizes ("need >= 6 samples for confidence interval ...", "need >= 4
+// samples to detect a difference ..."): a caller that explains the sample
+// sizes in its own words, from Summary.Bounded, Testable and MinP, shows
+// these instead.
+func (c Comparison) Notes() []string {
+	var out []string
+	for _, w := range c.AllWarnings() {
+		if !IsSampleSizeWarning(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// IsSampleSizeWarning reports whether w is one of benchmath's warnings about
+// too few samples, as Summarize and Compare pass them on (with or without
+// the side's prefix of AllWarnings).
+func IsSampleSizeWarning(w string) bool {
+	w = strings.TrimPrefix(strings.TrimPrefix(w, "baseline: "), "test: ")
+	return strings.HasPrefix(w, "need >= ") || strings.HasPrefix(w, "need > ")
+}
+
 // AllWarnings returns the warnings of the comparison and of both summaries,
 // each prefixed with the side it concerns, for a footnote.
 func (c Comparison) AllWarnings() []string {
@@ -226,6 +257,74 @@ func (c Comparison) AllWarnings() []string {
 		all = append(all, "test: "+w)
 	}
 	return append(all, c.Warnings...)
+}
+
+// MinP is the smallest p-value the two-sided Mann-Whitney U test can give
+// for samples of n1 and n2 values, 2/C(n1+n2, n1): the p of two samples that
+// do not overlap at all. A difference between so few runs can be significant
+// at level alpha only when MinP(n1, n2) <= alpha: 3 runs against 5 can
+// (MinP = 0.036), 3 against 4 cannot (0.057). It is 1 when a side is empty.
+//
+// benchmath warns only when both sides are smaller than the size at which n
+// against n reaches alpha; MinP also decides uneven sizes.
+func MinP(n1, n2 int) float64 {
+	if n1 < 1 || n2 < 1 {
+		return 1
+	}
+	// C(n1+n2, n1) as a float: exact for the sizes of experiments, and
+	// no overflow for large ones (the p-value then underflows to 0).
+	ways := 1.0
+	for i := 1; i <= n1; i++ {
+		ways = ways * float64(n2+i) / float64(i)
+	}
+	return math.Min(1, 2/ways)
+}
+
+// Testable reports whether n1 runs against n2 can show a significant
+// difference at level alpha (0 means DefaultAlpha): MinP(n1, n2) <= alpha.
+func Testable(n1, n2 int, alpha float64) bool {
+	alpha, _ = checkLevel("alpha", alpha, DefaultAlpha, nil)
+	return MinP(n1, n2) <= alpha
+}
+
+// RunsToTest is the fewest runs against as many that can show a
+// significant difference at level alpha (0 means DefaultAlpha): 4 at 0.05.
+func RunsToTest(alpha float64) int {
+	n := 1
+	for !Testable(n, n, alpha) {
+		n++
+	}
+	return n
+}
+
+// RunsToTestAgainst is the fewest runs m such that n runs against m can show
+// a significant difference at level alpha: 5 against 3 at 0.05, 8 against 2.
+// It is 0 when no number of runs is enough (n < 1).
+func RunsToTestAgainst(n int, alpha float64) int {
+	if n < 1 {
+		return 0
+	}
+	m := 1
+	for !Testable(n, m, alpha) {
+		m++
+	}
+	return m
+}
+
+// IntervalRuns is the fewest samples whose median has a bounded confidence
+// interval at the given level (0 means DefaultConfidence): 6 at 0.95, when
+// the lowest and highest of them cover the median with 96.9% confidence.
+// With fewer, Summarize returns an unbounded summary.
+func IntervalRuns(confidence float64) int {
+	confidence, _ = checkLevel("confidence", confidence, DefaultConfidence, nil)
+	var samples []float64
+	for n := 1; n <= 1000; n++ {
+		samples = append(samples, float64(n))
+		if Summarize(samples, confidence).Bounded {
+			return n
+		}
+	}
+	return 0
 }
 
 // checkLevel returns level, or def when level is 0 (the zero value asks for

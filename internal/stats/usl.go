@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // ErrCannotFit is wrapped by every error FitUSL returns for input that has
@@ -43,8 +44,11 @@ type USLFit struct {
 	Ceiling float64
 
 	// RSquared is 1 - SSE/SST, the share of the throughput's variance the
-	// model explains.
-	RSquared float64
+	// model explains. RSquaredDefined is false when it cannot be computed:
+	// every throughput is the same (SST = 0, nothing to explain) or the
+	// sums are not finite; RSquared is then 0, never NaN.
+	RSquared        float64
+	RSquaredDefined bool
 	// Points is the number of measurements fitted; Levels the number of
 	// distinct concurrency values among them.
 	Points, Levels int
@@ -62,7 +66,11 @@ func (f USLFit) Throughput(n float64) float64 {
 // why there is none.
 func (f USLFit) String() string {
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	s := fmt.Sprintf("σ=%s κ=%s λ=%s R²=%.4f: ", g(f.Sigma), g(f.Kappa), g(f.Lambda), f.RSquared)
+	r2 := "R² undefined (every throughput equal)"
+	if f.RSquaredDefined {
+		r2 = "R²=" + FormatRSquared(f.RSquared)
+	}
+	s := fmt.Sprintf("σ=%s κ=%s λ=%s %s: ", g(f.Sigma), g(f.Kappa), g(f.Lambda), r2)
 	switch {
 	case f.HasPeak:
 		return s + fmt.Sprintf("peak throughput %s at N=%s", g(f.PeakThroughput), g(f.PeakN))
@@ -101,7 +109,7 @@ func FitUSL(concurrency, throughput []float64) (USLFit, error) {
 		Points: len(concurrency),
 		Levels: levels,
 	}
-	f.RSquared = p.rSquared(best)
+	f.RSquared, f.RSquaredDefined = p.rSquared(best)
 	f.describePeak(maxOf(concurrency))
 	return f, nil
 }
@@ -243,7 +251,7 @@ func (p uslProblem) sse(q uslParams) float64 {
 	return sum
 }
 
-func (p uslProblem) rSquared(q uslParams) float64 {
+func (p uslProblem) rSquared(q uslParams) (float64, bool) {
 	var mean float64
 	for _, x := range p.x {
 		mean += x
@@ -253,15 +261,28 @@ func (p uslProblem) rSquared(q uslParams) float64 {
 	for _, x := range p.x {
 		sst += (x - mean) * (x - mean)
 	}
-	sse := p.sse(q)
-	if sst == 0 {
-		// Every throughput equal: a perfect fit explains everything.
-		if sse <= 1e-12*mean*mean*float64(len(p.x)) {
-			return 1
-		}
-		return 0
+	r2 := 1 - p.sse(q)/sst
+	if sst == 0 || math.IsNaN(r2) || math.IsInf(r2, 0) {
+		// Every throughput equal: no variance to explain, so R² is 0/0.
+		return 0, false
 	}
-	return 1 - sse/sst
+	return r2, true
+}
+
+// FormatRSquared writes R² with four decimals, or with as many more as it
+// takes not to round a value below 1 up to "1.0000" (0.99996 is
+// "0.99996"); 1 itself is "1". 0.9964 is "0.9964", never "1.00".
+func FormatRSquared(r2 float64) string {
+	if r2 == 1 {
+		return "1"
+	}
+	for digits := 4; digits < 16; digits++ {
+		s := strconv.FormatFloat(r2, 'f', digits, 64)
+		if r2 > 1 || !strings.HasPrefix(s, "1.") { // below 1, and not rounded up to it
+			return s
+		}
+	}
+	return strconv.FormatFloat(r2, 'g', -1, 64)
 }
 
 // levenbergMarquardt minimises sse from start within the bounds

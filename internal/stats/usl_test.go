@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -362,5 +363,38 @@ func TestFitUSLOnArbitraryData(t *testing.T) {
 			t.Errorf("trial %d: peak %v at %v", trial, f.PeakThroughput, f.PeakN)
 		}
 		checkFinite(t, f)
+	}
+}
+
+// TestRSquaredIsPrintedAsItIs: R² keeps enough digits not to read as a
+// perfect fit, and a fit to flat throughput, whose R² is 0/0, says so in
+// words (and stores 0, which JSON can hold, not NaN).
+func TestRSquaredIsPrintedAsItIs(t *testing.T) {
+	for _, tt := range []struct {
+		r2   float64
+		want string
+	}{
+		{0.9964, "0.9964"}, {0.98, "0.9800"}, {0.99996, "0.99996"}, {0.9999999, "0.9999999"}, {1, "1"}, {0.5, "0.5000"}, {-0.25, "-0.2500"},
+	} {
+		if got := FormatRSquared(tt.r2); got != tt.want {
+			t.Errorf("FormatRSquared(%v) = %q, want %q", tt.r2, got, tt.want)
+		}
+	}
+	f, err := FitUSL([]float64{1, 2, 4, 8}, []float64{50, 50, 50, 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.RSquaredDefined || f.RSquared != 0 || !strings.Contains(f.String(), "R² undefined (every throughput equal)") || strings.Contains(f.String(), "NaN") {
+		t.Errorf("flat throughput: R² %v (defined %v), %q", f.RSquared, f.RSquaredDefined, f.String())
+	}
+	if _, err := json.Marshal(f); err != nil {
+		t.Errorf("the fit does not encode as JSON: %v", err)
+	}
+	g, err := FitUSL([]float64{1, 2, 3, 4, 5}, []float64{100, 190, 262, 330, 371})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.RSquaredDefined || !strings.Contains(g.String(), "R²="+FormatRSquared(g.RSquared)+":") {
+		t.Errorf("fit %q: R² %v", g.String(), g.RSquared)
 	}
 }

@@ -1,0 +1,363 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/stats"
+)
+
+// Describe returns a copy of v with its text fields written from its data:
+// each row's Cell and Versus, Against, each sweep's Recommendation and USL
+// text, and the verdict's Recommendation, Warnings, Thresholds, Passed,
+// Quota and Validity. Every renderer of a verdict reads these, and
+// experiment.json stores them for readers other than loadlab. A text field
+// that is already written (a verdict stored by an older loadlab, without
+// the data to write it again) is kept.
+func Describe(v *experiment.Verdict) *experiment.Verdict {
+	if v == nil {
+		return nil
+	}
+	d := *v
+	if d.Against == "" {
+		d.Against = d.Baseline
+		if d.ComparedParam != "" {
+			d.Against = fmt.Sprintf("the same point with %s=%s", d.ComparedParam, d.ComparedValue)
+		}
+	}
+	d.Figures = slices.Clone(v.Figures)
+	for i := range d.Figures {
+		t := &d.Figures[i]
+		t.Rows = slices.Clone(t.Rows)
+		for j := range t.Rows {
+			r := &t.Rows[j]
+			if r.Cell == "" {
+				r.Cell = cell(r.Spread)
+			}
+			if r.Versus == "" {
+				r.Versus = versus(r.Change)
+			}
+		}
+	}
+	d.Sweeps = slices.Clone(v.Sweeps)
+	var recs []string
+	for i := range d.Sweeps {
+		s := &d.Sweeps[i]
+		if s.USL != nil {
+			u := *s.USL
+			if u.Text == "" {
+				u.Text = u.Fit().String()
+			}
+			s.USL = &u
+		}
+		if s.Recommendation == "" && len(s.Evidence) > 0 {
+			s.Recommendation = recommendation(*s)
+		}
+		recs = append(recs, s.Recommendation)
+	}
+	for _, n := range d.Named {
+		recs = append(recs, named(n))
+	}
+	if d.Recommendation == "" {
+		d.Recommendation = strings.Join(recs, "\n")
+	}
+	if d.Warnings == nil {
+		d.Warnings = warnings(&d)
+	}
+	if d.Thresholds == nil && d.Passed == nil {
+		for _, t := range d.ThresholdTallies {
+			if t.Failed > 0 {
+				d.Thresholds = append(d.Thresholds, fmt.Sprintf("%s failed in %d of %d runs (run %d, %s: %s)", t.Text, t.Failed, t.Runs, t.ExampleRun, t.ExamplePoint, t.ExampleDetail))
+			} else {
+				d.Passed = append(d.Passed, fmt.Sprintf("%s passed in all %d runs", t.Text, t.Runs))
+			}
+		}
+	}
+	if d.Quota == nil {
+		for _, q := range d.QuotaTallies {
+			d.Quota = append(d.Quota, fmt.Sprintf("%s: over the %s quota at peak in %d of %d runs, on average in %d", q.Point, quantity.FormatBytes(q.Bytes), q.Peak, q.Runs, q.Average))
+		}
+	}
+	if d.Validity == nil {
+		for _, t := range d.ValidityTallies {
+			d.Validity = append(d.Validity, fmt.Sprintf("%s: %s in %d of %d runs (run %d: %s)", t.Point, t.Code, t.Runs, t.Of, t.ExampleRun, t.ExampleMessage))
+		}
+	}
+	return &d
+}
+
+// FailedThresholds lists each threshold that failed in some run of the
+// experiment, with how often and an example.
+func FailedThresholds(v *experiment.Verdict) []string {
+	if v == nil {
+		return nil
+	}
+	return Describe(v).Thresholds
+}
+
+// warnings are the verdict's warnings: unfinished points, the statistics'
+// notes, what the numbers of runs allow, and what the USL fits do not say.
+func warnings(v *experiment.Verdict) []string {
+	var out []string
+	for _, p := range v.Incomplete {
+		out = append(out, fmt.Sprintf("%s: %d of %d runs done", p.Point, p.Done, p.Want))
+	}
+	out = append(out, v.Notes...)
+	if s := v.Sampling; len(v.Figures) > 0 && s.FallsShort() {
+		advice := fmt.Sprintf("set repeat: %d or more to tell differences from noise", s.RunsToTest)
+		out = append(out, samplingSentence(s, runsPhrase(s, "a point"), advice))
+	}
+	for _, s := range v.Sweeps {
+		if s.USL != nil {
+			for _, w := range s.USL.Warnings {
+				out = append(out, "USL fit of "+s.Param+": "+w)
+			}
+		}
+	}
+	return out
+}
+
+// runsPhrase is "3 runs a point", or "3 to 5 runs a point".
+func runsPhrase(s experiment.Sampling, per string) string {
+	if s.RunsMin == s.RunsMax {
+		return runs(s.RunsMin) + " " + per
+	}
+	return fmt.Sprintf("%d to %d runs %s", s.RunsMin, s.RunsMax, per)
+}
+
+func runs(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+// samplingSentence says in one sentence what the numbers of runs allow, in
+// place of benchmath's "need >= 6 samples for confidence interval at level
+// 0.95" and "need >= 4 samples to detect a difference at alpha level 0.05":
+// why the cells show the lowest and highest run, and why a change is
+// untested, with the numbers that would do.
+func samplingSentence(s experiment.Sampling, with, advice string) string {
+	var parts []string
+	if s.RunsMin > 1 && s.RunsMin < s.IntervalRuns {
+		parts = append(parts, fmt.Sprintf("each cell shows the median and the lowest and highest run (a %.0f%% confidence interval takes %d)", 100*s.Confidence, s.IntervalRuns))
+	}
+	if u := s.Untested; u != nil {
+		parts = append(parts, fmt.Sprintf("the changes are untested: %s against %d cannot give a p-value below %.3f, above α=%s; %s",
+			runs(u.N1), u.N2, u.MinP, strconv.FormatFloat(s.Alpha, 'f', -1, 64), advice))
+	}
+	return "with " + with + ", " + strings.Join(parts, ", and ")
+}
+
+// cell renders a figure's runs: the median ± its 95% confidence interval
+// as benchstat does; with too few runs for an interval (fewer than 6), the
+// median with the lowest and highest run, which still shows the spread; one
+// run alone. Numbers have four significant digits at most, in the figure's
+// own unit: benchstat scales to SI prefixes, which reads oddly for MiB and
+// percentages.
+func cell(s experiment.Spread) string {
+	switch {
+	case s.N == 0:
+		return ""
+	case s.N == 1: // one run: no spread to show
+		return number(s.Median)
+	case s.Bounded:
+		return number(s.Median) + " ± " + stats.Summary{N: s.N, Center: s.Median, Bounded: true, Lo: s.Lo, Hi: s.Hi}.RangeString()
+	}
+	return number(s.Median) + " (" + number(s.Min) + "–" + number(s.Max) + ")"
+}
+
+// cellHeading names what the cells of t hold: the median ± its confidence
+// interval, or with too few runs for one, the median (lowest–highest run).
+func cellHeading(t experiment.FigureTable) string {
+	for _, r := range t.Rows {
+		if r.Bounded || r.N < 2 {
+			continue
+		}
+		return "median (min–max)"
+	}
+	return "median ± 95% CI"
+}
+
+func number(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// versus renders a change as benchstat does ("+12.00% (p=0.008 n=5)", "~
+// (p=0.310 n=5)", "-8.91% (p=0.036 n=3+5)"); with too few runs for any
+// test, where benchstat prints only "~", it gives the change of the medians
+// and says it is untested.
+func versus(c *experiment.Change) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.Reason == experiment.TooFewRuns && !c.DeltaDefined:
+		return fmt.Sprintf("from 0 (n=%s, untested)", sizes(c))
+	case c.Reason == experiment.TooFewRuns:
+		return fmt.Sprintf("%+.2f%% (n=%s, untested)", 100*c.Delta, sizes(c))
+	}
+	return benchstat(c).String()
+}
+
+// benchstat is the change as package stats has it, to write it as
+// benchstat does.
+func benchstat(c *experiment.Change) stats.Comparison {
+	return stats.Comparison{P: c.P, Alpha: c.Alpha, Base: stats.Summary{N: c.N1}, Test: stats.Summary{N: c.N2},
+		Delta: c.Delta, DeltaDefined: c.DeltaDefined, Significant: c.Significant()}
+}
+
+// sizes is benchstat's "5", or "3+5" when the sides differ.
+func sizes(c *experiment.Change) string {
+	if c.N1 == c.N2 {
+		return strconv.Itoa(c.N1)
+	}
+	return fmt.Sprintf("%d+%d", c.N1, c.N2)
+}
+
+// qualifier qualifies a claim of the recommendation that a figure differs
+// between two levels, when the difference is not shown to be more than
+// noise.
+func qualifier(c *experiment.Change) string {
+	switch {
+	case c == nil || c.Significant():
+		return ""
+	case c.Reason == experiment.TooFewRuns:
+		return fmt.Sprintf(" (untested: n=%d)", min(c.N1, c.N2))
+	}
+	return fmt.Sprintf(" (not significant, p=%.2f)", c.P)
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// recommendation is a numeric sweep's pick with its evidence, on one line.
+func recommendation(s experiment.SweepVerdict) string {
+	param := s.Param
+	var parts []string
+	for _, e := range s.Evidence {
+		switch e.Kind {
+		case experiment.BestThroughput:
+			parts = append(parts, fmt.Sprintf("the best throughput (%.1f req/s)", e.Value))
+		case experiment.WithinBestThroughput:
+			parts = append(parts, fmt.Sprintf("within %.0f%% of the best throughput (%s=%s: %.1f req/s)", 100*e.Change, param, num(e.Against), e.Value))
+		case experiment.LowerP95:
+			parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s%s", 100*e.Change, param, num(e.Against), qualifier(e.Test)))
+		case experiment.KneeAt:
+			parts = append(parts, fmt.Sprintf("gains flatten after %s=%s", param, num(e.At)))
+		case experiment.ThroughputFalls:
+			parts = append(parts, fmt.Sprintf("throughput falls %.0f%% from %s=%s to %s=%s%s", 100*e.Change, param, num(e.At), param, num(e.Against), qualifier(e.Test)))
+		case experiment.USLPeak:
+			extrapolated := ""
+			if e.Extrapolated {
+				extrapolated = ", outside the measured range"
+			}
+			u := s.USL
+			parts = append(parts, fmt.Sprintf("USL peak at %s≈%.1f (σ=%.3f, κ=%.4f, R²=%s%s)", param, e.At, u.Sigma, u.Kappa, stats.FormatRSquared(u.R2), extrapolated))
+		case experiment.USLNoPeak:
+			parts = append(parts, fmt.Sprintf("USL: no peak (σ=%.3f, κ=0, R²=%s)", s.USL.Sigma, stats.FormatRSquared(s.USL.R2)))
+		}
+	}
+	return fmt.Sprintf("%s=%s: %s", param, num(s.X[s.Pick]), strings.Join(parts, "; "))
+}
+
+// named sums up a value of a non-numeric param against its baseline value:
+// what changed significantly, and what did not.
+func named(n experiment.NamedComparison) string {
+	var sig, same, untested []string
+	runs := 0
+	for _, f := range n.Figures {
+		c := f.Change
+		switch {
+		case c.Significant():
+			sig = append(sig, fmt.Sprintf("%s %+.1f%% (p=%.3f)", f.Name, 100*c.Delta, c.P))
+		case c.Reason == experiment.TooFewRuns:
+			// Too few runs for any test: the change of the medians,
+			// said to be untested, never "no difference".
+			if c.Delta != 0 {
+				untested = append(untested, fmt.Sprintf("%s %+.1f%%", f.Name, 100*c.Delta))
+			}
+			runs = f.N
+		default:
+			same = append(same, f.Name)
+		}
+	}
+	line := fmt.Sprintf("%s=%s vs %s:", n.Param, n.Value, n.Baseline)
+	if len(n.At) > 0 {
+		line = fmt.Sprintf("%s=%s vs %s at %s:", n.Param, n.Value, n.Baseline, strings.Join(n.At, " "))
+	}
+	switch {
+	case len(sig) > 0:
+		line += " " + strings.Join(sig, ", ")
+		if len(same) > 0 {
+			line += "; no significant change in " + strings.Join(same, ", ")
+		}
+	case len(untested) > 0:
+		line += fmt.Sprintf(" untested, too few runs (n=%d) to tell from noise: %s", runs, strings.Join(untested, ", "))
+	default:
+		line += " no significant difference"
+	}
+	return line
+}
+
+// comparisonNotes are a comparison's notes: what the numbers of runs allow,
+// the statistics' remarks on each figure, and the suspect runs.
+func comparisonNotes(c *experiment.Comparison) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	for _, r := range c.Rows {
+		for _, w := range r.Notes {
+			if strings.Contains(w, "equal") { // says something of this figure alone
+				w = r.Figure + ": " + w
+			}
+			add(w)
+		}
+	}
+	if s := c.Sampling; len(c.Rows) > 0 && s.FallsShort() {
+		with := runsPhrase(s, "a side")
+		if len(c.A.Results) != len(c.B.Results) {
+			with = fmt.Sprintf("%s of A and %d of B", runs(len(c.A.Results)), len(c.B.Results))
+		}
+		add(samplingSentence(s, with, fmt.Sprintf("--fail-on compares the medians; %d runs a side are the fewest that can be tested", s.RunsToTest)))
+	}
+	for _, s := range c.Suspect {
+		add(fmt.Sprintf("%s run %d is suspect (%s): %s", s.Side, s.Run, s.Warning.Code, s.Warning.Message))
+	}
+	return out
+}
+
+// FailureText says why a comparison broke a --fail-on rule.
+func FailureText(f experiment.Failure) string {
+	row := f.Row
+	var changed string
+	switch {
+	case f.Rule.Figure == experiment.FigureErrorRate:
+		changed = fmt.Sprintf("%+.2f points (%.2f%% to %.2f%%)", row.B.Median-row.A.Median, row.A.Median, row.B.Median)
+	case row.A.Median == 0 && row.B.Median != 0:
+		changed = fmt.Sprintf("from 0 to %.4g", row.B.Median)
+	default:
+		changed = fmt.Sprintf("%+.1f%%", 100*row.Change.Delta)
+	}
+	if f.ByMedians {
+		return fmt.Sprintf("%s changed %s, beyond %s (median against median: with %d and %d runs no test can tell it from noise)", row.Figure, changed, f.Rule.Text, row.A.N, row.B.N)
+	}
+	return fmt.Sprintf("%s changed %s (p=%.3f), beyond %s", row.Figure, changed, row.Change.P, f.Rule.Text)
+}
