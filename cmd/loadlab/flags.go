@@ -45,6 +45,7 @@ var (
 	_ pflag.Value = (*rateFlag)(nil)
 	_ pflag.Value = (*urlFlag)(nil)
 	_ pflag.Value = (*headerFlag)(nil)
+	_ pflag.Value = (*methodFlag)(nil)
 )
 
 func (f *countFlag[T]) Set(s string) error {
@@ -193,6 +194,21 @@ func (f *urlFlag) Set(s string) error {
 
 func (f *urlFlag) String() string { return f.shown }
 func (f *urlFlag) Type() string   { return "string" }
+
+// methodFlag is the request method of -X, upper-cased ("post" is POST).
+type methodFlag struct{ method string }
+
+func (f *methodFlag) Set(s string) error {
+	m := strings.ToUpper(s)
+	if err := httpx.CheckMethod(m); err != nil {
+		return refuse("-X: %w", err)
+	}
+	f.method = m
+	return nil
+}
+
+func (f *methodFlag) String() string { return f.method }
+func (f *methodFlag) Type() string   { return "string" }
 
 // headerFlag is the request headers of -H 'Name: value', repeatable, each
 // checked as httpx will send it.

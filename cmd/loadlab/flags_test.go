@@ -141,6 +141,15 @@ func TestURLFlag(t *testing.T) {
 	})
 }
 
+func TestMethodFlag(t *testing.T) {
+	check(t, "string", func() pflag.Value { return &methodFlag{method: "GET"} }, []setCase{
+		{in: "post", str: "POST"},
+		{in: "PROPFIND", str: "PROPFIND"},
+		{in: "GE T", err: `-X: bad method "GE T"`, refused: true},
+		{in: "", err: "-X: empty method", refused: true},
+	}, nil)
+}
+
 func TestHeaderFlag(t *testing.T) {
 	f := &headerFlag{}
 	if f.Type() != "stringArray" || f.String() != "" {

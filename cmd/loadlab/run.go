@@ -32,7 +32,7 @@ type quickFlags struct {
 	duration    time.Duration
 	requests    int64
 	rate        rateFlag
-	method      string
+	method      methodFlag
 	headers     headerFlag
 	body        string
 	bodyFile    string
@@ -95,13 +95,13 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl := c.Flags()
 	// The typed flags (flags.go) check their values as they are parsed;
 	// zero is how -d and -n say "not given", so given, it is refused.
-	f.connections, f.timeout = 50, 30*time.Second
+	f.connections, f.timeout, f.method.method = 50, 30*time.Second, "GET"
 	fl.Var(&f.url, "url", "the URL to load (http or https)")
 	fl.VarP(&countFlag[int]{value: &f.connections, shown: "-c"}, "connections", "c", "connections (closed load), or the most at once (open load)")
 	fl.VarP(&durationFlag{value: &f.duration, shown: "-d"}, "duration", "d", "how long to send load (default 10s unless -n is given)")
 	fl.VarP(&countFlag[int64]{value: &f.requests, shown: "-n"}, "requests", "n", "total requests to send")
 	fl.Var(&f.rate, "rate", "open load: requests per period, such as 2000/s or 7000/10m")
-	fl.StringVarP(&f.method, "method", "X", "GET", "request method")
+	fl.VarP(&f.method, "method", "X", "request method")
 	fl.VarP(&f.headers, "header", "H", "request header 'Name: value' (repeatable)")
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file (- for stdin)")
@@ -159,10 +159,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	if err := fitsOpenFiles(f.connections, fmt.Sprintf("-c %d", f.connections)); err != nil {
 		return nil, usageError(fmt.Errorf("run: %w", err))
 	}
-	method := strings.ToUpper(f.method)
-	if err := httpx.CheckMethod(method); err != nil {
-		return nil, usageError(fmt.Errorf("run: -X: %w", err))
-	}
+	method := f.method.method
 	headers := slices.Clone(f.headers.headers)
 	var shownHeaders []string
 	for _, h := range headers {

@@ -147,6 +147,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			for _, wk := range run.workers[:i] {
 				wk.loop.Stop()
 			}
+			coll.Close() // its goroutines, which nothing will feed
 			return nil, err
 		}
 		run.workers[i] = newWorker(run, i, loop, coll)
