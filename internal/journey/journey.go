@@ -37,9 +37,10 @@ type Runner struct {
 	// Targets are the resolved targets by "scheme://host": a redirect may go
 	// to any of them and nowhere else.
 	Targets map[string]*httpx.Target
-	// Seed seeds randomInt and randomString: a VU's generator restarts at
-	// every iteration from the seed, the VU's number and the iteration's, so
-	// that the same seed sends the same bodies. Zero picks one.
+	// Seed seeds randomInt, randomString and random data picks: a VU's
+	// generators restart at every iteration from the seed, the VU's number
+	// and the iteration's, so that the same seed sends the same bodies. Zero
+	// picks one.
 	Seed uint64
 }
 
@@ -62,20 +63,23 @@ func (r *Runner) Install(p *engine.Program) {
 	}
 	p.NewState = func(*engine.VU) any { return r.NewState() }
 	p.Begin = func(v *engine.VU) error {
-		return r.Begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario(), v.Rand())
+		return r.Begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario())
 	}
 }
 
 // NewState makes a VU's state.
 func (r *Runner) NewState() *State {
-	return &State{vars: r.Scope.NewState(), vu: -1}
+	s := &State{vars: r.Scope.NewState(), vu: -1}
+	s.rng = rand.New(&s.pcg)
+	return s
 }
 
 // Begin starts an iteration: it clears the captures and cookies, sets vu,
-// iteration and scenario, restarts the random functions' generator and takes
-// a row of each data source the scenario reads. An error wrapping
-// engine.ErrStop ends the run (a unique source ran out).
-func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario, rnd Rand) error {
+// iteration and scenario, restarts the VU's generators (the template
+// functions' and random data picks') and takes a row of each data source the
+// scenario reads. An error wrapping engine.ErrStop ends the run (a unique
+// source ran out).
+func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) error {
 	s.vars.Clear(r.CaptureSlots)
 	s.jar.Reset()
 	if s.vu != vu { // an open workload's VU takes a number from a pool per journey
@@ -83,7 +87,10 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario, r
 		s.vars.Set(r.VUSlot, vu)
 	}
 	s.vars.Set(r.IterationSlot, int(iteration))
-	s.vars.Seed(r.Seed, uint64(vu)<<32|uint64(uint32(iteration)))
+	stream := uint64(vu)<<32 | uint64(uint32(iteration))
+	s.vars.Seed(r.Seed, stream)
+	s.pcg.Seed(^r.Seed, stream) // another sequence than the templates'
+
 	var sc *Scenario
 	for _, x := range r.Scenarios {
 		if x.Engine == es {
@@ -96,7 +103,7 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario, r
 	}
 	s.vars.Set(r.ScenarioSlot, sc.name)
 	for _, src := range sc.Sources {
-		row, err := src.pick(rnd)
+		row, err := src.pick(s.rng)
 		if err != nil {
 			return err
 		}
@@ -110,10 +117,6 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario, r
 	}
 	return nil
 }
-
-// Rand is the random source data picks and think times draw from: the VU's
-// worker's (engine.VU.Rand).
-type Rand interface{ Int64N(int64) int64 }
 
 // Pick is how a data source hands rows to iterations.
 type Pick int
@@ -134,7 +137,7 @@ type Source struct {
 }
 
 // pick takes the data row for an iteration.
-func (src *Source) pick(rnd Rand) ([]string, error) {
+func (src *Source) pick(rnd *rand.Rand) ([]string, error) {
 	rows := src.Rows
 	switch src.Pick {
 	case Unique:
@@ -172,6 +175,9 @@ type State struct {
 	// the request in flight, for redirects
 	target *httpx.Target
 	method string
+	// pcg and rng draw random data rows, restarted at every iteration.
+	pcg rand.PCG
+	rng *rand.Rand
 }
 
 // Vars are the VU's values of the program's names.

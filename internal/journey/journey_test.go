@@ -2,6 +2,7 @@ package journey
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func (f *fixture) state(vu int, iteration int64) *State {
 	f.t.Helper()
 	s := f.runner.NewState()
 	f.runner.Scenarios[0].Sources[0].next.Store(0) // every case starts at the first row
-	if err := f.runner.Begin(s, vu, iteration, f.scenario, nil); err != nil {
+	if err := f.runner.Begin(s, vu, iteration, f.scenario); err != nil {
 		f.t.Fatal(err)
 	}
 	return s
@@ -332,7 +333,7 @@ func TestBegin(t *testing.T) {
 	for i, want := range []string{"a@example.com", "b@example.com", "a@example.com"} {
 		s.Vars().Set(f.token, "left over")
 		s.Jar().Store("shop.test", "/", []string{"session=old"}, timeZero)
-		if err := f.runner.Begin(s, 4, int64(i), f.scenario, nil); err != nil {
+		if err := f.runner.Begin(s, 4, int64(i), f.scenario); err != nil {
 			t.Fatal(err)
 		}
 		if got := s.Vars().Get(f.email); got != want {
@@ -345,15 +346,34 @@ func TestBegin(t *testing.T) {
 			t.Errorf("iteration %d: vu, iteration, scenario = %v %v %v", i, s.Vars().Get(f.runner.VUSlot), s.Vars().Get(f.runner.IterationSlot), s.Vars().Get(f.runner.ScenarioSlot))
 		}
 	}
-	t.Run("a random source draws from the worker's generator", func(t *testing.T) {
-		f := newFixture(t)
-		f.runner.Scenarios[0].Sources[0].Pick = Random
-		s := f.runner.NewState()
-		if err := f.runner.Begin(s, 0, 0, f.scenario, fixedRand(1)); err != nil {
-			t.Fatal(err)
+	t.Run("a random source draws from the VU's seeded generator", func(t *testing.T) {
+		rows := func(seed uint64, vu int) string {
+			f := newFixture(t)
+			f.runner.Seed = seed
+			src := f.runner.Scenarios[0].Sources[0]
+			src.Pick = Random
+			for i := range 50 {
+				src.Rows = append(src.Rows, []string{fmt.Sprintf("u%d@example.com", i)})
+			}
+			s := f.runner.NewState()
+			var got []string
+			for i := range 8 {
+				if err := f.runner.Begin(s, vu, int64(i), f.scenario); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, s.Vars().Get(f.email).(string))
+			}
+			return strings.Join(got, " ")
 		}
-		if got := s.Vars().Get(f.email); got != "b@example.com" {
-			t.Errorf("users.email = %v, want row 1's", got)
+		a := rows(42, 0)
+		if b := rows(42, 0); a != b {
+			t.Errorf("the same seed picked %s, then %s", a, b)
+		}
+		if b := rows(43, 0); a == b {
+			t.Errorf("seeds 42 and 43 picked the same rows %s", a)
+		}
+		if b := rows(42, 1); a == b {
+			t.Errorf("VUs 0 and 1 picked the same rows %s", a)
 		}
 	})
 	t.Run("a unique source runs out", func(t *testing.T) {
@@ -361,11 +381,11 @@ func TestBegin(t *testing.T) {
 		f.runner.Scenarios[0].Sources[0].Pick = Unique
 		s := f.runner.NewState()
 		for i := range 2 {
-			if err := f.runner.Begin(s, 0, int64(i), f.scenario, nil); err != nil {
+			if err := f.runner.Begin(s, 0, int64(i), f.scenario); err != nil {
 				t.Fatal(err)
 			}
 		}
-		err := f.runner.Begin(s, 0, 2, f.scenario, nil)
+		err := f.runner.Begin(s, 0, 2, f.scenario)
 		if !errors.Is(err, engine.ErrStop) || !strings.Contains(err.Error(), "data source users (users.csv) ran out after 2 rows") {
 			t.Errorf("error %v", err)
 		}
@@ -398,8 +418,3 @@ func TestSeededBodies(t *testing.T) {
 }
 
 var timeZero = time.Time{}
-
-// fixedRand always draws n.
-type fixedRand int64
-
-func (r fixedRand) Int64N(int64) int64 { return int64(r) }

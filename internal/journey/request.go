@@ -19,7 +19,8 @@ type Field struct {
 	Value *expr.Template
 }
 
-// Step is a compiled request step.
+// Step is a compiled request step. Request readies it for a runner's VUs:
+// call it once, before Build, After or Redirect.
 type Step struct {
 	ID     int // the engine's step ID, for checks
 	Name   string

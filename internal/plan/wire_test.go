@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -38,7 +37,7 @@ func wire(t *testing.T, path string, po ProgramOptions, vu int) []byte {
 	var out bytes.Buffer
 	for _, sc := range prog.Scenarios {
 		s := r.NewState()
-		if err := r.Begin(s, vu, 0, sc, rand.New(rand.NewPCG(1, 2))); err != nil {
+		if err := r.Begin(s, vu, 0, sc); err != nil {
 			t.Fatal(err)
 		}
 		for _, st := range p.Scenarios {
