@@ -1,0 +1,162 @@
+package httpx
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseEngine(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Engine
+		wantErr string
+	}{
+		{"", EngineAuto, ""},
+		{"auto", EngineAuto, ""},
+		{"epoll", EngineEpoll, ""},
+		{"portable", EnginePortable, ""},
+		{"kqueue", EngineAuto, `unknown engine "kqueue": use epoll (Linux only) or portable`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseEngine(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %v %v, want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestEngineFromEnvironment: LOADLAB_ENGINE chooses the engine of a loop
+// whose options do not, and a misspelt value is an error that names it.
+func TestEngineFromEnvironment(t *testing.T) {
+	t.Setenv(EngineEnv, "portable")
+	l, err := NewLoop(time.Now(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Engine() != EnginePortable {
+		t.Errorf("engine %v, want portable", l.Engine())
+	}
+	l.poll.close()
+
+	t.Setenv(EngineEnv, "portabel")
+	_, err = NewLoop(time.Now(), Options{})
+	if err == nil || !strings.Contains(err.Error(), `LOADLAB_ENGINE=portabel: unknown engine "portabel"`) {
+		t.Fatalf("error %v, want one naming LOADLAB_ENGINE=portabel", err)
+	}
+
+	t.Setenv(EngineEnv, "")
+	l, err = NewLoop(time.Now(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Engine() != platformEngine {
+		t.Errorf("engine %v, want the platform's %v", l.Engine(), platformEngine)
+	}
+	l.poll.close()
+}
+
+// serveOnce accepts connections and answers each as answer says, after
+// reading the request's first bytes.
+func serveOnce(t *testing.T, answer func(c *net.TCPConn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				c.Read(buf)
+				answer(c.(*net.TCPConn))
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// TestEngineErrorClasses: a reset and a response that is not HTTP fail with
+// the same class and message on every engine.
+func TestEngineErrorClasses(t *testing.T) {
+	reset := func(c *net.TCPConn) { c.SetLinger(0) } // the close sends RST
+	garbage := func(c *net.TCPConn) { io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n\r\n") }
+	tests := []struct {
+		name   string
+		answer func(c *net.TCPConn)
+		class  Class
+		want   string
+	}{
+		{"reset", reset, ClassReset, "read: connection reset by peer"},
+		{"not http", garbage, ClassProtocol, "malformed response"},
+	}
+	forEachEngine(t, func(t *testing.T, engine Engine) {
+		l := startLoop(t, Options{Timeout: 5 * time.Second, Engine: engine})
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tg := target(t, serveOnce(t, tt.answer))
+				x := do(t, l, l.NewConn(tg), get(tg, "/", false))
+				if x.Class != tt.class || x.Err == nil || !strings.Contains(x.Err.Error(), tt.want) {
+					t.Fatalf("class %v err %v, want %v %q", x.Class, x.Err, tt.class, tt.want)
+				}
+			})
+		}
+	})
+}
+
+// TestEngineSlowServerDoesNotBlockTheLoop: a server that never reads a big
+// request body stalls that request alone. Another connection of the same
+// loop still gets its answer at once, and the stalled one times out on time.
+func TestEngineSlowServerDoesNotBlockTheLoop(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, engine Engine) {
+		stalled := make(chan struct{})
+		t.Cleanup(func() { close(stalled) })
+		slow := target(t, serveOnce(t, func(*net.TCPConn) { <-stalled }))
+		fast := target(t, serveOnce(t, func(c *net.TCPConn) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}))
+		const timeout = 500 * time.Millisecond
+		l := startLoop(t, Options{Timeout: timeout, Engine: engine})
+
+		body := bytes.Repeat([]byte("x"), 64<<20) // far more than the socket buffers take
+		r := Request{Method: "POST", Target: "/", Host: slow.Host, Body: body}
+		big := &Exchange{Request: r.Append(nil)}
+		slowDone := make(chan struct{})
+		l.Post(func() { l.NewConn(slow).Do(big, handlerFunc(func(*Conn, *Exchange) { close(slowDone) })) })
+
+		time.Sleep(50 * time.Millisecond) // the big write is under way
+		began := time.Now()
+		x := do(t, l, l.NewConn(fast), get(fast, "/", false))
+		if took := time.Since(began); x.Err != nil || x.Status != 200 || took > 200*time.Millisecond {
+			t.Errorf("the other connection: %v %d after %v, want 200 at once", x.Err, x.Status, took)
+		}
+		select {
+		case <-slowDone:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stalled exchange did not end")
+		}
+		if big.Class != ClassTimeout {
+			t.Errorf("the stalled exchange: class %v (%v), want timeout", big.Class, big.Err)
+		}
+		if took := big.End - big.Start; took < timeout || took > 2*timeout {
+			t.Errorf("the stalled exchange ended after %v, want %v to %v", took, timeout, 2*timeout)
+		}
+	})
+}
