@@ -40,7 +40,8 @@
 // 33.1 / 28.4 / 29.1 µs on portable, a ratio of 1.32 / 1.29 / 1.31; peak RSS
 // 24 MB against 25 MB. That is still about a fifth of hey's or vegeta's CPU
 // per request (docs/benchmarks.md). Its memory per open connection is higher
-// (two goroutine stacks and a 16 KiB read buffer), and its timers fire on Go's
-// runtime timers, which on Linux are late by up to about a millisecond where
-// the epoll wait is late by microseconds.
+// (two goroutine stacks and a read buffer of 4 KiB, growing to 64 KiB while
+// reads fill it), and its timers fire on Go's runtime timers, which on Linux
+// are late by up to about a millisecond where the epoll wait is late by
+// microseconds.
 package httpx

@@ -132,10 +132,10 @@ func TestEngineSlowServerDoesNotBlockTheLoop(t *testing.T) {
 		fast := target(t, serveOnce(t, func(c *net.TCPConn) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}))
-		const timeout = 500 * time.Millisecond
+		const timeout = time.Second
 		l := startLoop(t, Options{Timeout: timeout, Engine: engine})
 
-		body := bytes.Repeat([]byte("x"), 64<<20) // far more than the socket buffers take
+		body := bytes.Repeat([]byte("x"), 32<<20) // far more than the socket buffers take
 		r := Request{Method: "POST", Target: "/", Host: slow.Host, Body: body}
 		big := &Exchange{Request: r.Append(nil)}
 		slowDone := make(chan struct{})
@@ -144,8 +144,9 @@ func TestEngineSlowServerDoesNotBlockTheLoop(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the big write is under way
 		began := time.Now()
 		x := do(t, l, l.NewConn(fast), get(fast, "/", false))
-		if took := time.Since(began); x.Err != nil || x.Status != 200 || took > 200*time.Millisecond {
-			t.Errorf("the other connection: %v %d after %v, want 200 at once", x.Err, x.Status, took)
+		// A loop blocked by the big write would answer after the timeout, if ever.
+		if took := time.Since(began); x.Err != nil || x.Status != 200 || took > timeout/2 {
+			t.Errorf("the other connection: %v %d after %v, want 200 well before the timeout (%v)", x.Err, x.Status, took, timeout)
 		}
 		select {
 		case <-slowDone:

@@ -14,8 +14,9 @@ import (
 )
 
 // The portable engine. Each connection is a net.Conn (crypto/tls over it for
-// HTTPS) with two goroutines: one dials, handshakes and then writes the
-// requests the loop hands it; the other reads. Both post what happened to
+// HTTPS) with a goroutine that reads it. Another dials and handshakes, and
+// one is started for each request to write it, so an idle connection has one
+// goroutine, blocked in its read. All of them post what happened to
 // the loop's channel of events, and the loop's wait selects on that channel,
 // its wake-up channel and a timer for the next timer or sweep. So Handlers,
 // Timers, the parser and the connection state machine run on the loop's
@@ -31,8 +32,13 @@ import (
 // events do not fit wait to post them.
 const portableEvents = 1024
 
-// portableReadBuffer is each connection's read buffer.
-const portableReadBuffer = 16 << 10
+// A connection's read buffer starts small, as most responses are, and grows
+// while reads fill it: an idle connection (a VU in think time) holds 4 KiB,
+// a connection fetching big bodies reads them 64 KiB at a time.
+const (
+	portableReadBuffer    = 4 << 10
+	portableMaxReadBuffer = 64 << 10
+)
 
 type portablePoller struct {
 	l      *Loop
@@ -112,13 +118,25 @@ func (p *portablePoller) wake() {
 
 func (p *portablePoller) socket(c *Conn) socket { return &portableSocket{c: c, p: p} }
 
-// close has nothing to free: closing the connections ended their goroutines.
-func (p *portablePoller) close() {}
+// close closes the connections whose opening the loop never handled; the
+// goroutines of the others ended when the loop closed them.
+func (p *portablePoller) close() {
+	for {
+		select {
+		case ev := <-p.events:
+			if ev.kind == evOpened {
+				ev.conn.Close()
+			}
+		default:
+			return
+		}
+	}
+}
 
 // The kinds of netEvent.
 const (
 	evOpened = iota + 1 // dialed and, for HTTPS, handshaken
-	evRead              // a read returned: n bytes in the link's buffer, and err
+	evRead              // a read returned: data, in the reader's buffer, and err
 	evWrote             // a write the loop is waiting for (holdForWrite) ended
 	evFailed            // dial, handshake or write failed: err and class
 )
@@ -127,7 +145,7 @@ type netEvent struct {
 	link  *netLink
 	kind  uint8
 	class Class
-	n     int
+	data  []byte // evRead: the bytes read, the loop's until it resumes the reader
 	err   error
 	conn  net.Conn // evOpened: the TCP connection, for the loop to close
 }
@@ -159,8 +177,8 @@ func (p *portablePoller) handle(ev netEvent) {
 		}
 		k.resumeReader()
 	case evRead:
-		if ev.n > 0 {
-			c.take(k.buf[:ev.n])
+		if len(ev.data) > 0 {
+			c.take(ev.data)
 			if s.link != k {
 				return // closed, and maybe reopened, by what the bytes ended
 			}
@@ -195,10 +213,8 @@ type netLink struct {
 	cancel context.CancelFunc // ends the dial and the handshake
 	conn   net.Conn           // the TCP connection, once opened; the loop's
 	rw     io.ReadWriter      // conn, or the tls.Conn over it; the goroutines'
-	buf    []byte             // the reader's; the loop reads it between evRead and resume
 	wbuf   []byte             // the request being written; the writer's until written
-	writes chan []byte        // to the writer
-	resume chan struct{}      // to the reader: the loop is done with buf
+	resume chan struct{}      // to the reader: the loop is done with its buffer
 	done   chan struct{}      // closed by the loop when it closes the connection
 	state  atomic.Uint32      // writeIdle, writeBusy, writeAwaited
 	// Used by the loop only.
@@ -218,19 +234,21 @@ func (s *portableSocket) connect() {
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &netLink{
 		s: s, cancel: cancel,
-		writes: make(chan []byte, 1),
 		resume: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
 	s.link = k
-	go k.run(ctx, s.p, c.target)
+	go k.open(ctx, s.p, c.target)
 }
 
+// write hands a copy of the request to a goroutine of its own. There is one
+// at a time: the next request is written once this one's response is
+// complete, which holdForWrite makes wait for the end of this write.
 func (s *portableSocket) write(request []byte) {
 	k := s.link
 	k.wbuf = append(k.wbuf[:0], request...)
 	k.state.Store(writeBusy)
-	k.writes <- k.wbuf // never blocks: the writer took the last request before it wrote it
+	go k.write(s.p, k.wbuf)
 }
 
 func (s *portableSocket) holdForWrite() bool {
@@ -270,9 +288,8 @@ func (k *netLink) post(p *portablePoller, ev netEvent) bool {
 	}
 }
 
-// run dials and handshakes, then writes what the loop hands it until the
-// connection is closed.
-func (k *netLink) run(ctx context.Context, p *portablePoller, t *Target) {
+// open dials and handshakes.
+func (k *netLink) open(ctx context.Context, p *portablePoller, t *Target) {
 	raw, err := p.dialer.DialContext(ctx, "tcp", t.Addr.String())
 	if err != nil {
 		k.post(p, netEvent{kind: evFailed, class: ClassConnect, err: fmt.Errorf("connect %s: %w", t.Addr, dialError(err))})
@@ -289,42 +306,38 @@ func (k *netLink) run(ctx context.Context, p *portablePoller, t *Target) {
 		rw = tc
 	}
 	k.rw = rw // before the post: the loop starts the reader with it
-	k.buf = make([]byte, portableReadBuffer)
 	if !k.post(p, netEvent{kind: evOpened, conn: raw}) {
 		raw.Close()
-		return
-	}
-	for {
-		select {
-		case b := <-k.writes:
-			if _, err := rw.Write(b); err != nil {
-				raw.Close()
-				k.post(p, netEvent{kind: evFailed, class: ClassReset, err: fmt.Errorf("write: %w", netCause(err))})
-				return
-			}
-			if k.state.Swap(writeIdle) == writeAwaited {
-				if !k.post(p, netEvent{kind: evWrote}) {
-					return
-				}
-			}
-		case <-k.done:
-			raw.Close()
-			return
-		}
 	}
 }
 
-// read reads until an error, one buffer at a time.
+// write writes one request.
+func (k *netLink) write(p *portablePoller, b []byte) {
+	if _, err := k.rw.Write(b); err != nil {
+		k.post(p, netEvent{kind: evFailed, class: ClassReset, err: fmt.Errorf("write: %w", netCause(err))})
+		return
+	}
+	if k.state.Swap(writeIdle) == writeAwaited {
+		k.post(p, netEvent{kind: evWrote})
+	}
+}
+
+// read reads until an error, one buffer at a time: the loop parses what a
+// read brought before the next read reuses the buffer.
 func (k *netLink) read(p *portablePoller, r io.Reader) {
+	buf := make([]byte, portableReadBuffer)
 	for {
-		n, err := r.Read(k.buf)
-		if !k.post(p, netEvent{kind: evRead, n: n, err: err}) || err != nil {
+		n, err := r.Read(buf)
+		if !k.post(p, netEvent{kind: evRead, data: buf[:n], err: err}) || err != nil {
 			return
 		}
 		select {
 		case <-k.resume:
 		case <-k.done:
 			return
+		}
+		if n == len(buf) && len(buf) < portableMaxReadBuffer {
+			buf = make([]byte, 4*len(buf))
 		}
 	}
 }
