@@ -36,12 +36,14 @@
 // at a cost measured side by side with bench/engines.sh (nginx on CPU 0,
 // loadlab on CPU 1, 50 keep-alive connections, 5 s per engine, three rounds
 // alternating, 2026-12-01 on this project's 2-core VM shared with other
-// work): CPU per request 25.0 / 22.1 / 22.2 µs on epoll against
-// 33.1 / 28.4 / 29.1 µs on portable, a ratio of 1.32 / 1.29 / 1.31; peak RSS
-// 24 MB against 25 MB. That is still about a fifth of hey's or vegeta's CPU
-// per request (docs/benchmarks.md). Its memory per open connection is higher
-// (two goroutine stacks and a read buffer of 4 KiB, growing to 64 KiB while
-// reads fill it), and its timers fire on Go's runtime timers, which on Linux
+// work): CPU per request 20.7 / 19.4 / 21.7 µs on epoll against
+// 26.3 / 27.0 / 26.1 µs on portable, a ratio of 1.27 / 1.39 / 1.20 (1.55 at
+// the median over HTTPS, where crypto/tls runs on the connection's goroutines);
+// peak RSS 23 MB against 27 MB. That is still below hey's and vegeta's CPU per
+// request (docs/benchmarks.md). Its memory per open connection is higher
+// (one goroutine blocked in its read, and a read buffer of 4 KiB, growing
+// to 64 KiB while reads fill it; a writer goroutine lives only while a request
+// is written), and its timers fire on Go's runtime timers, which on Linux
 // are late by up to about a millisecond where the epoll wait is late by
 // microseconds.
 package httpx
