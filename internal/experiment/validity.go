@@ -83,7 +83,8 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 				quantity.FormatBytes(q.Peak), quantity.FormatBytes(q.PeakOver), quantity.FormatBytes(q.Bytes), quantity.FormatBytes(q.Average))
 		}
 		if len(sv.Unmeasured) > 0 {
-			add("server_unmeasured", "on %s loadlab cannot measure the server's %s (reported as 0; PSS shows RSS), so swapping or paging would go unseen", runtime.GOOS, strings.Join(sv.Unmeasured, ", "))
+			words := strings.NewReplacer("pss", "PSS", "major_faults", "major faults", "fds", "open files")
+			add("server_unmeasured", "on %s loadlab cannot measure the server's %s: they read 0 here (PSS reads RSS), so swapping or paging would go unseen", runtime.GOOS, words.Replace(strings.Join(sv.Unmeasured, ", ")))
 		}
 		if sv.Exit != "" {
 			add("server_exited", "the server exited mid-run (%s): the figures stop there", sv.Exit)
