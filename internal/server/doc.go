@@ -111,8 +111,9 @@
 // macOS and the BSDs: R starts in its own process group; Stop sends StopSignal to the
 // group and to every member, then SIGKILL after Grace, as on Linux but without pidfds
 // (a pid reused within one stop poll could be hit). There is no Pdeathsig: a server
-// outlives a loadlab that is killed. Windows: R starts in a new process group, but
-// Windows cannot send it SIGTERM or SIGINT, so Stop terminates every member at once
+// outlives a loadlab that is killed. Windows: Spec.Shell runs with cmd.exe /C rather
+// than /bin/sh -c, and R starts in a new process group, but Windows cannot send it
+// SIGTERM or SIGINT, so Stop terminates every member at once
 // (TerminateProcess): StopSignal and Grace do not apply. A job object, which would
 // also hold processes started between two scans and end the tree with loadlab, is not
 // used yet.

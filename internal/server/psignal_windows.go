@@ -8,10 +8,12 @@ import (
 	"syscall"
 )
 
-// shellCommand runs a Spec.Shell command line with cmd.exe.
+// shellCommand runs a Spec.Shell command line with cmd.exe /C. cmd.exe does
+// its own unquoting, so the line goes to it as written: the whole command
+// line, program name first, in SysProcAttr.CmdLine (see exec.Command).
 func shellCommand(line string) *exec.Cmd {
 	cmd := exec.Command("cmd.exe")
-	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: "/C " + line}
+	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: "cmd.exe /C " + line}
 	return cmd
 }
 
