@@ -200,40 +200,12 @@ func (p *portableProcess) rootUsage() (user, system time.Duration, ok bool) {
 }
 
 func (p *portableProcess) waitReady(ctx context.Context, probe readyProbe) error {
-	client := newProbeClient()
-	defer client.CloseIdleConnections()
-	deadline := p.started.Add(p.spec.ReadyTimeout)
-	timeout := time.NewTimer(time.Until(deadline))
-	defer timeout.Stop()
-	poll := time.NewTicker(readyPollInterval)
-	defer poll.Stop()
-	var lastErr error
-	for {
-		if remaining := time.Until(deadline); remaining > 0 {
-			err := probe.check(ctx, client, min(remaining, maxProbeTime))
-			if err == nil {
-				select {
-				case <-p.done:
-				default:
-					p.readyAt = time.Now()
-					return nil
-				}
-			}
-			lastErr = err
-		}
-		select {
-		case <-p.done:
-			return p.startFailed(ExitedEarly, p.err)
-		case <-ctx.Done():
-			return p.startFailed(Canceled, context.Cause(ctx))
-		case <-timeout.C:
-			if lastErr == nil {
-				lastErr = errors.New("no probe finished")
-			}
-			return p.startFailed(NotReady, fmt.Errorf("last probe: %w", lastErr))
-		case <-poll.C:
-		}
+	at, failure, cause := awaitReady(ctx, probe, p.started, p.spec.ReadyTimeout, p.done, func() error { return p.err })
+	if failure != 0 {
+		return p.startFailed(failure, cause)
 	}
+	p.readyAt = at
+	return nil
 }
 
 func (p *portableProcess) startFailed(f StartFailure, cause error) error {

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,4 +88,44 @@ func environment(env map[string]string) []string {
 		out = append(out, k+"="+env[k])
 	}
 	return out
+}
+
+// awaitReady probes the server until it answers, and returns when that was. Otherwise
+// it returns why it gave up, with the cause: the server ended (done closed; ended
+// says why), ctx ended, or ReadyTimeout passed since started.
+func awaitReady(ctx context.Context, probe readyProbe, started time.Time, timeoutAfter time.Duration, done <-chan struct{}, ended func() error) (time.Time, StartFailure, error) {
+	client := newProbeClient()
+	defer client.CloseIdleConnections()
+	deadline := started.Add(timeoutAfter)
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
+	poll := time.NewTicker(readyPollInterval)
+	defer poll.Stop()
+	var lastErr error
+	for {
+		if remaining := time.Until(deadline); remaining > 0 {
+			err := probe.check(ctx, client, min(remaining, maxProbeTime))
+			if err == nil {
+				select {
+				case <-done:
+					// Something answered, but our server has already ended.
+				default:
+					return time.Now(), 0, nil
+				}
+			}
+			lastErr = err
+		}
+		select {
+		case <-done:
+			return time.Time{}, ExitedEarly, ended()
+		case <-ctx.Done():
+			return time.Time{}, Canceled, context.Cause(ctx)
+		case <-timeout.C:
+			if lastErr == nil {
+				lastErr = errors.New("no probe finished")
+			}
+			return time.Time{}, NotReady, fmt.Errorf("last probe: %w", lastErr)
+		case <-poll.C:
+		}
+	}
 }
