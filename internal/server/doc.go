@@ -99,9 +99,9 @@
 // On macOS, the BSDs and Windows, Process and Sampler are the portable watcher
 // (pprocess.go, psampler.go, pstree.go), which builds and is tested on Linux too. The
 // tree is R and its descendants, found by parent links in the table of all processes
-// (one sysctl on macOS, one snapshot on Windows), plus rule 4; rule 3 does not exist, as there is no
-// subreaper: a daemon's orphans are reparented to launchd or init and are neither
-// counted nor stopped. Each member is measured with github.com/shirou/gopsutil/v4:
+// (one sysctl on macOS, one snapshot on Windows), plus rule 4; rule 3 does not exist,
+// as there is no subreaper: a daemon's orphans are reparented to launchd or init and
+// are neither counted nor stopped. Each member is measured with github.com/shirou/gopsutil/v4:
 // CPU user and system time (up to its last sample, for members that exit; the root's
 // exact totals once waited for), RSS, threads and open files (handles on Windows).
 // PSS, swap and major faults are not available: PSS reads RSS (Summary.PSSFromRSS),
