@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net"
@@ -160,4 +161,73 @@ func TestEngineSlowServerDoesNotBlockTheLoop(t *testing.T) {
 			t.Errorf("the stalled exchange ended after %v, want %v to %v", took, timeout, 2*timeout)
 		}
 	})
+}
+
+// TestPortableEarlyResponseWaitsForTheWrite: a server that answers before it
+// has read the request's body. The portable engine hands the response over
+// only once the body is written, so the handler may reuse the request's
+// bytes, and the connection stays usable. (The epoll engine hands it over at
+// once, as it always has.)
+func TestPortableEarlyResponseWaitsForTheWrite(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const bodySize = 32 << 20
+	reading := make(chan time.Time, 1) // when the server starts reading the body
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		r := bufio.NewReader(c)
+		readHead := func() bool {
+			for {
+				line, err := r.ReadSlice('\n')
+				if err != nil {
+					return false
+				}
+				if len(line) == 2 {
+					return true
+				}
+			}
+		}
+		if !readHead() {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nearly")
+		time.Sleep(100 * time.Millisecond) // the client is still writing
+		reading <- time.Now()
+		if _, err := io.CopyN(io.Discard, r, bodySize); err != nil {
+			return
+		}
+		if readHead() {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext")
+		}
+	}()
+	l := startLoop(t, Options{Timeout: 10 * time.Second, Engine: EnginePortable})
+	tg := target(t, "http://"+ln.Addr().String()+"/")
+	c := l.NewConn(tg)
+	r := Request{Method: "POST", Target: "/", Host: tg.Host, Body: bytes.Repeat([]byte("x"), bodySize)}
+	x := do(t, l, c, &Exchange{Request: r.Append(nil), Keep: true})
+	handed := time.Now()
+	if x.Err != nil || x.Status != 200 || string(x.Body) != "early" {
+		t.Fatalf("early response: %v %d %q", x.Err, x.Status, x.Body)
+	}
+	// The body is far bigger than the socket buffers: its write can only end
+	// after the server began to read it.
+	select {
+	case at := <-reading:
+		if handed.Before(at) {
+			t.Errorf("handed over %v before the server began to read the body", at.Sub(handed))
+		}
+	default:
+		t.Error("handed over before the server began to read the body")
+	}
+	next := do(t, l, c, get(tg, "/", true))
+	if next.Err != nil || next.Status != 200 || string(next.Body) != "next" || !next.Reused {
+		t.Errorf("the next request: %v %d %q reused %v", next.Err, next.Status, next.Body, next.Reused)
+	}
 }
