@@ -37,9 +37,8 @@
 // loadlab on CPU 1, 50 keep-alive connections, 5 s per engine, three rounds
 // alternating, 2026-12-01 on this project's 2-core VM shared with other
 // work): CPU per request 20.7 / 19.4 / 21.7 µs on epoll against
-// 26.3 / 27.0 / 26.1 µs on portable, a ratio of 1.27 / 1.39 / 1.20 (1.55 at
-// the median over HTTPS, where crypto/tls runs on the connection's goroutines);
-// peak RSS 23 MB against 27 MB. That is still below hey's and vegeta's CPU per
+// 26.3 / 27.0 / 26.1 µs on portable, a ratio of 1.27 / 1.39 / 1.20 (1.24 at
+// the median over HTTPS, bench/engines.sh --tls); peak RSS 23 MB against 27 MB. That is still below hey's and vegeta's CPU per
 // request (docs/benchmarks.md). Its memory per open connection is higher
 // (one goroutine blocked in its read, and a read buffer of 4 KiB, growing
 // to 64 KiB while reads fill it; a writer goroutine lives only while a request
