@@ -1,10 +1,7 @@
 package httpx
 
 import (
-	"fmt"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Class says why an exchange failed to produce a response.
@@ -76,24 +73,24 @@ const (
 type Conn struct {
 	loop      *Loop
 	target    *Target
-	fd        int
+	sock      socket // the engine's half of the connection
+	live      bool   // registered with the loop: open or opening
 	state     uint8
 	activeIdx int
 	x         *Exchange
 	attempts  uint64 // connects begun, to tell a late failure from a new exchange
 	h         Handler
-	out       []byte // request bytes not yet written
-	wantOut   bool   // registered for EPOLLOUT
 	mustClose bool
+	held      bool // the response is complete; its request is still being written
 	p         Parser
 	uses      int
 	deadline  time.Duration
-	tls       *tlsConn
 }
 
 // NewConn makes a connection to t; nothing is opened until the first Do.
 func (l *Loop) NewConn(t *Target) *Conn {
-	c := &Conn{loop: l, target: t, fd: -1}
+	c := &Conn{loop: l, target: t}
+	c.sock = l.poll.socket(c)
 	c.p.MaxHeaderBytes, c.p.MaxBodyBytes = l.opts.MaxHeaderBytes, l.opts.MaxBodyBytes
 	return c
 }
@@ -131,36 +128,8 @@ func (c *Conn) Close() {
 
 func (c *Conn) connect() {
 	c.attempts++
-	x := c.x
-	x.ConnectStart = c.loop.Now()
-	fd, err := unix.Socket(c.target.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		if err == unix.EMFILE || err == unix.ENFILE {
-			err = fmt.Errorf("%w (raise the open-file limit: ulimit -n)", err)
-		}
-		c.failLater(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
-		return
-	}
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	c.fd = fd
-	c.loop.register(c)
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP, Fd: int32(fd)}
-	if err := unix.EpollCtl(c.loop.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		c.fail(fmt.Errorf("epoll_ctl: %w", err), ClassConnect)
-		return
-	}
-	c.wantOut = true
-	c.state = stateConnecting
-	err = unix.Connect(fd, c.target.sockaddr)
-	switch err {
-	case nil:
-		c.connected()
-	case unix.EINPROGRESS, unix.EINTR:
-		// wait for EPOLLOUT
-	default:
-		c.close() // no event of this socket may come before the failure
-		c.failLater(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
-	}
+	c.x.ConnectStart = c.loop.Now()
+	c.sock.connect()
 }
 
 // failLater fails the exchange from the loop rather than from inside Do: a
@@ -184,36 +153,12 @@ func (t *failTimer) Fire(time.Duration) {
 	}
 }
 
-func (c *Conn) connected() {
-	if errno, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR); err != nil || errno != 0 {
-		if err == nil {
-			err = unix.Errno(errno)
-		}
-		c.fail(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
-		return
-	}
-	c.setOut(false)
+// opened is called by the socket once the connection (and its TLS
+// handshake) is up: the request goes out.
+func (c *Conn) opened() {
 	c.x.ConnectEnd = c.loop.Now()
-	if c.target.TLS != nil {
-		c.state = stateHandshake
-		c.startTLS()
-		return
-	}
 	c.state = stateOpen
 	c.send()
-}
-
-func (c *Conn) setOut(on bool) {
-	if c.wantOut == on {
-		return
-	}
-	c.wantOut = on
-	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
-	if on {
-		events |= unix.EPOLLOUT
-	}
-	ev := unix.EpollEvent{Events: events, Fd: int32(c.fd)}
-	unix.EpollCtl(c.loop.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
 }
 
 func (c *Conn) send() {
@@ -224,83 +169,7 @@ func (c *Conn) send() {
 		c.p.Header, c.p.Body = c.loop.getBuf(), c.loop.getBuf()
 	}
 	x.Sent = c.loop.Now()
-	if c.tls != nil {
-		c.out = c.tls.seal(x.Request)
-	} else {
-		c.out = x.Request
-	}
-	c.flush()
-}
-
-// flush writes what it can of c.out and waits for EPOLLOUT for the rest.
-func (c *Conn) flush() {
-	for len(c.out) > 0 {
-		n, err := rawWrite(c.fd, c.out)
-		if err == unix.EAGAIN {
-			c.setOut(true)
-			return
-		}
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			c.fail(fmt.Errorf("write: %w", err), ClassReset)
-			return
-		}
-		c.out = c.out[n:]
-	}
-	c.setOut(false)
-}
-
-func (c *Conn) event(ev uint32) {
-	switch c.state {
-	case stateConnecting:
-		c.connected()
-		return
-	case stateHandshake:
-		c.tls.event(ev)
-		return
-	}
-	if ev&unix.EPOLLOUT != 0 && len(c.out) > 0 {
-		c.flush()
-		if c.fd < 0 {
-			return
-		}
-	}
-	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-		c.readable()
-	}
-}
-
-func (c *Conn) readable() {
-	buf := c.loop.buf
-	for c.fd >= 0 {
-		n, err := rawRead(c.fd, buf)
-		switch {
-		case err == unix.EAGAIN:
-			return
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			c.failRead(fmt.Errorf("read: %w", err))
-			return
-		case n == 0:
-			c.eof()
-			return
-		}
-		if c.tls != nil {
-			if !c.tls.open(buf[:n]) {
-				return
-			}
-			continue
-		}
-		if !c.take(buf[:n]) {
-			return
-		}
-		if n < len(buf) {
-			return // most likely drained; epoll says if not
-		}
-	}
+	c.sock.write(x.Request)
 }
 
 // take parses plain response bytes. It reports whether the connection still
@@ -355,6 +224,20 @@ func (c *Conn) complete() {
 		x.Header, x.Body = c.p.Header, c.p.Body
 	}
 	c.uses++
+	if c.sock.holdForWrite() {
+		// A server that answered before reading the whole request: the
+		// handler may change the request's bytes, so it waits for the write.
+		c.held = true
+		return
+	}
+	c.finish()
+}
+
+// finish hands a complete response over, closing the connection first when
+// it cannot carry another exchange.
+func (c *Conn) finish() {
+	c.held = false
+	x := c.x
 	if c.p.Close || c.mustClose || x.CloseAfter {
 		c.close()
 	}
@@ -393,18 +276,12 @@ func (c *Conn) fail(err error, class Class) {
 }
 
 func (c *Conn) close() {
-	if c.fd < 0 {
+	if !c.live {
 		return
 	}
 	c.loop.unregister(c)
-	unix.Close(c.fd)
-	c.fd = -1
+	c.sock.close()
 	c.state = stateClosed
 	c.uses = 0
-	c.out = nil
-	c.wantOut = false
-	if c.tls != nil {
-		c.tls.close()
-		c.tls = nil
-	}
+	c.held = false
 }

@@ -3,13 +3,9 @@ package httpx
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // Options configure every exchange of a Loop.
@@ -19,6 +15,9 @@ type Options struct {
 	Timeout        time.Duration
 	MaxHeaderBytes int   // zero: DefaultMaxHeaderBytes
 	MaxBodyBytes   int64 // zero: DefaultMaxBodyBytes
+	// Engine is the socket layer; EngineAuto (zero) reads EngineEnv and
+	// defaults to epoll on Linux, portable elsewhere.
+	Engine Engine
 }
 
 // DefaultTimeout bounds an exchange when Options.Timeout is zero.
@@ -35,30 +34,26 @@ type Timer interface {
 	Fire(now time.Duration)
 }
 
-// Loop is an event loop that runs many HTTP/1.1 connections on one OS thread
-// with epoll, the way wrk does: no goroutine or buffer per connection, so
-// thousands of connections cost little memory and each request costs little CPU.
+// Loop is an event loop that runs many HTTP/1.1 connections on one
+// goroutine: no goroutine or buffer per connection on the epoll engine, so
+// thousands of connections cost little memory and each request costs little
+// CPU, the way wrk does (see the package comment for the engines).
 //
 // Everything about a Loop and its Conns happens on the goroutine that calls
 // Run, except Post and Stop, which any goroutine may call. Times are durations
 // since the Loop's epoch (a monotonic clock shared by all loops of a run).
 type Loop struct {
 	opts   Options
+	engine Engine
 	epoch  time.Time
-	epfd   int
-	wakefd int
+	poll   poller
 
-	byFD   []*Conn // by file descriptor
-	active []*Conn // open connections, for the timeout sweep
-	events []unix.EpollEvent
-	buf    []byte
-	plain  []byte   // decrypted TLS bytes
+	active []*Conn  // open connections, for the timeout sweep
 	spare  [][]byte // buffers for kept headers and bodies, between exchanges
 	timers timerHeap
 
 	sweepEvery time.Duration
 	nextSweep  time.Duration
-	pwait2     bool
 
 	mu      sync.Mutex
 	inbox   []func()
@@ -71,29 +66,13 @@ func NewLoop(epoch time.Time, opts Options) (*Loop, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	engine, err := resolveEngine(opts.Engine)
 	if err != nil {
-		return nil, fmt.Errorf("epoll_create: %w", err)
+		return nil, err
 	}
-	wakefd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(epfd)
-		return nil, fmt.Errorf("eventfd: %w", err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
-		unix.Close(epfd)
-		unix.Close(wakefd)
-		return nil, fmt.Errorf("epoll_ctl: %w", err)
-	}
-	l := &Loop{
-		opts:   opts,
-		epoch:  epoch,
-		epfd:   epfd,
-		wakefd: wakefd,
-		events: make([]unix.EpollEvent, 512),
-		buf:    make([]byte, 64<<10),
-		pwait2: true,
+	l := &Loop{opts: opts, engine: engine, epoch: epoch}
+	if l.poll, err = newPoller(l, engine); err != nil {
+		return nil, err
 	}
 	// Sweep for timed-out exchanges often enough that a timeout fires within 5%.
 	l.sweepEvery = min(max(opts.Timeout/20, time.Millisecond), 100*time.Millisecond)
@@ -109,12 +88,8 @@ func (l *Loop) Epoch() time.Time { return l.epoch }
 // Options returns the loop's options.
 func (l *Loop) Options() Options { return l.opts }
 
-func (l *Loop) plainBuf() []byte {
-	if l.plain == nil {
-		l.plain = make([]byte, 32<<10)
-	}
-	return l.plain
-}
+// Engine is the engine the loop runs on: never EngineAuto.
+func (l *Loop) Engine() Engine { return l.engine }
 
 // getBuf lends a buffer for a response's header block or body. Connections
 // hold these only while an exchange is in flight, so thousands of idle
@@ -155,38 +130,21 @@ func (l *Loop) Stop() {
 
 func (l *Loop) wake() {
 	if l.woken.CompareAndSwap(false, true) {
-		one := uint64(1)
-		unix.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
+		l.poll.wake()
 	}
 }
 
-// Run runs the loop until Stop. It locks the goroutine to its OS thread so
-// that the thread's timer slack can be set small: timers then fire within
-// microseconds, which open workloads need to send requests on time.
+// Run runs the loop until Stop. On the epoll engine it locks the goroutine
+// to its OS thread so that the thread's timer slack can be set small: timers
+// then fire within microseconds, which open workloads need to send requests
+// on time.
 func (l *Loop) Run() error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	release := l.poll.start()
+	defer release()
 	defer l.closeAll()
 	for !l.stopped.Load() {
-		n, err := l.wait(l.timeout())
-		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			return fmt.Errorf("epoll_wait: %w", err)
-		}
-		for i := range n {
-			ev := &l.events[i]
-			fd := int(ev.Fd)
-			if fd == l.wakefd {
-				l.drainInbox()
-				continue
-			}
-			if fd >= len(l.byFD) || l.byFD[fd] == nil {
-				continue
-			}
-			l.byFD[fd].event(ev.Events)
+		if err := l.poll.wait(l.timeout()); err != nil {
+			return err
 		}
 		now := l.Now()
 		l.runTimers(now)
@@ -212,47 +170,8 @@ func (l *Loop) timeout() time.Duration {
 	return max(wake-l.Now(), 0)
 }
 
-// wait is epoll_pwait2, whose timeout has nanosecond resolution; before Linux
-// 5.11 it falls back to epoll_wait, whose timeout is whole milliseconds.
-//
-// It is a raw system call even when it sleeps, so the Go runtime sees the
-// loop as running, not "in a system call". Otherwise its monitor thread takes
-// the loop's P away after 20 µs of sleep and the loop has to get it back on
-// waking: thousands of thread hand-offs a second, measured at about a fifth
-// more CPU per request. Holding the P while asleep is safe because the engine
-// keeps one P more than it has loops for every other goroutine, and a
-// stop-the-world signal interrupts the wait (EINTR), after which the loop
-// reaches a preemption point at once.
-func (l *Loop) wait(timeout time.Duration) (int, error) {
-	if l.pwait2 {
-		var ts *unix.Timespec
-		if timeout >= 0 {
-			t := unix.NsecToTimespec(int64(timeout))
-			ts = &t
-		}
-		r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 8)
-		if errno != unix.ENOSYS {
-			if errno != 0 {
-				return 0, errno
-			}
-			return int(r), nil
-		}
-		l.pwait2 = false
-	}
-	ms := -1
-	if timeout >= 0 {
-		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
-	}
-	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 8)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(r), nil
-}
-
+// drainInbox runs what Post queued; the poller calls it once woken.
 func (l *Loop) drainInbox() {
-	var b [8]byte
-	unix.Read(l.wakefd, b[:])
 	l.woken.Store(false)
 	l.mu.Lock()
 	fs := l.inbox
@@ -289,17 +208,15 @@ func (l *Loop) sweep(now time.Duration) {
 	}
 }
 
+// register adds c to the open connections; c.close removes it.
 func (l *Loop) register(c *Conn) {
-	for c.fd >= len(l.byFD) {
-		l.byFD = append(l.byFD, make([]*Conn, len(l.byFD)+64)...)
-	}
-	l.byFD[c.fd] = c
+	c.live = true
 	c.activeIdx = len(l.active)
 	l.active = append(l.active, c)
 }
 
 func (l *Loop) unregister(c *Conn) {
-	l.byFD[c.fd] = nil
+	c.live = false
 	last := l.active[len(l.active)-1]
 	l.active[c.activeIdx] = last
 	last.activeIdx = c.activeIdx
@@ -312,8 +229,7 @@ func (l *Loop) closeAll() {
 		c.x, c.h = nil, nil
 		c.close()
 	}
-	unix.Close(l.epfd)
-	unix.Close(l.wakefd)
+	l.poll.close()
 }
 
 // ErrTimeout is the error of an exchange that did not finish within the timeout.

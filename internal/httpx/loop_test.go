@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -17,6 +18,14 @@ import (
 type handlerFunc func(c *Conn, x *Exchange)
 
 func (f handlerFunc) Done(c *Conn, x *Exchange) { f(c, x) }
+
+// forEachEngine runs test on every engine this platform has, each as a
+// subtest named for it.
+func forEachEngine(t *testing.T, test func(t *testing.T, engine Engine)) {
+	for _, e := range platformEngines {
+		t.Run(e.String(), func(t *testing.T) { test(t, e) })
+	}
+}
 
 // startLoop runs a loop for the test and stops it at the end.
 func startLoop(t *testing.T, opts Options) *Loop {
@@ -67,20 +76,22 @@ func get(tg *Target, path string, keep bool) *Exchange {
 	return &Exchange{Request: r.Append(nil), Keep: keep, Idempotent: true}
 }
 
-func TestLoopKeepAlive(t *testing.T) {
-	conns := 0
+func TestLoopKeepAlive(t *testing.T) { forEachEngine(t, testLoopKeepAlive) }
+
+func testLoopKeepAlive(t *testing.T, engine Engine) {
+	var conns atomic.Int32 // counted on the server's goroutines
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Path", r.URL.Path)
 		io.WriteString(w, "hello "+r.URL.Path)
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
-			conns++
+			conns.Add(1)
 		}
 	}
 	srv.Start()
 	defer srv.Close()
-	l := startLoop(t, Options{})
+	l := startLoop(t, Options{Engine: engine})
 	tg := target(t, srv.URL)
 	c := l.NewConn(tg)
 	for i, path := range []string{"/a", "/b", "/c"} {
@@ -98,12 +109,14 @@ func TestLoopKeepAlive(t *testing.T) {
 			t.Errorf("%s: times out of order: %+v", path, x)
 		}
 	}
-	if conns != 1 {
-		t.Errorf("opened %d connections, want 1", conns)
+	if n := conns.Load(); n != 1 {
+		t.Errorf("opened %d connections, want 1", n)
 	}
 }
 
-func TestLoopFailures(t *testing.T) {
+func TestLoopFailures(t *testing.T) { forEachEngine(t, testLoopFailures) }
+
+func testLoopFailures(t *testing.T, engine Engine) {
 	// A listener that accepts and never answers.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,7 +137,7 @@ func TestLoopFailures(t *testing.T) {
 	refused := closed.Addr().String()
 	closed.Close()
 
-	l := startLoop(t, Options{Timeout: 300 * time.Millisecond})
+	l := startLoop(t, Options{Timeout: 300 * time.Millisecond, Engine: engine})
 	tests := []struct {
 		name  string
 		url   string
@@ -150,12 +163,14 @@ func TestLoopFailures(t *testing.T) {
 	}
 }
 
-func TestLoopTLS(t *testing.T) {
+func TestLoopTLS(t *testing.T) { forEachEngine(t, testLoopTLS) }
+
+func testLoopTLS(t *testing.T, engine Engine) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Repeat("z", 100000))
 	}))
 	defer srv.Close()
-	l := startLoop(t, Options{Timeout: 5 * time.Second})
+	l := startLoop(t, Options{Timeout: 5 * time.Second, Engine: engine})
 
 	t.Run("unknown authority fails", func(t *testing.T) {
 		tg := target(t, srv.URL)
@@ -184,6 +199,10 @@ func TestLoopTLS(t *testing.T) {
 }
 
 func TestLoopStaleKeepAliveIsRetried(t *testing.T) {
+	forEachEngine(t, testLoopStaleKeepAliveIsRetried)
+}
+
+func testLoopStaleKeepAliveIsRetried(t *testing.T, engine Engine) {
 	// A server that closes every connection right after its first response,
 	// without saying so: the second request finds the connection dead.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -206,7 +225,7 @@ func TestLoopStaleKeepAliveIsRetried(t *testing.T) {
 			}()
 		}
 	}()
-	l := startLoop(t, Options{Timeout: 2 * time.Second})
+	l := startLoop(t, Options{Timeout: 2 * time.Second, Engine: engine})
 	tg := target(t, "http://"+ln.Addr().String())
 	c := l.NewConn(tg)
 	do(t, l, c, get(tg, "/", false))
@@ -214,48 +233,5 @@ func TestLoopStaleKeepAliveIsRetried(t *testing.T) {
 	x := do(t, l, c, get(tg, "/", false))
 	if x.Err != nil || x.Status != 200 {
 		t.Fatalf("second request: %v %d", x.Err, x.Status)
-	}
-}
-
-// TestConnectFailsFromTheLoop: a connect that fails at once (here a socket
-// of an address family the kernel refuses; in life, no file descriptor
-// left) is reported from the loop, not from inside Do. A handler that
-// retries at once, as a VU in a closed load does, must not recurse without
-// end: before, 30,000 connections over the open-file limit overflowed the
-// stack.
-func TestConnectFailsFromTheLoop(t *testing.T) {
-	l := startLoop(t, Options{Timeout: time.Second})
-	tg := target(t, "http://127.0.0.1:1/")
-	tg.family = -1 // socket() fails: EAFNOSUPPORT
-	c := l.NewConn(tg)
-	const tries = 100000
-	done := make(chan int, 1)
-	var failures int
-	var inside bool // set while Do runs
-	var h handlerFunc
-	h = func(c *Conn, x *Exchange) {
-		if inside {
-			t.Error("the failure was reported from inside Do")
-		}
-		if x.Class != ClassConnect {
-			t.Errorf("class %v (%v), want a connect failure", x.Class, x.Err)
-		}
-		if failures++; failures == tries {
-			done <- failures
-			return
-		}
-		inside = true
-		c.Do(x, h)
-		inside = false
-	}
-	x := get(tg, "/", false)
-	l.Post(func() { inside = true; c.Do(x, h); inside = false })
-	select {
-	case n := <-done:
-		if n != tries {
-			t.Errorf("%d failures, want %d", n, tries)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the retries did not finish in 20 s")
 	}
 }

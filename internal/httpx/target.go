@@ -8,8 +8,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // Target is a server address, resolved once before the load starts.
@@ -19,8 +17,7 @@ type Target struct {
 	Addr   netip.AddrPort // where connections go
 	TLS    *tls.Config    // nil for plain HTTP
 
-	family   int
-	sockaddr unix.Sockaddr
+	sys targetSys // Addr as the platform's sockets want it
 }
 
 // ResolveTarget looks up the URL's host. Certificates are verified unless
@@ -78,17 +75,5 @@ func ResolveTarget(ctx context.Context, u *url.URL, insecure bool) (*Target, err
 // SetAddr points the target at addr.
 func (t *Target) SetAddr(addr netip.AddrPort) {
 	t.Addr = addr
-	if addr.Addr().Is4() {
-		t.family = unix.AF_INET
-		t.sockaddr = &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}
-		return
-	}
-	t.family = unix.AF_INET6
-	sa := &unix.SockaddrInet6{Port: int(addr.Port()), Addr: addr.Addr().As16()}
-	if z := addr.Addr().Zone(); z != "" {
-		if ifi, err := net.InterfaceByName(z); err == nil {
-			sa.ZoneId = uint32(ifi.Index)
-		}
-	}
-	t.sockaddr = sa
+	t.sys.set(addr)
 }

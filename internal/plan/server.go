@@ -37,8 +37,6 @@ type ServerFile struct {
 	Pos      Pos
 }
 
-var signals = map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT, "HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2}
-
 func (d *decoder) server(p *Plan, n *node) {
 	m, ok := d.fields(n, "server", "run", "dir", "env", "ready", "ready_timeout", "stop_signal", "grace", "memory_quota", "files")
 	if !ok {

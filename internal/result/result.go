@@ -244,7 +244,11 @@ type Server struct {
 	ThreadsPeak   int     `json:"threads_peak"`
 	FDsPeak       int     `json:"fds_peak"`
 	ProcessesPeak int     `json:"processes_peak"`
-	Quota         *Quota  `json:"memory_quota,omitempty"`
+	// Unmeasured names the figures above that the platform could not measure
+	// ("pss", "swap", "major_faults", "fds"): outside Linux they read 0 (PSS
+	// reads RSS) but are unknown. Absent on Linux.
+	Unmeasured []string `json:"unmeasured,omitempty"`
+	Quota      *Quota   `json:"memory_quota,omitempty"`
 	// Exit says how the server ended when it ended by itself mid-run.
 	Exit    string        `json:"exit,omitempty"`
 	LogTail []string      `json:"log_tail,omitempty"`

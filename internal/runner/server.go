@@ -30,6 +30,7 @@ func serverFigures(proc *server.Process, start, from, to time.Time, dir string) 
 		ThreadsPeak:   s.ThreadsPeak,
 		FDsPeak:       s.FDsPeak,
 		ProcessesPeak: s.ProcessesPeak,
+		Unmeasured:    s.Unmeasured.Names(),
 	}
 	if dir != "" {
 		out.Log = "server.log"

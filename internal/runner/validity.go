@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -80,6 +81,10 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 		if q := sv.Quota; q != nil && q.PeakExceeded {
 			add("memory_quota", "the server's memory (PSS and swap) peaked at %s, %s over its %s quota (average %s): on a platform with that limit it would swap or be killed",
 				quantity.FormatBytes(q.Peak), quantity.FormatBytes(q.PeakOver), quantity.FormatBytes(q.Bytes), quantity.FormatBytes(q.Average))
+		}
+		if len(sv.Unmeasured) > 0 {
+			words := strings.NewReplacer("pss", "PSS", "major_faults", "major faults", "fds", "open files")
+			add("server_unmeasured", "on %s loadlab cannot measure the server's %s: they read 0 here (PSS reads RSS), so swapping or paging would go unseen", runtime.GOOS, words.Replace(strings.Join(sv.Unmeasured, ", ")))
 		}
 		if sv.Exit != "" {
 			add("server_exited", "the server exited mid-run (%s): the figures stop there", sv.Exit)

@@ -40,6 +40,7 @@ func TestValidity(t *testing.T) {
 			r.Server.Quota = &result.Quota{Bytes: 100, PeakExceeded: true, PeakOver: 5}
 		}},
 		{"server_exited", func(r *result.Result, _ *engine.Outcome) { r.Server.Exit = "exit status 1" }},
+		{"server_unmeasured", func(r *result.Result, _ *engine.Outcome) { r.Server.Unmeasured = []string{"pss", "swap"} }},
 	}
 	for _, tt := range tests {
 		r, out := clean(), &engine.Outcome{}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/plan"
@@ -93,13 +91,4 @@ func unwrapOp(err error) error {
 		return op.Err
 	}
 	return err
-}
-
-// usableCPUs is how many CPUs this process may run on (its affinity mask).
-func usableCPUs() (float64, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return 0, err
-	}
-	return float64(set.Count()), nil
 }

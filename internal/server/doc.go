@@ -15,8 +15,9 @@
 // ([SampleSelf]), so that a run can tell whether the load generator was saturated. For
 // loadlab itself it counts utime and stime only: its cutime holds the servers it reaped.
 //
-// Linux only: everything is read from /proc, and the tree relies on prctl
-// PR_SET_CHILD_SUBREAPER, process groups and pidfds.
+// On Linux everything is read from /proc, and the tree relies on prctl
+// PR_SET_CHILD_SUBREAPER, process groups and pidfds; the rest of this comment is
+// about Linux. Elsewhere see "Outside Linux" below.
 //
 // # What counts as the server's process tree
 //
@@ -92,6 +93,30 @@
 //
 // Pdeathsig kills R if loadlab dies; a daemonized server that left R cannot be tied to
 // loadlab's death that way and survives a SIGKILL of loadlab.
+//
+// # Outside Linux
+//
+// On macOS, the BSDs and Windows, Process and Sampler are the portable watcher
+// (pprocess.go, psampler.go, pstree.go), which builds and is tested on Linux too. The
+// tree is R and its descendants, found by parent links in the table of all processes
+// (one sysctl on macOS, one snapshot on Windows), plus rule 4; rule 3 does not exist,
+// as there is no subreaper: a daemon's orphans are reparented to launchd or init and
+// are neither counted nor stopped. Each member is measured with github.com/shirou/gopsutil/v4:
+// CPU user and system time (up to its last sample, for members that exit; the root's
+// exact totals once waited for), RSS, threads and open files (handles on Windows).
+// PSS, swap and major faults are not available: PSS reads RSS (Summary.PSSFromRSS),
+// swap and major faults read 0, and Summary.Unmeasured names them, so that a report
+// says "not measured" rather than 0. CPU capacity is the number of CPUs.
+//
+// macOS and the BSDs: R starts in its own process group; Stop sends StopSignal to the
+// group and to every member, then SIGKILL after Grace, as on Linux but without pidfds
+// (a pid reused within one stop poll could be hit). There is no Pdeathsig: a server
+// outlives a loadlab that is killed. Windows: Spec.Shell runs with cmd.exe /C rather
+// than /bin/sh -c, and R starts in a new process group, but Windows cannot send it
+// SIGTERM or SIGINT, so Stop terminates every member at once
+// (TerminateProcess): StopSignal and Grace do not apply. A job object, which would
+// also hold processes started between two scans and end the tree with loadlab, is not
+// used yet.
 //
 // Side effect: being a subreaper is a property of the whole loadlab process, so orphans
 // of any other child it starts become its zombies too, and nothing reaps those.

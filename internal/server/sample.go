@@ -54,11 +54,15 @@ type Summary struct {
 	RSSAverage, RSSPeak int64
 	PSSAverage, PSSPeak int64
 	PSSFromRSS          bool // some PSS figures are RSS (see Sample.PSSFromRSS)
-	SwapPeak            int64
-	MajorFaults         int64 // faults between From and To
-	ThreadsPeak         int
-	FDsPeak             int
-	ProcessesPeak       int
+	// Unmeasured is the figures this platform cannot measure: they read 0 here
+	// (PSS reads RSS) but are unknown, not zero. None on Linux, where /proc has
+	// them all.
+	Unmeasured    Figures
+	SwapPeak      int64
+	MajorFaults   int64 // faults between From and To
+	ThreadsPeak   int
+	FDsPeak       int
+	ProcessesPeak int
 
 	Quota QuotaCheck
 }
@@ -75,6 +79,30 @@ type QuotaCheck struct {
 	PeakOver        int64 // bytes of PSSPeak above Quota, 0 when under
 	AverageExceeded bool
 	AverageOver     int64 // bytes of PSSAverage above Quota, 0 when under
+}
+
+// Figures is a set of a sample's figures, for saying which are not measured.
+type Figures uint8
+
+// The figures that some platforms cannot measure.
+const (
+	FigurePSS Figures = 1 << iota
+	FigureSwap
+	FigureMajorFaults
+	FigureFDs
+)
+
+var figureNames = []string{"pss", "swap", "major_faults", "fds"}
+
+// Names lists the figures of f by their result.json names, in a fixed order.
+func (f Figures) Names() []string {
+	var names []string
+	for i, name := range figureNames {
+		if f&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // usage is what one collection of a tree adds up, before it becomes a Sample.
@@ -104,6 +132,8 @@ const maxSamples = 14400
 type series struct {
 	capacity float64 // CPUs; > 0
 	quota    int64
+
+	unmeasured Figures // Summary.Unmeasured
 
 	mu      sync.Mutex
 	samples []Sample
@@ -204,6 +234,12 @@ func (s *series) kept() []Sample {
 	return append(s.samples[:len(s.samples):len(s.samples)], *s.pending)
 }
 
+func (s *series) setUnmeasured(figures Figures) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unmeasured = figures
+}
+
 func (s *series) all() []Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,7 +249,9 @@ func (s *series) all() []Sample {
 func (s *series) summary(from, to time.Time) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return summarize(s.kept(), s.capacity, s.quota, from, to)
+	sum := summarize(s.kept(), s.capacity, s.quota, from, to)
+	sum.Unmeasured = s.unmeasured
+	return sum
 }
 
 // cpuPercent is the CPU used between two samples as a percentage of one core. A

@@ -10,23 +10,6 @@ import (
 	"time"
 )
 
-// Scope says what a Sampler counts.
-type Scope int
-
-const (
-	// OneProcess counts the process alone, without the times of children it reaped:
-	// loadlab sampling itself must not count the server it started.
-	OneProcess Scope = iota
-	// ProcessTree counts the process and its descendants (rules 1, 2 and 4 of the
-	// package comment), with the times of descendants that exited.
-	ProcessTree
-)
-
-// GoneError reports that a sampled process and its tree no longer exist.
-type GoneError struct{ PID int }
-
-func (e *GoneError) Error() string { return fmt.Sprintf("server: process %d is gone", e.PID) }
-
 // Sampler samples one process, or its tree, for a caller that did not start it.
 type Sampler struct {
 	pid    int

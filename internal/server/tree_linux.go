@@ -11,13 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Member is one process of a tree at the last scan.
-type Member struct {
-	PID, Parent, Group, Session int
-	Name                        string // the kernel's command name (comm), at most 15 bytes
-	Zombie                      bool   // exited, not yet reaped
-}
-
 // treeOptions says which processes a tree counts; see the package comment.
 type treeOptions struct {
 	root      int
@@ -458,18 +451,4 @@ func (t *tree) members(dst []Member) []Member {
 	}
 	sortMembers(dst[start:], t.opt.root)
 	return dst
-}
-
-func sortMembers(m []Member, root int) {
-	less := func(a, b Member) bool {
-		if (a.PID == root) != (b.PID == root) {
-			return a.PID == root
-		}
-		return a.PID < b.PID
-	}
-	for i := 1; i < len(m); i++ { // insertion sort: trees are small
-		for j := i; j > 0 && less(m[j], m[j-1]); j-- {
-			m[j], m[j-1] = m[j-1], m[j]
-		}
-	}
 }

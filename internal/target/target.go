@@ -17,8 +17,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Options set the server's behaviour. Query parameters of the same names
@@ -212,9 +210,8 @@ func (s *Server) sleep(d time.Duration) {
 			break
 		}
 		aim := left - slack
-		ts := unix.NsecToTimespec(int64(aim))
 		before := time.Now()
-		unix.Nanosleep(&ts, nil)
+		nanosleep(aim)
 		late := int64(time.Since(before) - aim)
 		old := s.wakeDelay.Load()
 		s.wakeDelay.Store(min(max(old+(late-old)/8, 0), int64(maxWakeDelay)))
@@ -266,12 +263,6 @@ func burn(d time.Duration) {
 }
 
 var sink atomic.Uint64 // keeps the burn loop from being optimized away
-
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return time.Duration(ts.Nano())
-}
 
 // Serve listens on addr and serves until ctx is done. ready, if not nil, is
 // called with the listening address (useful with port 0).

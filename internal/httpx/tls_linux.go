@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TLS over the event loop. crypto/tls wants a net.Conn; tlsConn gives it one
+// TLS over the epoll engine. crypto/tls wants a net.Conn; tlsConn gives it one
 // backed by buffers that the loop fills and drains. The handshake runs on its
 // own goroutine, whose reads block until the loop brings bytes, because a
 // crypto/tls handshake cannot be resumed after a "would block". After the
@@ -21,7 +21,7 @@ import (
 // buffered bytes return a temporary error, which crypto/tls does not treat as
 // fatal, so the record layer simply waits for the next epoll event.
 type tlsConn struct {
-	c    *Conn
+	s    *epollSocket
 	conn *tls.Conn
 
 	mu        sync.Mutex
@@ -42,9 +42,10 @@ func (wouldBlock) Temporary() bool { return true }
 
 var errClosed = errors.New("connection closed")
 
-func (c *Conn) startTLS() {
-	t := &tlsConn{c: c, signal: make(chan struct{}, 1), blocking: true}
-	c.tls = t
+func (s *epollSocket) startTLS() {
+	c := s.c
+	t := &tlsConn{s: s, signal: make(chan struct{}, 1), blocking: true}
+	s.tls = t
 	t.conn = tls.Client(t, c.target.TLS)
 	ctx, cancel := context.WithDeadline(context.Background(), c.loop.epoch.Add(c.deadline))
 	t.handshake = cancel
@@ -57,8 +58,8 @@ func (c *Conn) startTLS() {
 }
 
 func (t *tlsConn) handshakeDone(err error) {
-	c := t.c
-	if c.tls != t || c.x == nil {
+	c := t.s.c
+	if t.s.tls != t || c.x == nil {
 		return // the connection was closed or timed out meanwhile
 	}
 	if err != nil {
@@ -68,28 +69,26 @@ func (t *tlsConn) handshakeDone(err error) {
 	t.mu.Lock()
 	t.blocking = false
 	t.mu.Unlock()
-	c.x.ConnectEnd = c.loop.Now()
-	c.state = stateOpen
-	c.send()
+	c.opened()
 	// Bytes that arrived after the handshake's last read (a TLS 1.3 session
 	// ticket, say) wait in t.in; the next epoll event will read them.
 }
 
 // event handles socket readiness during the handshake.
 func (t *tlsConn) event(ev uint32) {
-	c := t.c
-	if ev&unix.EPOLLOUT != 0 && len(c.out) > 0 {
-		c.flush()
-		if c.fd < 0 {
+	s := t.s
+	if ev&unix.EPOLLOUT != 0 && len(s.out) > 0 {
+		s.flush()
+		if s.fd < 0 {
 			return
 		}
 	}
 	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
 		return
 	}
-	buf := c.loop.buf
+	buf := s.p.buf
 	for {
-		n, err := rawRead(c.fd, buf)
+		n, err := rawRead(s.fd, buf)
 		if err == unix.EAGAIN {
 			return
 		}
@@ -109,7 +108,7 @@ func (t *tlsConn) event(ev uint32) {
 		t.notify()
 		if err != nil || n == 0 {
 			// Keep the fd until the handshake goroutine reports; stop polling it.
-			unix.EpollCtl(c.loop.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+			unix.EpollCtl(s.p.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
 			return
 		}
 	}
@@ -134,10 +133,10 @@ func (t *tlsConn) seal(plain []byte) []byte {
 // open decrypts ciphertext from the socket and hands the plaintext to the
 // response parser. It reports whether the connection still waits for more.
 func (t *tlsConn) open(cipher []byte) bool {
-	c := t.c
+	s, c := t.s, t.s.c
 	t.in = append(t.in, cipher...)
-	plain := c.loop.plainBuf()
-	for c.fd >= 0 && c.tls == t {
+	plain := s.p.plainBuf()
+	for s.fd >= 0 && s.tls == t {
 		n, err := t.conn.Read(plain)
 		if n > 0 && !c.take(plain[:n]) {
 			return false
@@ -211,13 +210,13 @@ func (t *tlsConn) Write(b []byte) (int, error) {
 		return 0, errClosed
 	}
 	data := append([]byte(nil), b...)
-	c := t.c
-	c.loop.Post(func() {
-		if c.tls != t || c.fd < 0 {
+	s := t.s
+	s.c.loop.Post(func() {
+		if s.tls != t || s.fd < 0 {
 			return
 		}
-		c.out = append(c.out, data...)
-		c.flush()
+		s.out = append(s.out, data...)
+		s.flush()
 	})
 	return len(b), nil
 }

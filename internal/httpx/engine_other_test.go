@@ -1,0 +1,5 @@
+//go:build !linux
+
+package httpx
+
+var platformEngines = []Engine{EnginePortable}

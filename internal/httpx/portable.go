@@ -1,0 +1,374 @@
+package httpx
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The portable engine. Each connection is a net.Conn (crypto/tls over it for
+// HTTPS) with a goroutine that reads it. Another dials and handshakes, and
+// one is started for each request to write it, so an idle connection has one
+// goroutine, blocked in its read. All of them post what happened to
+// the loop's channel of events, and the loop's wait selects on that channel,
+// its wake-up channel and a timer for the next timer or sweep. So Handlers,
+// Timers, the parser and the connection state machine run on the loop's
+// goroutine exactly as on the epoll engine, and a slow server blocks only the
+// goroutines of its own connection, never the loop.
+//
+// The reader reads into its connection's own buffer and waits for the loop
+// to have parsed it before it reads again; the writer writes a copy of the
+// request, so a handler may reuse its request bytes as soon as the exchange
+// ends, whatever the writer is doing.
+
+// portableEvents bounds the events waiting for the loop; connections whose
+// events do not fit wait to post them.
+const portableEvents = 1024
+
+// A connection's read buffer starts small, as most responses are, and grows
+// while reads fill it: an idle connection (a VU in think time) holds 4 KiB,
+// a connection fetching big bodies reads them 64 KiB at a time.
+const (
+	portableReadBuffer    = 4 << 10
+	portableMaxReadBuffer = 64 << 10
+)
+
+type portablePoller struct {
+	l      *Loop
+	events chan netEvent
+	woken  chan struct{}
+	timer  *time.Timer
+	dialer net.Dialer
+}
+
+func newPortablePoller(l *Loop) *portablePoller {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &portablePoller{
+		l:      l,
+		events: make(chan netEvent, portableEvents),
+		woken:  make(chan struct{}, 1),
+		timer:  t,
+		// No TCP keep-alive probes, as on the epoll engine.
+		dialer: net.Dialer{KeepAlive: -1},
+	}
+}
+
+// start does nothing: the loop's goroutine is not locked to its thread,
+// because waking a locked goroutine from a channel costs a thread hand-off.
+func (p *portablePoller) start() func() { return func() {} }
+
+// wait handles one event, or the inbox, as soon as there is one within
+// timeout, then whatever else is ready, up to the batch an epoll wait takes.
+func (p *portablePoller) wait(timeout time.Duration) error {
+	switch {
+	case timeout == 0:
+		select {
+		case ev := <-p.events:
+			p.handle(ev)
+		case <-p.woken:
+			p.l.drainInbox()
+		default:
+			return nil
+		}
+	case timeout < 0:
+		select {
+		case ev := <-p.events:
+			p.handle(ev)
+		case <-p.woken:
+			p.l.drainInbox()
+		}
+	default:
+		p.timer.Reset(timeout)
+		select {
+		case ev := <-p.events:
+			p.handle(ev)
+		case <-p.woken:
+			p.l.drainInbox()
+		case <-p.timer.C:
+		}
+		p.timer.Stop()
+	}
+	for range 511 {
+		select {
+		case ev := <-p.events:
+			p.handle(ev)
+		case <-p.woken:
+			p.l.drainInbox()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+func (p *portablePoller) wake() {
+	select {
+	case p.woken <- struct{}{}:
+	default:
+	}
+}
+
+func (p *portablePoller) socket(c *Conn) socket { return &portableSocket{c: c, p: p} }
+
+// close closes the connections whose opening the loop never handled; the
+// goroutines of the others ended when the loop closed them.
+func (p *portablePoller) close() {
+	for {
+		select {
+		case ev := <-p.events:
+			if ev.kind == evOpened {
+				ev.conn.Close()
+			}
+		default:
+			return
+		}
+	}
+}
+
+// The kinds of netEvent.
+const (
+	evOpened = iota + 1 // dialed and, for HTTPS, handshaken
+	evRead              // a read returned: data, in the reader's buffer, and err
+	evWrote             // a write the loop is waiting for (holdForWrite) ended
+	evFailed            // dial, handshake or write failed: err and class
+)
+
+type netEvent struct {
+	link  *netLink
+	kind  uint8
+	class Class
+	data  []byte // evRead: the bytes read, the loop's until it resumes the reader
+	err   error
+	conn  net.Conn // evOpened: the TCP connection, for the loop to close
+}
+
+func (p *portablePoller) handle(ev netEvent) {
+	k := ev.link
+	s := k.s
+	if s.link != k {
+		// The loop closed this connection meanwhile; its goroutines end.
+		if ev.kind == evOpened {
+			ev.conn.Close()
+		}
+		return
+	}
+	c := s.c
+	switch ev.kind {
+	case evOpened:
+		k.conn = ev.conn
+		c.opened()
+		if s.link == k && !k.reading {
+			k.reading = true
+			go k.read(p, k.rw)
+		}
+	case evFailed:
+		c.fail(ev.err, ev.class)
+	case evWrote:
+		if c.held && c.x != nil {
+			c.finish()
+		}
+		k.resumeReader()
+	case evRead:
+		if len(ev.data) > 0 {
+			c.take(ev.data)
+			if s.link != k {
+				return // closed, and maybe reopened, by what the bytes ended
+			}
+		}
+		if ev.err != nil {
+			if ev.err == io.EOF {
+				c.eof()
+			} else {
+				c.failRead(readError(ev.err, c.target.TLS != nil))
+			}
+			return
+		}
+		if !c.held {
+			k.resumeReader()
+		}
+	}
+}
+
+// portableSocket is a Conn's half of the portable engine; link is the
+// connection open or opening, nil when closed.
+type portableSocket struct {
+	c    *Conn
+	p    *portablePoller
+	link *netLink
+}
+
+// netLink is one connection of the portable engine, from its dial to its
+// close. Its events name it, so that those of a closed connection are known
+// and dropped.
+type netLink struct {
+	s      *portableSocket
+	cancel context.CancelFunc // ends the dial and the handshake
+	conn   net.Conn           // the TCP connection, once opened; the loop's
+	rw     io.ReadWriter      // conn, or the tls.Conn over it; the goroutines'
+	wbuf   []byte             // the request being written; the writer's until written
+	resume chan struct{}      // to the reader: the loop is done with its buffer
+	done   chan struct{}      // closed by the loop when it closes the connection
+	state  atomic.Uint32      // writeIdle, writeBusy, writeAwaited
+	// Used by the loop only.
+	reading bool
+}
+
+const (
+	writeIdle    = iota
+	writeBusy    // the writer has a request to write
+	writeAwaited // ...and the loop waits for it (holdForWrite)
+)
+
+func (s *portableSocket) connect() {
+	c := s.c
+	c.loop.register(c)
+	c.state = stateConnecting
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &netLink{
+		s: s, cancel: cancel,
+		resume: make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	s.link = k
+	go k.open(ctx, s.p, c.target)
+}
+
+// write hands a copy of the request to a goroutine of its own. There is one
+// at a time: the next request is written once this one's response is
+// complete, which holdForWrite makes wait for the end of this write.
+func (s *portableSocket) write(request []byte) {
+	k := s.link
+	k.wbuf = append(k.wbuf[:0], request...)
+	k.state.Store(writeBusy)
+	go k.write(s.p, k.wbuf)
+}
+
+func (s *portableSocket) holdForWrite() bool {
+	return s.link != nil && s.link.state.CompareAndSwap(writeBusy, writeAwaited)
+}
+
+func (s *portableSocket) close() {
+	k := s.link
+	if k == nil {
+		return
+	}
+	s.link = nil
+	close(k.done)
+	k.cancel()
+	if k.conn != nil {
+		// The TCP connection, not the tls.Conn: closing TLS would first
+		// write a close_notify alert, which could block the loop.
+		k.conn.Close()
+	}
+}
+
+func (k *netLink) resumeReader() {
+	select {
+	case k.resume <- struct{}{}:
+	default:
+	}
+}
+
+// post hands ev to the loop, unless the loop closed the connection.
+func (k *netLink) post(p *portablePoller, ev netEvent) bool {
+	ev.link = k
+	select {
+	case p.events <- ev:
+		return true
+	case <-k.done:
+		return false
+	}
+}
+
+// open dials and handshakes.
+func (k *netLink) open(ctx context.Context, p *portablePoller, t *Target) {
+	raw, err := p.dialer.DialContext(ctx, "tcp", t.Addr.String())
+	if err != nil {
+		k.post(p, netEvent{kind: evFailed, class: ClassConnect, err: fmt.Errorf("connect %s: %w", t.Addr, dialError(err))})
+		return
+	}
+	var rw io.ReadWriter = raw
+	if t.TLS != nil {
+		tc := tls.Client(raw, t.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			k.post(p, netEvent{kind: evFailed, class: ClassTLS, err: fmt.Errorf("tls handshake with %s: %w", t.Host, err)})
+			return
+		}
+		rw = tc
+	}
+	k.rw = rw // before the post: the loop starts the reader with it
+	if !k.post(p, netEvent{kind: evOpened, conn: raw}) {
+		raw.Close()
+	}
+}
+
+// write writes one request.
+func (k *netLink) write(p *portablePoller, b []byte) {
+	if _, err := k.rw.Write(b); err != nil {
+		k.post(p, netEvent{kind: evFailed, class: ClassReset, err: fmt.Errorf("write: %w", netCause(err))})
+		return
+	}
+	if k.state.Swap(writeIdle) == writeAwaited {
+		k.post(p, netEvent{kind: evWrote})
+	}
+}
+
+// read reads until an error, one buffer at a time: the loop parses what a
+// read brought before the next read reuses the buffer.
+func (k *netLink) read(p *portablePoller, r io.Reader) {
+	buf := make([]byte, portableReadBuffer)
+	for {
+		n, err := r.Read(buf)
+		if !k.post(p, netEvent{kind: evRead, data: buf[:n], err: err}) || err != nil {
+			return
+		}
+		select {
+		case <-k.resume:
+		case <-k.done:
+			return
+		}
+		if n == len(buf) && len(buf) < portableMaxReadBuffer {
+			buf = make([]byte, 4*len(buf))
+		}
+	}
+}
+
+// netCause is the system call's error inside a net error (connection
+// refused, reset by peer), so that messages read as on the epoll engine,
+// where the errno is all there is.
+func netCause(err error) error {
+	var sys *os.SyscallError
+	if errors.As(err, &sys) {
+		return sys.Err
+	}
+	return err
+}
+
+// dialError is a dial's cause, with the hint the epoll engine gives when no
+// file descriptor is left.
+func dialError(err error) error {
+	err = netCause(err)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return fmt.Errorf("%w (raise the open-file limit: ulimit -n)", err)
+	}
+	return err
+}
+
+// readError words a failed read as the epoll engine does: "read: errno" for
+// the socket's errors, "tls: ..." for the TLS record layer's.
+func readError(err error, overTLS bool) error {
+	var op *net.OpError
+	if overTLS && !errors.As(err, &op) {
+		return fmt.Errorf("tls: %w", err)
+	}
+	return fmt.Errorf("read: %w", netCause(err))
+}
