@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/demo"
 	"github.com/loadlab/loadlab/internal/demo/shop"
+	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/plan"
 )
 
@@ -31,6 +32,9 @@ The plan it runs is written beside the results (demo.yaml); run it yourself
 with loadlab run.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if _, err := httpx.EngineFromEnv(); err != nil {
+				return usageError(fmt.Errorf("demo: %w", err))
+			}
 			if workers < 0 {
 				return usageError(fmt.Errorf("demo: --workers must not be negative, got %d", workers))
 			}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/store"
@@ -440,5 +441,38 @@ func TestQuickHeadersMasked(t *testing.T) {
 	}
 	if strings.Contains(stdout, "s3cret-tok") {
 		t.Error("the summary shows the token")
+	}
+}
+
+// TestEngineChoice: an unknown LOADLAB_ENGINE is invalid input (exit 2,
+// nothing sent), and result.json says which engine sent the load.
+func TestEngineChoice(t *testing.T) {
+	url, served := counting(t)
+	t.Setenv(httpx.EngineEnv, "bogus")
+	for _, args := range [][]string{{"run", "--url", url + "/", "-n", "5"}, {"demo", "--workers", "1"}} {
+		_, stderr, code := cli(context.Background(), t, args...)
+		if code != exitUsage || !strings.Contains(stderr, "LOADLAB_ENGINE=bogus") {
+			t.Errorf("%s with LOADLAB_ENGINE=bogus: exit %d, stderr %q; want exit 2 naming the variable", args[0], code, stderr)
+		}
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("an unknown engine sent %d requests", n)
+	}
+	for _, engine := range []string{"epoll", "portable"} {
+		t.Setenv(httpx.EngineEnv, engine)
+		dir := filepath.Join(t.TempDir(), engine)
+		if _, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "--out", dir); code != 0 {
+			t.Fatalf("%s: exit %d: %s", engine, code, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Settings struct{ Engine string } `json:"settings"`
+		}
+		if err := json.Unmarshal(b, &res); err != nil || res.Settings.Engine != engine {
+			t.Errorf("result.json settings.engine %q (%v), want %q", res.Settings.Engine, err, engine)
+		}
 	}
 }

@@ -71,6 +71,9 @@ slow server cannot hide its queue (coordinated omission).`,
   loadlab run checkout.yaml --set load.closed.vus=10 -e BASE=http://127.0.0.1:3000 --out results/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if _, err := httpx.EngineFromEnv(); err != nil {
+				return usageError(fmt.Errorf("run: %w", err))
+			}
 			if len(args) == 1 {
 				if f.url.url != nil {
 					return usageError(errors.New("run: give a plan file or --url, not both"))

@@ -51,6 +51,12 @@ func ParseEngine(s string) (Engine, error) {
 	return EngineAuto, fmt.Errorf("unknown engine %q: use epoll (Linux only) or portable", s)
 }
 
+// EngineFromEnv is the engine that loops leaving Options.Engine at
+// EngineAuto run on: EngineEnv's, or the platform's best. Its error (an
+// unknown name, epoll outside Linux) is the one NewLoop would return, for a
+// command to refuse before it starts anything.
+func EngineFromEnv() (Engine, error) { return resolveEngine(EngineAuto) }
+
 // resolveEngine turns EngineAuto into the engine a loop runs on.
 func resolveEngine(e Engine) (Engine, error) {
 	if e == EngineAuto {

@@ -73,7 +73,8 @@ type Settings struct {
 	Insecure    bool              `json:"insecure,omitempty"`
 	MaxBody     int64             `json:"max_body_bytes"`
 	MaxHeader   int               `json:"max_header_bytes"`
-	Workers     int               `json:"workers"` // event loops (OS threads) that sent the load
+	Workers     int               `json:"workers"`          // event loops (OS threads) that sent the load
+	Engine      string            `json:"engine,omitempty"` // the socket layer under them: "epoll" or "portable"
 	Extra       map[string]string `json:"extra,omitempty"`
 }
 

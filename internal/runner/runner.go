@@ -233,6 +233,9 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 	res.Version = opts.Version
 	res.Settings = t.settings
 	res.Settings.Workers = out.Workers
+	if e, err := httpx.EngineFromEnv(); err == nil {
+		res.Settings.Engine = e.String()
+	}
 	if opts.Point != "" {
 		res.Settings.Extra["point"] = opts.Point
 	}
