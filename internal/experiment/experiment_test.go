@@ -537,3 +537,39 @@ func TestThreeAgainstFiveIsTested(t *testing.T) {
 		})
 	}
 }
+
+// TestKneeWithGainsBeyond: Kneedle puts the knee of 55, 98, 112, 133, 133
+// req/s at 2 workers, yet 6 workers give 36% more than 2, far beyond noise:
+// the knee's evidence carries that gain and its test, so that the verdict
+// cannot say gains flatten where the table shows them rising.
+func TestKneeWithGainsBeyond(t *testing.T) {
+	p := load(t, `
+name: knee
+target: http://127.0.0.1:1
+scenarios: { s: { steps: [ { get: / } ] } }
+load: { closed: { vus: 1, iterations: 1 } }
+params: { workers: [1, 2, 4, 6, 8] }
+baseline: { workers: 4 }
+repeat: 5
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 5, 1)
+	curve := map[string]float64{"1": 55, "2": 98, "4": 112, "6": 133, "8": 133}
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		results[i] = fake(curve[points[s.Point].Labels["workers"]]*(1+float64(s.Rep%3-1)*0.01), 20)
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if len(v.Sweeps) != 1 {
+		t.Fatalf("sweeps %+v", v.Sweeps)
+	}
+	var knee *Evidence
+	for i, e := range v.Sweeps[0].Evidence {
+		if e.Kind == KneeAt {
+			knee = &v.Sweeps[0].Evidence[i]
+		}
+	}
+	if knee == nil || knee.At != 2 || knee.Against != 6 || math.Round(100*knee.Change) != 36 || knee.Test == nil || !knee.Test.Significant() {
+		t.Errorf("knee evidence %+v, want the knee at 2 with a significant +36%% to 6", knee)
+	}
+}

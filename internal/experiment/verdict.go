@@ -129,7 +129,10 @@ const (
 	// LowerP95: the pick's p95 latency is Change lower than at the last
 	// level, Against; Test says whether that is more than noise.
 	LowerP95 EvidenceKind = "lower_p95"
-	// KneeAt: gains flatten after level At.
+	// KneeAt: gains slow after level At (Kneedle's knee). When the best
+	// level, Against, lies beyond it, Change is the best's gain over the
+	// knee and Test says whether that gain is more than noise: gains only
+	// flatten after At when it is small (within WithinBest) or noise.
 	KneeAt EvidenceKind = "knee"
 	// ThroughputFalls: throughput falls by Change from the best level, At,
 	// to the last, Against; Test says whether that is more than noise.
@@ -645,7 +648,15 @@ func evidence(s SweepVerdict, test func(fig FigureID, from, to int) *Change) []E
 		out = append(out, Evidence{Kind: LowerP95, At: s.X[pick], Against: s.X[last], Change: 1 - s.P95[pick]/s.P95[last], Test: test(FigureP95, last, pick)})
 	}
 	if s.Knee >= 0 {
-		out = append(out, Evidence{Kind: KneeAt, At: s.X[s.Knee]})
+		// Kneedle finds where gains slow, not that they stop: how much the
+		// best level still gains over the knee, and whether that is noise,
+		// goes with the claim.
+		e := Evidence{Kind: KneeAt, At: s.X[s.Knee]}
+		if best > s.Knee && s.Throughput[s.Knee] > 0 {
+			e.Against, e.Change = s.X[best], s.Throughput[best]/s.Throughput[s.Knee]-1
+			e.Test = test(FigureThroughput, s.Knee, best)
+		}
+		out = append(out, e)
 	}
 	if best < last && s.Throughput[last] < s.Throughput[best]*(1-WithinBest) {
 		out = append(out, Evidence{Kind: ThroughputFalls, At: s.X[best], Against: s.X[last], Change: 1 - s.Throughput[last]/s.Throughput[best], Test: test(FigureThroughput, best, last)})

@@ -256,7 +256,13 @@ func recommendation(s experiment.SweepVerdict) string {
 		case experiment.LowerP95:
 			parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s%s", 100*e.Change, param, num(e.Against), qualifier(e.Test)))
 		case experiment.KneeAt:
-			parts = append(parts, fmt.Sprintf("gains flatten after %s=%s", param, num(e.At)))
+			if e.Change > experiment.WithinBest && e.Test != nil && (e.Test.Significant() || e.Test.Reason == experiment.TooFewRuns) {
+				// A knee, yet a real gain beyond it: "flatten" would
+				// contradict the table.
+				parts = append(parts, fmt.Sprintf("gains slow after %s=%s, yet throughput still rises %.0f%% to %s=%s%s", param, num(e.At), 100*e.Change, param, num(e.Against), qualifier(e.Test)))
+			} else {
+				parts = append(parts, fmt.Sprintf("gains flatten after %s=%s", param, num(e.At)))
+			}
 		case experiment.ThroughputFalls:
 			parts = append(parts, fmt.Sprintf("throughput falls %.0f%% from %s=%s to %s=%s%s", 100*e.Change, param, num(e.At), param, num(e.Against), qualifier(e.Test)))
 		case experiment.USLPeak:

@@ -210,3 +210,26 @@ func TestExperimentHTML(t *testing.T) {
 		t.Error("the report's CSS fetches something")
 	}
 }
+
+// TestKneeClaim: a knee with a real gain beyond it says so; a knee at the
+// best level, or with only noise beyond it, says gains flatten.
+func TestKneeClaim(t *testing.T) {
+	sig := &experiment.Change{Status: experiment.Significant, P: 0.008, N1: 5, N2: 5, Delta: 0.36}
+	noise := &experiment.Change{Status: experiment.NotSignificant, P: 0.31, N1: 5, N2: 5, Delta: 0.08}
+	sweep := func(e experiment.Evidence) experiment.SweepVerdict {
+		return experiment.SweepVerdict{Param: "workers", X: []float64{1, 2, 4, 6, 8}, Pick: 3, Evidence: []experiment.Evidence{e}}
+	}
+	tests := []struct {
+		e    experiment.Evidence
+		want string
+	}{
+		{experiment.Evidence{Kind: experiment.KneeAt, At: 2, Against: 6, Change: 0.36, Test: sig}, "workers=6: gains slow after workers=2, yet throughput still rises 36% to workers=6"},
+		{experiment.Evidence{Kind: experiment.KneeAt, At: 2, Against: 6, Change: 0.08, Test: noise}, "workers=6: gains flatten after workers=2"},
+		{experiment.Evidence{Kind: experiment.KneeAt, At: 6}, "workers=6: gains flatten after workers=6"},
+	}
+	for _, tt := range tests {
+		if got := recommendation(sweep(tt.e)); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+	}
+}
