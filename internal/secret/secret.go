@@ -12,6 +12,8 @@ package secret
 
 import (
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -46,12 +48,28 @@ func Header(name, value string) string {
 const MinLength = 4
 
 // Replace masks every occurrence in s of each secret of MinLength bytes or
-// more.
+// more. Longer secrets go first: a shorter one that is a part of a longer
+// one ("s3cret" of "s3cretABCDEF") would otherwise leave the longer one's
+// tail in clear.
 func Replace(s string, secrets []string) string {
+	long := make([]string, 0, len(secrets))
 	for _, v := range secrets {
 		if len(v) >= MinLength {
-			s = strings.ReplaceAll(s, v, Mask)
+			long = append(long, v)
 		}
+	}
+	if len(long) == 0 {
+		return s
+	}
+	sort.Slice(long, func(i, j int) bool {
+		if len(long[i]) != len(long[j]) {
+			return len(long[i]) > len(long[j])
+		}
+		return long[i] < long[j]
+	})
+	long = slices.Compact(long)
+	for _, v := range long {
+		s = strings.ReplaceAll(s, v, Mask)
 	}
 	return s
 }
