@@ -23,10 +23,11 @@ const Mask = "***"
 // credentialName recognizes names that say they hold a credential:
 // Authorization, Proxy-Authorization, Cookie, X-Api-Key, Api-Key,
 // X-Auth-Token, X-Csrf-Token, X-Xsrf-Token, Private-Token, X-Vault-Token,
-// X-Amz-Security-Token, a variable named password or API_KEY, and so on.
+// X-Amz-Security-Token, X-Jwt-Assertion, Cf-Access-Jwt-Assertion, X-CSRF,
+// X-XSRF, a variable named password or API_KEY, and so on.
 // It errs on the side of masking: a header needlessly masked in a report
 // costs nothing, a token shown in clear in result.json is a leak.
-var credentialName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential|bearer|session|private|signature`)
+var credentialName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential|bearer|session|private|signature|jwt|csrf|xsrf|assertion`)
 
 // Name reports whether a name (a request header, a plan variable, an
 // environment variable) says that its value is a credential.
