@@ -37,6 +37,10 @@ type Options struct {
 	Point string
 	// Warmup is left out of every figure but the time series.
 	Warmup time.Duration
+	// Seed seeds randomInt, randomString, uuid and pick: random (see
+	// plan.ProgramOptions); zero takes the plan's seed:, or a random one.
+	// An experiment gives every run its seed.
+	Seed uint64
 	// OnProgress, if set, hears about the run once a second.
 	OnProgress func(Progress)
 	Version    string
@@ -88,7 +92,7 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (*result.Result, erro
 		}
 		defer t.proc.Stop()
 	}
-	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params}, resolver(p))
+	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed}, resolver(p))
 	if err != nil {
 		return nil, err
 	}
