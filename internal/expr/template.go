@@ -13,6 +13,7 @@
 package expr
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -426,7 +427,7 @@ type State struct {
 	at    []place // where each slot lives in env; a nil map: nowhere of its own
 	dirty bool
 	vm    vm.VM
-	// pcg and rng are what randomInt and randomString draw from.
+	// pcg and rng are what randomInt, randomString and uuid draw from.
 	pcg rand.PCG
 	rng *rand.Rand
 }
@@ -446,7 +447,7 @@ func (s *Scope) NewState() *State {
 	return st
 }
 
-// Seed restarts the generator that randomInt and randomString draw from:
+// Seed restarts the generator that randomInt, randomString and uuid draw from:
 // the same two numbers give the same values in the same order. A VU seeds
 // it with the plan's seed and its own place in the run, so that a run with
 // the same seed sends the same bodies.
@@ -574,13 +575,23 @@ func (s *Scope) envWith(slots []any) map[string]any {
 }
 
 // options are the functions templates may call, beside expr's built-ins.
-// randomInt and randomString draw from the State's generator (see
+// randomInt, randomString and uuid draw from the State's generator (see
 // State.Seed), which they reach through the environment: randomArgs rewrites
 // each call to pass $env first, so the same seed gives the same values.
 func (s *Scope) options() []expr.Option {
 	return []expr.Option{
 		expr.Patch(randomArgs{}),
-		expr.Function("uuid", func(...any) (any, error) { return uuid.NewString(), nil }, new(func() string)),
+		expr.Function("uuid", func(p ...any) (any, error) {
+			// A version 4 UUID from the State's generator, not the
+			// system's: random, but the same for the same seed.
+			rng := envRand(p[0])
+			var u uuid.UUID
+			binary.LittleEndian.PutUint64(u[:8], rng.Uint64())
+			binary.LittleEndian.PutUint64(u[8:], rng.Uint64())
+			u[6] = u[6]&0x0f | 0x40 // version 4
+			u[8] = u[8]&0x3f | 0x80 // the RFC 4122 variant
+			return u.String(), nil
+		}, new(func(any) string)),
 		expr.Function("randomInt", func(p ...any) (any, error) {
 			rng, lo, hi := envRand(p[0]), p[1].(int), p[2].(int)
 			if hi < lo {
@@ -610,7 +621,7 @@ func (s *Scope) options() []expr.Option {
 const randKey = "$rand"
 
 // randomArgs passes the environment ($env) as the first argument of every
-// call of randomInt and randomString.
+// call of randomInt, randomString and uuid.
 type randomArgs struct{}
 
 func (randomArgs) Visit(node *ast.Node) {
@@ -619,7 +630,7 @@ func (randomArgs) Visit(node *ast.Node) {
 		return
 	}
 	id, ok := call.Callee.(*ast.IdentifierNode)
-	if !ok || id.Value != "randomInt" && id.Value != "randomString" {
+	if !ok || id.Value != "randomInt" && id.Value != "randomString" && id.Value != "uuid" {
 		return
 	}
 	if len(call.Arguments) > 0 {

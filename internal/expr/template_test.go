@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -139,11 +140,14 @@ func TestUnknownFunction(t *testing.T) {
 	}
 }
 
-// TestRandomIsSeeded: randomInt and randomString draw from the State's
-// generator, so the same seed gives the same text and another seed another.
+var uuidV4 = regexp.MustCompile(`"id": "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"`)
+
+// TestRandomIsSeeded: randomInt, randomString and uuid draw from the
+// State's generator, so the same seed gives the same text and another seed
+// another.
 func TestRandomIsSeeded(t *testing.T) {
 	sc := NewScope()
-	tpl, err := sc.Compile(`{"n": {{ randomInt(1, 1000000) }}, "s": "{{ randomString(16) }}", "u": "{{ upper(randomString(8)) }}"}`)
+	tpl, err := sc.Compile(`{"n": {{ randomInt(1, 1000000) }}, "s": "{{ randomString(16) }}", "u": "{{ upper(randomString(8)) }}", "id": "{{ uuid() }}"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +165,9 @@ func TestRandomIsSeeded(t *testing.T) {
 		return strings.Join(out, "\n")
 	}
 	a, b := body(42, 7), body(42, 7)
+	if !uuidV4.MatchString(a) {
+		t.Errorf("no version 4 UUID in\n%s", a)
+	}
 	if a != b {
 		t.Errorf("the same seed gave\n%s\nand\n%s", a, b)
 	}

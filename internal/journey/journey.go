@@ -37,7 +37,7 @@ type Runner struct {
 	// Targets are the resolved targets by "scheme://host": a redirect may go
 	// to any of them and nowhere else.
 	Targets map[string]*httpx.Target
-	// Seed seeds randomInt, randomString and random data picks: a VU's
+	// Seed seeds uuid, randomInt, randomString and random data picks: a VU's
 	// generators restart at every iteration from the seed, the VU's number
 	// and the iteration's, so that the same seed sends the same bodies. Zero
 	// picks one.

@@ -63,7 +63,7 @@ type ProgramOptions struct {
 	// Params are an experiment point's parameter values: constants in
 	// every template, like plan variables.
 	Params map[string]any
-	// Seed seeds the template functions randomInt and randomString; zero
+	// Seed seeds the template functions uuid, randomInt and randomString; zero
 	// takes the plan's seed:, and a plan without one gets a random seed.
 	Seed uint64
 }
