@@ -185,10 +185,11 @@ func TestBuildErrors(t *testing.T) {
 
 func TestAfter(t *testing.T) {
 	f := newFixture(t)
-	jsonPath, err := JSONCheck("$.id", f.tpl("{{ product }}"))
+	id, err := expr.CompileJSONPath("$.id")
 	if err != nil {
 		t.Fatal(err)
 	}
+	jsonPath := JSONCheck("$.id", id, f.tpl("{{ product }}"))
 	capture := func(kind expr.CaptureKind, arg, attr string) Capture {
 		c, err := expr.NewCapture(kind, arg, attr)
 		if err != nil {

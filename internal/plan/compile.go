@@ -445,16 +445,13 @@ func (c *compiler) checks(e *Expect, scope *expr.Scope) []journey.Check {
 		}
 	}
 	for _, f := range e.JSON {
-		if _, err := expr.CompileJSONPath(f.Name); err != nil {
+		path, err := expr.CompileJSONPath(f.Name)
+		if err != nil {
 			c.d.errorf(f.Pos, "expect.json: %v", err)
 			continue
 		}
-		t := c.template(f.Value, scope)
-		if t == nil {
-			continue
-		}
-		if ch, err := journey.JSONCheck(f.Name, t); err == nil {
-			out = append(out, ch)
+		if t := c.template(f.Value, scope); t != nil {
+			out = append(out, journey.JSONCheck(f.Name, path, t))
 		}
 	}
 	return out
