@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -238,6 +239,12 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 	res.Settings = t.settings
 	res.Settings.Workers = out.Workers
 	if opts.Point != "" {
+		// A copy: the settings may be the caller's (quick mode's, whose
+		// Extra may be nil).
+		res.Settings.Extra = maps.Clone(res.Settings.Extra)
+		if res.Settings.Extra == nil {
+			res.Settings.Extra = map[string]string{}
+		}
 		res.Settings.Extra["point"] = opts.Point
 	}
 	res.Summary.Abandoned = out.InFlight
