@@ -1,10 +1,14 @@
 // Package secret is loadlab's one rule for what must not be shown: which
 // names (request headers, plan variables, environment variables) carry
-// credentials, and how a secret value is masked in what loadlab stores and
-// prints. Quick mode's shown headers, a plan's masked text, its inputs and
-// its secrets (plan.MaskSecrets, which results, reports and logs go through)
-// all follow it, so that a header masked in one place is masked in every
-// other; a redirect to another host leaves out the same headers.
+// credentials, and how a secret value is masked in text.
+//
+// Who follows it: quick mode's headers as results show them; a plan's
+// stored text (plan.Masked), the inputs stored beside it (plan.Inputs) and
+// its secret values (plan.Secrets, masked by plan.MaskSecrets in a step's
+// first failed check: its body and error); and a redirect to another host,
+// which leaves out the same headers. Not covered yet, and stored as they
+// are: the server's command and its log (server.command, server.log), the
+// reasons journeys were aborted, and URL query strings.
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.
