@@ -59,16 +59,32 @@ type Scope struct {
 	// expressions compile against a sample of it, so {{ iteration + 1 }}
 	// type-checks; other slots compile as strings.
 	typed map[int]any
+	// read marks the slots a compiled template may read, shared by a scope
+	// and its clones: a slot no template reads need not be set (Reads).
+	read *[]bool
 }
 
 // NewScope returns an empty scope.
 func NewScope() *Scope {
-	return &Scope{consts: map[string]any{}, slots: map[string]int{}, hints: map[string]string{}, hidden: map[string]bool{}}
+	return &Scope{consts: map[string]any{}, slots: map[string]int{}, hints: map[string]string{}, hidden: map[string]bool{}, read: new([]bool)}
+}
+
+// Reads reports whether a template compiled in this scope, or in one of its
+// clones, may read slot i: one that reads nothing need not set it (a VU
+// that boxes its iteration number for nobody allocates for nothing). It
+// errs towards true: an expression that names the slot, or $env, reads it.
+func (s *Scope) Reads(i int) bool { return i < len(*s.read) && (*s.read)[i] }
+
+func (s *Scope) markRead(i int) {
+	for len(*s.read) <= i {
+		*s.read = append(*s.read, false)
+	}
+	(*s.read)[i] = true
 }
 
 // Clone copies a scope so that a scenario can add its captures.
 func (s *Scope) Clone() *Scope {
-	c := &Scope{consts: map[string]any{}, slots: map[string]int{}, order: append([]string(nil), s.order...), hints: map[string]string{}, hidden: map[string]bool{}}
+	c := &Scope{consts: map[string]any{}, slots: map[string]int{}, order: append([]string(nil), s.order...), hints: map[string]string{}, hidden: map[string]bool{}, read: s.read}
 	for k, v := range s.hidden {
 		c.hidden[k] = v
 	}
@@ -220,6 +236,7 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 			return part{}, &Error{Offset: lead, Msg: err}
 		}
 		if i, ok := s.slots[e]; ok && !s.hidden[e] {
+			s.markRead(i)
 			return part{slot: i, name: e}, nil
 		}
 		return part{}, &Error{Offset: lead, Msg: s.undefined(e)}
@@ -245,6 +262,12 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 			return part{}, &Error{Offset: lead + fe.Column, Msg: "in {{ " + e + " }}: " + msg}
 		}
 		return part{}, &Error{Offset: lead, Msg: "in {{ " + e + " }}: " + err.Error()}
+	}
+	for i, name := range s.order {
+		first, _, _ := strings.Cut(name, ".") // users["email"] reads users.email
+		if strings.Contains(e, first) || strings.Contains(e, "$env") {
+			s.markRead(i)
+		}
 	}
 	return part{slot: -1, prog: prog, expr: e}, nil
 }

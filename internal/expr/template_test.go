@@ -2,6 +2,7 @@ package expr
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -176,5 +177,40 @@ func TestRandomIsSeeded(t *testing.T) {
 	}
 	if c := body(42, 8); c == a {
 		t.Errorf("streams 7 and 8 gave the same bodies:\n%s", a)
+	}
+}
+
+// TestReads: a slot is read when a template names it, directly or in an
+// expression (also by its first part, users["email"]), or reads $env; the
+// mark is shared with the scope's clones.
+func TestReads(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want []string
+	}{
+		{"{{ vu }}", []string{"vu"}},
+		{"{{ iteration + 1 }}", []string{"iteration"}},
+		{`{{ users["email"] }}`, []string{"users.email"}},
+		{"{{ randomInt(1, 3) }}", nil}, // $env is passed for its generator, no slot
+		{`{{ $env["iter" + "ation"] }}`, []string{"vu", "iteration", "users.email"}},
+		{"plain", nil},
+	} {
+		t.Run(tt.src, func(t *testing.T) {
+			s := NewScope()
+			slots := map[string]int{}
+			for _, name := range []string{"vu", "iteration", "users.email"} {
+				slots[name] = s.Slot(name)
+			}
+			s.SlotType(slots["vu"], 0)
+			s.SlotType(slots["iteration"], 0)
+			if _, err := s.Clone().Compile(tt.src); err != nil {
+				t.Fatal(err)
+			}
+			for name, i := range slots {
+				if got, want := s.Reads(i), slices.Contains(tt.want, name); got != want {
+					t.Errorf("Reads(%s) = %v, want %v", name, got, want)
+				}
+			}
+		})
 	}
 }

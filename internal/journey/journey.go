@@ -86,7 +86,9 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) e
 		s.vu = vu
 		s.vars.Set(r.VUSlot, vu)
 	}
-	s.vars.Set(r.IterationSlot, int(iteration))
+	if r.Scope.Reads(r.IterationSlot) { // boxing an iteration past 255 allocates
+		s.vars.Set(r.IterationSlot, int(iteration))
+	}
 	stream := uint64(vu)<<32 | uint64(uint32(iteration))
 	s.vars.Seed(r.Seed, stream)
 	s.pcg.Seed(^r.Seed, stream) // another sequence than the templates'

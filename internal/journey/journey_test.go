@@ -330,6 +330,7 @@ func TestRedirect(t *testing.T) {
 
 func TestBegin(t *testing.T) {
 	f := newFixture(t)
+	f.tpl("{{ iteration + 1 }}") // Begin sets the iteration only for a template that reads it
 	s := f.runner.NewState()
 	for i, want := range []string{"a@example.com", "b@example.com", "a@example.com"} {
 		s.Vars().Set(f.token, "left over")
