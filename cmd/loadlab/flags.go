@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -19,6 +20,65 @@ import (
 // ("run: -n must be positive, got 0"), while a value that is not of the
 // flag's kind at all ("-d 30") keeps pflag's wording through plainFlagError.
 // Type() names the kind as pflag's own types do, so --help is unchanged.
+
+// Run's typed flags hold their refusals back (refusals.hold) until the
+// command has its whole command line: that a flag is for quick mode only,
+// or that a plan and --url are not both given, says more than what is
+// wrong with the flag's value.
+
+// refusals are the flag values a command refused, in command-line order.
+type refusals struct{ list []refusal }
+
+type refusal struct {
+	flag string
+	err  error
+}
+
+// hold wraps a typed flag so that it records a refusal of its value
+// instead of failing the parse. A value not of the flag's kind ("-c abc")
+// still fails it, as pflag's own flags do.
+func (r *refusals) hold(name string, v pflag.Value) pflag.Value {
+	return &heldFlag{Value: v, name: name, refusals: r}
+}
+
+// refused reports whether the value of the flag named name was refused.
+func (r *refusals) refused(name string) bool {
+	for _, x := range r.list {
+		if x.flag == name {
+			return true
+		}
+	}
+	return false
+}
+
+// err is the refusal to report, nil if none: --url's first, as the URL is
+// what everything else is about, then the first given.
+func (r *refusals) err() error {
+	for _, x := range r.list {
+		if x.flag == "url" {
+			return x.err
+		}
+	}
+	if len(r.list) > 0 {
+		return r.list[0].err
+	}
+	return nil
+}
+
+type heldFlag struct {
+	pflag.Value
+	name     string
+	refusals *refusals
+}
+
+func (f *heldFlag) Set(s string) error {
+	err := f.Value.Set(s)
+	if fe := (*flagValueError)(nil); errors.As(err, &fe) {
+		f.refusals.list = append(f.refusals.list, refusal{f.name, fe})
+		return nil
+	}
+	return err
+}
 
 // flagValueError is a flag value of the right kind that loadlab refuses.
 type flagValueError struct{ err error }
@@ -46,6 +106,7 @@ var (
 	_ pflag.Value = (*urlFlag)(nil)
 	_ pflag.Value = (*headerFlag)(nil)
 	_ pflag.Value = (*methodFlag)(nil)
+	_ pflag.Value = (*heldFlag)(nil)
 )
 
 func (f *countFlag[T]) Set(s string) error {
@@ -169,7 +230,12 @@ func (f *urlFlag) Set(s string) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return refuse("bad --url: %w", err)
+		// url.Error quotes the URL whole, password and all: say it without
+		// its user info.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return refuse("bad --url %q: %w", withoutUserinfo(s), err)
 	}
 	shown := u.Redacted()
 	if u.User != nil {
@@ -190,6 +256,23 @@ func (f *urlFlag) Set(s string) error {
 	}
 	f.url, f.shown = u, shown
 	return nil
+}
+
+// withoutUserinfo is a URL, maybe one url.Parse refuses, without the user
+// and password before its host's @.
+func withoutUserinfo(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		rest = rest[at+1:]
+	}
+	return scheme + "://" + rest
 }
 
 func (f *urlFlag) String() string { return f.shown }

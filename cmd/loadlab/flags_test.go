@@ -129,7 +129,9 @@ func TestURLFlag(t *testing.T) {
 		{in: "https://user:secret@example.com/", str: "https://example.com/"}, // no password where it is shown
 		{in: "", str: ""}, // as if not given
 		{in: "127.0.0.1:8080/", err: `bad --url "127.0.0.1:8080/": it needs a scheme, as in http://127.0.0.1:8080/`, refused: true},
-		{in: "http://[::1", err: "bad --url: parse", refused: true},
+		{in: "http://[::1", err: `bad --url "http://[::1": missing ']' in host`, refused: true},
+		{in: "http://u:hunter2pw@[::1", err: `bad --url "http://[::1": missing ']' in host`, refused: true}, // no password where it is refused
+		{in: "http://u:p@w@h:1%zz/", err: `bad --url "http://h:1%zz/": invalid port ":1%zz" after host`, refused: true},
 		{in: "ftp://127.0.0.1/", err: "the scheme must be http or https", refused: true},
 		{in: "http:///x", err: `bad --url "http:///x": no host`, refused: true},
 		{in: "http://u:pw@127.0.0.1:99999/", err: `bad --url "http://127.0.0.1:99999/": bad port "99999"`, refused: true},

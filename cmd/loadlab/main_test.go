@@ -94,6 +94,16 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"run", "--url", ok, "--bogus"}, 2, "unknown flag: --bogus"},
 		{"unknown command", []string{"bogus"}, 2, "unknown command"},
 		{"plan and url", []string{"run", "--url", ok, "plan.yaml"}, 2, "give a plan file or --url, not both"},
+		// With a plan, that a flag is for quick mode says more than what is
+		// wrong with its value (as before the flags were typed).
+		{"plan and zero connections", []string{"run", "plan.yaml", "-c", "0"}, 2, "run: --connections is for quick mode (--url); for a plan, set load.closed.vus"},
+		{"plan and small max-header", []string{"run", "plan.yaml", "--max-header", "1"}, 2, "run: --max-header is for quick mode (--url); for a plan, set http.max_header"},
+		{"plan and bad rate", []string{"run", "plan.yaml", "--rate", "x"}, 2, "run: --rate is for quick mode (--url); for a plan, use an open load"},
+		{"plan and bad header", []string{"run", "plan.yaml", "-H", "NoColon"}, 2, "run: --header is for quick mode (--url)"},
+		{"plan and bad url", []string{"run", "plan.yaml", "--url", "ftp://x"}, 2, "give a plan file or --url, not both"},
+		{"plan, bad workers and zero connections", []string{"run", "plan.yaml", "--workers", "-2", "-c", "0"}, 2, "run: --connections is for quick mode"},
+		{"bad url before zero connections", []string{"run", "-c", "0", "--url", "ftp://x"}, 2, `run: bad --url "ftp://x": the scheme must be http or https`},
+		{"password in a malformed url", []string{"run", "--url", "http://u:hunter2pw@[::1"}, 2, `run: bad --url "http://[::1": missing ']' in host`},
 		{"two plans", []string{"run", "a.yaml", "b.yaml"}, 2, "loadlab: run: accepts at most 1 arg(s), received 2 (see loadlab run --help)"},
 		{"connections not a number", []string{"run", "--url", ok, "-c", "abc"}, 2, `invalid argument "abc" for "-c, --connections" flag: want a whole number`},
 		{"duration without unit", []string{"run", "--url", ok, "-d", "30"}, 2, "want a duration such as 500ms, 30s or 2m"},

@@ -51,6 +51,7 @@ type quickFlags struct {
 
 func newRunCommand(io *stdio) *cobra.Command {
 	var f quickFlags
+	var refused refusals
 	c := &cobra.Command{
 		Use:   "run [PLAN.yaml | - | --url URL] [flags]",
 		Short: "Run a plan, or send load to a URL, and measure it",
@@ -75,13 +76,16 @@ slow server cannot hide its queue (coordinated omission).`,
 				return usageError(fmt.Errorf("run: %w", err))
 			}
 			if len(args) == 1 {
-				if f.url.url != nil {
+				if f.url.url != nil || refused.refused("url") {
 					return usageError(errors.New("run: give a plan file or --url, not both"))
 				}
 				for _, name := range quickOnly {
 					if c.Flags().Changed(name) {
 						return usageError(fmt.Errorf("run: --%s is for quick mode (--url); for a plan, %s", name, planEquivalent[name]))
 					}
+				}
+				if err := refused.err(); err != nil {
+					return usageError(fmt.Errorf("run: %w", err))
 				}
 				return runPlan(c.Context(), io, args[0], &f)
 			}
@@ -91,23 +95,28 @@ slow server cannot hide its queue (coordinated omission).`,
 			if f.fresh {
 				return usageError(errors.New("run: --fresh starts an experiment (a plan with params) over; quick mode keeps nothing to resume"))
 			}
+			if err := refused.err(); err != nil {
+				return usageError(fmt.Errorf("run: %w", err))
+			}
 			return runQuick(c.Context(), io, &f, c.Flags().Changed("connections"))
 		},
 	}
 	fl := c.Flags()
 	// The typed flags (flags.go) check their values as they are parsed;
-	// zero is how -d and -n say "not given", so given, it is refused.
+	// zero is how -d and -n say "not given", so given, it is refused. The
+	// refusals wait for RunE, which says first what the whole command line
+	// gets wrong (a quick-mode flag with a plan).
 	f.connections, f.timeout, f.method.method = 50, 30*time.Second, "GET"
-	fl.Var(&f.url, "url", "the URL to load (http or https)")
-	fl.VarP(&countFlag[int]{value: &f.connections, shown: "-c"}, "connections", "c", "connections (closed load), or the most at once (open load)")
-	fl.VarP(&durationFlag{value: &f.duration, shown: "-d"}, "duration", "d", "how long to send load (default 10s unless -n is given)")
-	fl.VarP(&countFlag[int64]{value: &f.requests, shown: "-n"}, "requests", "n", "total requests to send")
-	fl.Var(&f.rate, "rate", "open load: requests per period, such as 2000/s or 7000/10m")
-	fl.VarP(&f.method, "method", "X", "request method")
-	fl.VarP(&f.headers, "header", "H", "request header 'Name: value' (repeatable)")
+	fl.Var(refused.hold("url", &f.url), "url", "the URL to load (http or https)")
+	fl.VarP(refused.hold("connections", &countFlag[int]{value: &f.connections, shown: "-c"}), "connections", "c", "connections (closed load), or the most at once (open load)")
+	fl.VarP(refused.hold("duration", &durationFlag{value: &f.duration, shown: "-d"}), "duration", "d", "how long to send load (default 10s unless -n is given)")
+	fl.VarP(refused.hold("requests", &countFlag[int64]{value: &f.requests, shown: "-n"}), "requests", "n", "total requests to send")
+	fl.Var(refused.hold("rate", &f.rate), "rate", "open load: requests per period, such as 2000/s or 7000/10m")
+	fl.VarP(refused.hold("method", &f.method), "method", "X", "request method")
+	fl.VarP(refused.hold("header", &f.headers), "header", "H", "request header 'Name: value' (repeatable)")
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file (- for stdin)")
-	fl.Var(&durationFlag{value: &f.timeout, shown: "--timeout"}, "timeout", "give up on a request after this long")
+	fl.Var(refused.hold("timeout", &durationFlag{value: &f.timeout, shown: "--timeout"}), "timeout", "give up on a request after this long")
 	fl.BoolVar(&f.noKeepAlive, "no-keepalive", false, "open a new connection for every request")
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
@@ -115,10 +124,10 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
 	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }} (and the plan variable KEY, if any): KEY=VALUE (repeatable)")
-	fl.Var(newSizeFlag(&f.maxBody, "16MiB", "--max-body", 1, math.MaxInt64, ""), "max-body", "a larger response body is an error")
-	fl.Var(newSizeFlag(&f.maxHeader, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)"), "max-header", "a larger response header block is an error")
-	fl.Var(&countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}, "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
-	fl.Var(&durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}, "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
+	fl.Var(refused.hold("max-body", newSizeFlag(&f.maxBody, "16MiB", "--max-body", 1, math.MaxInt64, "")), "max-body", "a larger response body is an error")
+	fl.Var(refused.hold("max-header", newSizeFlag(&f.maxHeader, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)")), "max-header", "a larger response header block is an error")
+	fl.Var(refused.hold("workers", &countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}), "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	fl.Var(refused.hold("grace", &durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}), "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
 	return c
 }
 

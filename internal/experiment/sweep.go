@@ -265,7 +265,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		}
 		logf("run %d/%d  %s #%d", slot.Index+1, len(order), pt.Key, slot.Rep)
 		started := time.Now()
-		res, err := runPoint(ctx, load, pt, runDir, e.Warmup, slot.Index+1, len(order), opts)
+		res, err := runPoint(ctx, load, pt, runDir, e.Warmup, slot.Index+1, len(order), seed, opts)
 		rec := store.RunRecord{Index: slot.Index, Point: pt.Key, Rep: slot.Rep, Started: started, Ended: time.Now()}
 		var se *runner.ServerError
 		switch {
@@ -371,7 +371,9 @@ func Assemble(p *plan.Plan, seed uint64, results []*result.Result) *Outcome {
 
 // runPoint runs the plan at one point, writing its result and server log
 // into dir.
-func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error), pt Point, dir string, warmup time.Duration, run, runs int, opts SweepOptions) (*result.Result, error) {
+// Every run gets the experiment's seed, the one printed and kept: each
+// point is sent the same random values, and the seed reproduces them all.
+func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error), pt Point, dir string, warmup time.Duration, run, runs int, seed uint64, opts SweepOptions) (*result.Result, error) {
 	p, err := load(pt.Params)
 	if err != nil {
 		return nil, err
@@ -386,7 +388,7 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 			opts.OnProgress(pr)
 		}
 	}
-	res, err := runner.Plan(ctx, p, runner.Options{Dir: dir, Workers: opts.Workers, Params: pt.Params, Point: pt.Key, Warmup: warmup, OnProgress: progress, Version: opts.Version})
+	res, err := runner.Plan(ctx, p, runner.Options{Dir: dir, Workers: opts.Workers, Params: pt.Params, Point: pt.Key, Warmup: warmup, Seed: seed, OnProgress: progress, Version: opts.Version})
 	if res != nil {
 		if werr := store.WriteResult(dir, res); werr != nil && err == nil {
 			err = werr

@@ -13,6 +13,7 @@
 package expr
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,16 +59,32 @@ type Scope struct {
 	// expressions compile against a sample of it, so {{ iteration + 1 }}
 	// type-checks; other slots compile as strings.
 	typed map[int]any
+	// read marks the slots a compiled template may read, shared by a scope
+	// and its clones: a slot no template reads need not be set (Reads).
+	read *[]bool
 }
 
 // NewScope returns an empty scope.
 func NewScope() *Scope {
-	return &Scope{consts: map[string]any{}, slots: map[string]int{}, hints: map[string]string{}, hidden: map[string]bool{}}
+	return &Scope{consts: map[string]any{}, slots: map[string]int{}, hints: map[string]string{}, hidden: map[string]bool{}, read: new([]bool)}
+}
+
+// Reads reports whether a template compiled in this scope, or in one of its
+// clones, may read slot i: one that reads nothing need not set it (a VU
+// that boxes its iteration number for nobody allocates for nothing). It
+// errs towards true: an expression that names the slot, or $env, reads it.
+func (s *Scope) Reads(i int) bool { return i < len(*s.read) && (*s.read)[i] }
+
+func (s *Scope) markRead(i int) {
+	for len(*s.read) <= i {
+		*s.read = append(*s.read, false)
+	}
+	(*s.read)[i] = true
 }
 
 // Clone copies a scope so that a scenario can add its captures.
 func (s *Scope) Clone() *Scope {
-	c := &Scope{consts: map[string]any{}, slots: map[string]int{}, order: append([]string(nil), s.order...), hints: map[string]string{}, hidden: map[string]bool{}}
+	c := &Scope{consts: map[string]any{}, slots: map[string]int{}, order: append([]string(nil), s.order...), hints: map[string]string{}, hidden: map[string]bool{}, read: s.read}
 	for k, v := range s.hidden {
 		c.hidden[k] = v
 	}
@@ -219,6 +236,7 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 			return part{}, &Error{Offset: lead, Msg: err}
 		}
 		if i, ok := s.slots[e]; ok && !s.hidden[e] {
+			s.markRead(i)
 			return part{slot: i, name: e}, nil
 		}
 		return part{}, &Error{Offset: lead, Msg: s.undefined(e)}
@@ -244,6 +262,12 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 			return part{}, &Error{Offset: lead + fe.Column, Msg: "in {{ " + e + " }}: " + msg}
 		}
 		return part{}, &Error{Offset: lead, Msg: "in {{ " + e + " }}: " + err.Error()}
+	}
+	for i, name := range s.order {
+		first, _, _ := strings.Cut(name, ".") // users["email"] reads users.email
+		if strings.Contains(e, first) || strings.Contains(e, "$env") {
+			s.markRead(i)
+		}
 	}
 	return part{slot: -1, prog: prog, expr: e}, nil
 }
@@ -426,7 +450,7 @@ type State struct {
 	at    []place // where each slot lives in env; a nil map: nowhere of its own
 	dirty bool
 	vm    vm.VM
-	// pcg and rng are what randomInt and randomString draw from.
+	// pcg and rng are what randomInt, randomString and uuid draw from.
 	pcg rand.PCG
 	rng *rand.Rand
 }
@@ -446,7 +470,7 @@ func (s *Scope) NewState() *State {
 	return st
 }
 
-// Seed restarts the generator that randomInt and randomString draw from:
+// Seed restarts the generator that randomInt, randomString and uuid draw from:
 // the same two numbers give the same values in the same order. A VU seeds
 // it with the plan's seed and its own place in the run, so that a run with
 // the same seed sends the same bodies.
@@ -574,13 +598,23 @@ func (s *Scope) envWith(slots []any) map[string]any {
 }
 
 // options are the functions templates may call, beside expr's built-ins.
-// randomInt and randomString draw from the State's generator (see
+// randomInt, randomString and uuid draw from the State's generator (see
 // State.Seed), which they reach through the environment: randomArgs rewrites
 // each call to pass $env first, so the same seed gives the same values.
 func (s *Scope) options() []expr.Option {
 	return []expr.Option{
 		expr.Patch(randomArgs{}),
-		expr.Function("uuid", func(...any) (any, error) { return uuid.NewString(), nil }, new(func() string)),
+		expr.Function("uuid", func(p ...any) (any, error) {
+			// A version 4 UUID from the State's generator, not the
+			// system's: random, but the same for the same seed.
+			rng := envRand(p[0])
+			var u uuid.UUID
+			binary.LittleEndian.PutUint64(u[:8], rng.Uint64())
+			binary.LittleEndian.PutUint64(u[8:], rng.Uint64())
+			u[6] = u[6]&0x0f | 0x40 // version 4
+			u[8] = u[8]&0x3f | 0x80 // the RFC 4122 variant
+			return u.String(), nil
+		}, new(func(any) string)),
 		expr.Function("randomInt", func(p ...any) (any, error) {
 			rng, lo, hi := envRand(p[0]), p[1].(int), p[2].(int)
 			if hi < lo {
@@ -610,7 +644,7 @@ func (s *Scope) options() []expr.Option {
 const randKey = "$rand"
 
 // randomArgs passes the environment ($env) as the first argument of every
-// call of randomInt and randomString.
+// call of randomInt, randomString and uuid.
 type randomArgs struct{}
 
 func (randomArgs) Visit(node *ast.Node) {
@@ -619,7 +653,7 @@ func (randomArgs) Visit(node *ast.Node) {
 		return
 	}
 	id, ok := call.Callee.(*ast.IdentifierNode)
-	if !ok || id.Value != "randomInt" && id.Value != "randomString" {
+	if !ok || id.Value != "randomInt" && id.Value != "randomString" && id.Value != "uuid" {
 		return
 	}
 	if len(call.Arguments) > 0 {

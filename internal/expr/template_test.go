@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -139,11 +141,14 @@ func TestUnknownFunction(t *testing.T) {
 	}
 }
 
-// TestRandomIsSeeded: randomInt and randomString draw from the State's
-// generator, so the same seed gives the same text and another seed another.
+var uuidV4 = regexp.MustCompile(`"id": "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"`)
+
+// TestRandomIsSeeded: randomInt, randomString and uuid draw from the
+// State's generator, so the same seed gives the same text and another seed
+// another.
 func TestRandomIsSeeded(t *testing.T) {
 	sc := NewScope()
-	tpl, err := sc.Compile(`{"n": {{ randomInt(1, 1000000) }}, "s": "{{ randomString(16) }}", "u": "{{ upper(randomString(8)) }}"}`)
+	tpl, err := sc.Compile(`{"n": {{ randomInt(1, 1000000) }}, "s": "{{ randomString(16) }}", "u": "{{ upper(randomString(8)) }}", "id": "{{ uuid() }}"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +166,9 @@ func TestRandomIsSeeded(t *testing.T) {
 		return strings.Join(out, "\n")
 	}
 	a, b := body(42, 7), body(42, 7)
+	if !uuidV4.MatchString(a) {
+		t.Errorf("no version 4 UUID in\n%s", a)
+	}
 	if a != b {
 		t.Errorf("the same seed gave\n%s\nand\n%s", a, b)
 	}
@@ -169,5 +177,40 @@ func TestRandomIsSeeded(t *testing.T) {
 	}
 	if c := body(42, 8); c == a {
 		t.Errorf("streams 7 and 8 gave the same bodies:\n%s", a)
+	}
+}
+
+// TestReads: a slot is read when a template names it, directly or in an
+// expression (also by its first part, users["email"]), or reads $env; the
+// mark is shared with the scope's clones.
+func TestReads(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want []string
+	}{
+		{"{{ vu }}", []string{"vu"}},
+		{"{{ iteration + 1 }}", []string{"iteration"}},
+		{`{{ users["email"] }}`, []string{"users.email"}},
+		{"{{ randomInt(1, 3) }}", nil}, // $env is passed for its generator, no slot
+		{`{{ $env["iter" + "ation"] }}`, []string{"vu", "iteration", "users.email"}},
+		{"plain", nil},
+	} {
+		t.Run(tt.src, func(t *testing.T) {
+			s := NewScope()
+			slots := map[string]int{}
+			for _, name := range []string{"vu", "iteration", "users.email"} {
+				slots[name] = s.Slot(name)
+			}
+			s.SlotType(slots["vu"], 0)
+			s.SlotType(slots["iteration"], 0)
+			if _, err := s.Clone().Compile(tt.src); err != nil {
+				t.Fatal(err)
+			}
+			for name, i := range slots {
+				if got, want := s.Reads(i), slices.Contains(tt.want, name); got != want {
+					t.Errorf("Reads(%s) = %v, want %v", name, got, want)
+				}
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/theory/jsonpath"
+
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
 )
@@ -68,13 +70,10 @@ func ContainsCheck(want *expr.Template) Check {
 	}}
 }
 
-// JSONCheck passes when the first value the JSONPath path selects in the
-// response body equals the value want gives. The error is the path's.
-func JSONCheck(path string, want *expr.Template) (Check, error) {
-	p, err := expr.CompileJSONPath(path)
-	if err != nil {
-		return Check{}, err
-	}
+// JSONCheck passes when the first value the JSONPath p selects in the
+// response body equals the value want gives; path is p as written
+// (expr.CompileJSONPath), which names the check.
+func JSONCheck(path string, p *jsonpath.Path, want *expr.Template) Check {
 	return Check{Name: "json " + path, ok: func(s *State, x *httpx.Exchange) bool {
 		doc, err := s.resp.JSON()
 		if err != nil {
@@ -88,7 +87,7 @@ func JSONCheck(path string, want *expr.Template) (Check, error) {
 			return expr.Equal(got, w)
 		}
 		return false
-	}}, nil
+	}}
 }
 
 // Capture sets a variable's slot from the response.

@@ -37,7 +37,7 @@ type Runner struct {
 	// Targets are the resolved targets by "scheme://host": a redirect may go
 	// to any of them and nowhere else.
 	Targets map[string]*httpx.Target
-	// Seed seeds randomInt, randomString and random data picks: a VU's
+	// Seed seeds uuid, randomInt, randomString and random data picks: a VU's
 	// generators restart at every iteration from the seed, the VU's number
 	// and the iteration's, so that the same seed sends the same bodies. Zero
 	// picks one.
@@ -86,7 +86,9 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) e
 		s.vu = vu
 		s.vars.Set(r.VUSlot, vu)
 	}
-	s.vars.Set(r.IterationSlot, int(iteration))
+	if r.Scope.Reads(r.IterationSlot) { // boxing an iteration past 255 allocates
+		s.vars.Set(r.IterationSlot, int(iteration))
+	}
 	stream := uint64(vu)<<32 | uint64(uint32(iteration))
 	s.vars.Seed(r.Seed, stream)
 	s.pcg.Seed(^r.Seed, stream) // another sequence than the templates'

@@ -185,10 +185,11 @@ func TestBuildErrors(t *testing.T) {
 
 func TestAfter(t *testing.T) {
 	f := newFixture(t)
-	jsonPath, err := JSONCheck("$.id", f.tpl("{{ product }}"))
+	id, err := expr.CompileJSONPath("$.id")
 	if err != nil {
 		t.Fatal(err)
 	}
+	jsonPath := JSONCheck("$.id", id, f.tpl("{{ product }}"))
 	capture := func(kind expr.CaptureKind, arg, attr string) Capture {
 		c, err := expr.NewCapture(kind, arg, attr)
 		if err != nil {
@@ -329,6 +330,7 @@ func TestRedirect(t *testing.T) {
 
 func TestBegin(t *testing.T) {
 	f := newFixture(t)
+	f.tpl("{{ iteration + 1 }}") // Begin sets the iteration only for a template that reads it
 	s := f.runner.NewState()
 	for i, want := range []string{"a@example.com", "b@example.com", "a@example.com"} {
 		s.Vars().Set(f.token, "left over")

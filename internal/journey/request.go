@@ -47,14 +47,32 @@ type Step struct {
 
 	runner *Runner
 	writer httpx.RequestWriter
+	// headers are Headers as Request readies them, one per header.
+	headers []header
+}
+
+// header is a step's header with what can be known of it before any
+// request: whether it is a credential (secret.Name), and its text when it
+// has no per-VU part and that text can be sent as it is.
+type header struct {
+	Field
+	credential bool
+	static     string
+	isStatic   bool
 }
 
 // Request is the step in the engine's form, for runner's VUs.
 func (st *Step) Request(r *Runner) *engine.RequestStep {
 	st.runner = r
 	st.writer = httpx.RequestWriter{ContentType: st.ContentType, Close: !st.KeepAlive}
+	st.headers = st.headers[:0]
 	for _, h := range st.Headers {
 		st.writer.Own(h.Name)
+		x := header{Field: h, credential: secret.Name(h.Name)}
+		if text, ok := h.Value.Static(); ok && httpx.CheckHeaderValue(text) == nil {
+			x.static, x.isStatic = text, true
+		}
+		st.headers = append(st.headers, x)
 	}
 	rs := &engine.RequestStep{
 		Target:     st.Target,
@@ -131,11 +149,16 @@ func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
 func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Target, body []byte, hasBody bool) ([]byte, error) {
 	dst = st.writer.AppendStart(dst, method, s.path, t.Host)
 	var err error
-	for _, h := range st.Headers {
-		if t != st.Target && secret.Name(h.Name) {
+	for i := range st.headers {
+		h := &st.headers[i]
+		if t != st.Target && h.credential {
 			continue // credentials do not follow a redirect to another host
 		}
 		dst = httpx.StartHeader(dst, h.Name)
+		if h.isStatic { // checked once, in Request
+			dst = append(append(dst, h.static...), "\r\n"...)
+			continue
+		}
 		start := len(dst)
 		if dst, err = h.Value.Append(dst, s.vars); err != nil {
 			return dst, fmt.Errorf("header %s: %w", h.Name, err)

@@ -51,7 +51,8 @@ type slot struct {
 // not nil, is called with each new point, one call at a time on a goroutine
 // of its own; a point made while onPoint is still busy with an earlier one
 // replaces any other waiting, so a slow onPoint hears the newest point, not
-// every one. Close returns after onPoint has heard the last.
+// every one. Close returns after onPoint has heard the last (the series'
+// last point), so an onPoint that blocks holds Close up: it must return.
 func NewCollector(workers int, onPoint func(result.Point)) *Collector {
 	c := &Collector{
 		workers: workers,
@@ -110,7 +111,9 @@ func (c *Collector) Submit(second int, length time.Duration, iv *Interval) {
 }
 
 // Close waits until every submitted interval is in the series and onPoint
-// has returned. Every worker must have submitted its last interval.
+// has returned from the last point, however long that takes: it does not
+// abandon a blocked onPoint. Every worker must have submitted its last
+// interval.
 func (c *Collector) Close() {
 	close(c.in)
 	<-c.done
@@ -186,6 +189,9 @@ func (c *Collector) emit(final bool) {
 			c.mu.Lock()
 			c.newest = &p
 			c.mu.Unlock()
+			if c.onPoint != nil {
+				c.tell(p) // the second before, now with the tail: the last point
+			}
 			c.next++
 			continue
 		}

@@ -198,6 +198,33 @@ func TestSeriesIsBounded(t *testing.T) {
 	}
 }
 
+// TestListenerHearsTheFoldedTail: the last, short interval of a run is
+// folded into the second before; onPoint hears that point last, as the
+// series ends with it.
+func TestListenerHearsTheFoldedTail(t *testing.T) {
+	var lastHeard result.Point
+	c := NewCollector(2, func(p result.Point) { lastHeard = p })
+	for s, length := range []time.Duration{time.Second, time.Second, 20 * time.Millisecond} {
+		for worker := range 2 {
+			if s == 2 && worker == 1 {
+				break // this worker ended within the second before
+			}
+			iv := c.NewInterval()
+			iv.Requests, iv.Responses = 5, 5
+			c.Submit(s, length, iv)
+		}
+	}
+	c.Close()
+	series := c.Series()
+	last := series[len(series)-1]
+	if len(series) != 2 || last.Requests != 15 {
+		t.Fatalf("series %+v, want the tail folded into the second second", series)
+	}
+	if lastHeard != last {
+		t.Errorf("onPoint heard last %+v, the series ends with %+v", lastHeard, last)
+	}
+}
+
 // TestSlowListenerDoesNotStallWorkers: while onPoint is blocked (a progress
 // line written to a paused terminal), workers go on submitting; once it is
 // free it hears the newest point, and Close waits for it.

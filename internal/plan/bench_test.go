@@ -61,3 +61,28 @@ func BenchmarkJourneyBuild(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJourneyBegin starts an iteration of bench/journey.sh's journey,
+// as a VU does before its requests: captures and cookies cleared, vu and
+// iteration set, the generators restarted from the seed.
+func BenchmarkJourneyBegin(b *testing.B) {
+	p, err := Parse("bench.yaml", []byte(benchPlan), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog, r, err := p.program(context.Background(), ProgramOptions{Seed: 42}, func(_ context.Context, u *url.URL) (*httpx.Target, error) {
+		return &httpx.Target{Scheme: u.Scheme, Host: u.Host}, nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, es := r.NewState(), prog.Scenarios[0]
+	var iteration int64
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Begin(s, 7, iteration, es); err != nil {
+			b.Fatal(err)
+		}
+		iteration++
+	}
+}

@@ -63,7 +63,7 @@ type ProgramOptions struct {
 	// Params are an experiment point's parameter values: constants in
 	// every template, like plan variables.
 	Params map[string]any
-	// Seed seeds the template functions randomInt and randomString; zero
+	// Seed seeds the template functions uuid, randomInt and randomString; zero
 	// takes the plan's seed:, and a plan without one gets a random seed.
 	Seed uint64
 }
@@ -445,16 +445,13 @@ func (c *compiler) checks(e *Expect, scope *expr.Scope) []journey.Check {
 		}
 	}
 	for _, f := range e.JSON {
-		if _, err := expr.CompileJSONPath(f.Name); err != nil {
+		path, err := expr.CompileJSONPath(f.Name)
+		if err != nil {
 			c.d.errorf(f.Pos, "expect.json: %v", err)
 			continue
 		}
-		t := c.template(f.Value, scope)
-		if t == nil {
-			continue
-		}
-		if ch, err := journey.JSONCheck(f.Name, t); err == nil {
-			out = append(out, ch)
+		if t := c.template(f.Value, scope); t != nil {
+			out = append(out, journey.JSONCheck(f.Name, path, t))
 		}
 	}
 	return out

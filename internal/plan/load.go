@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/secret"
 	"github.com/loadlab/loadlab/internal/suggest"
 )
 
@@ -298,6 +299,9 @@ func (d *decoder) vars(p *Plan, n *node, opts Options) {
 			d.errorf(val.pos, "variable %s must be a value or {value: ..., secret: true}, got %s", k.value, val.kind)
 			continue
 		}
+		// The one credential rule: a variable named password is as secret
+		// as one marked secret: true.
+		v.Secret = v.Secret || secret.Name(v.Name)
 		if e, ok := opts.Env[v.Name]; ok {
 			v.Value = e
 		}

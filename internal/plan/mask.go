@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,22 +56,38 @@ func (p *Plan) Masked() string {
 			}
 		}
 	}
+	type written struct {
+		pos  Pos
+		text string
+	}
+	var masks []written
 	credVars := p.credentialVars()
 	for _, v := range p.Vars {
 		if v.Secret || credVars[v.Name] {
-			mask(v.valuePos, v.valueText)
+			masks = append(masks, written{v.valuePos, v.valueText})
 		}
 	}
 	// A secret overridden with --set still has its value in the file.
 	for name, n := range p.writtenVars() {
 		for _, v := range p.Vars {
-			if v.Name == name && (v.Secret || credVars[name]) && n.pos.File == p.File {
-				mask(n.pos, n.value)
+			if v.Name == name && (v.Secret || credVars[name]) && n.pos.File == p.File && n.pos != v.valuePos {
+				masks = append(masks, written{n.pos, n.value})
 			}
 		}
 	}
 	for _, t := range p.credentialLiterals() {
-		mask(t.Pos, t.Src)
+		masks = append(masks, written{t.Pos, t.Src})
+	}
+	// Last first: a value masked on a line moves what follows it, not what
+	// comes before (two secrets on one line of a flow mapping).
+	slices.SortStableFunc(masks, func(a, b written) int {
+		if a.pos.Line != b.pos.Line {
+			return b.pos.Line - a.pos.Line
+		}
+		return b.pos.Col - a.pos.Col
+	})
+	for _, m := range masks {
+		mask(m.pos, m.text)
 	}
 	return strings.Join(lines, "\n")
 }

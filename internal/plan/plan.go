@@ -47,8 +47,11 @@ type Plan struct {
 
 // Var is a plan variable.
 type Var struct {
-	Name   string
-	Value  any // string, int, float64 or bool
+	Name  string
+	Value any // string, int, float64 or bool
+	// Secret: written secret: true, or named as a credential by
+	// secret.Name (password, api_key): either way its value is masked
+	// everywhere the plan is shown.
 	Secret bool
 	Pos    Pos
 	// where the value is written, and as written, for masking

@@ -310,3 +310,46 @@ func TestNoCooldown(t *testing.T) {
 		t.Error("a negative cooldown was accepted")
 	}
 }
+
+// TestVarsNamedAsCredentials: a variable the name rule calls a credential
+// is masked as one marked secret: true is, in the plan's text, its secrets
+// and its inputs alike.
+func TestVarsNamedAsCredentials(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	src := `
+target: "http://127.0.0.1:1"
+vars: { password: hunter2pw, api_key: { value: k-abcdef }, product: widget }
+steps: [ { post: /login, form: { p: "{{ password }}", k: "{{ api_key }}", q: "{{ product }}" } } ]
+load: { closed: { vus: 1, iterations: 1 } }
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, want := p.Masked(), `vars: { password: "***", api_key: { value: "***" }, product: widget }`; !strings.Contains(m, want) {
+		t.Errorf("masked plan, want %s:\n%s", want, m)
+	}
+	p, err = Load(path, Options{Set: []string{"vars.password=override-pw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Masked()
+	for _, clear := range []string{"hunter2pw", "k-abcdef"} {
+		if strings.Contains(m, clear) {
+			t.Errorf("masked plan shows %s:\n%s", clear, m)
+		}
+	}
+	if want := `vars: { password: "***", api_key: { value: "***" }, product: widget }`; !strings.Contains(m, want) {
+		t.Errorf("masked plan with --set, want %s:\n%s", want, m)
+	}
+	secrets := strings.Join(p.Secrets(), ",")
+	if secrets != "override-pw,k-abcdef" {
+		t.Errorf("secrets %q", secrets)
+	}
+	if in := strings.Join(p.Inputs(), "\n"); in != "--set vars.password=***" {
+		t.Errorf("inputs %q", in)
+	}
+}

@@ -109,3 +109,39 @@ func TestSeedReproducesBodies(t *testing.T) {
 		t.Errorf("VUs 0 and 1 sent the same bodies:\n%s", a)
 	}
 }
+
+// TestStaticHeaderIsChecked: a header value with no per-VU part is checked
+// once, not on every request; one that cannot be sent (an -e value with a
+// line break, which the plan's own text does not show) is still refused.
+func TestStaticHeaderIsChecked(t *testing.T) {
+	src := `
+target: http://127.0.0.1:1
+steps: [ { get: /, headers: { X-Note: "{{ env.NOTE }}", Accept: text/plain } } ]
+load: { closed: { vus: 1, iterations: 1 } }
+`
+	for _, tt := range []struct{ note, want string }{
+		{"fine", "X-Note: fine\r\nAccept: text/plain\r\n"},
+		{"a\r\nX-Injected: 1", "header X-Note: the value has a line break"},
+	} {
+		p, err := Parse("plan.yaml", []byte(src), Options{Env: map[string]string{"NOTE": tt.note}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, r, err := p.program(context.Background(), ProgramOptions{}, noResolve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := r.NewState()
+		if err := r.Begin(s, 0, 0, prog.Scenarios[0]); err != nil {
+			t.Fatal(err)
+		}
+		req, err := prog.Scenarios[0].Steps[0].Request.Build(&engine.VU{State: s}, nil)
+		got := string(req)
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("NOTE=%q: %q, want %q", tt.note, got, tt.want)
+		}
+	}
+}

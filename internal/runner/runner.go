@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -37,6 +38,10 @@ type Options struct {
 	Point string
 	// Warmup is left out of every figure but the time series.
 	Warmup time.Duration
+	// Seed seeds randomInt, randomString, uuid and pick: random (see
+	// plan.ProgramOptions); zero takes the plan's seed:, or a random one.
+	// An experiment gives every run its seed.
+	Seed uint64
 	// OnProgress, if set, hears about the run once a second.
 	OnProgress func(Progress)
 	Version    string
@@ -88,7 +93,7 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (*result.Result, erro
 		}
 		defer t.proc.Stop()
 	}
-	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params}, resolver(p))
+	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed}, resolver(p))
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +242,12 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 		res.Settings.Engine = e.String()
 	}
 	if opts.Point != "" {
+		// A copy: the settings may be the caller's (quick mode's, whose
+		// Extra may be nil).
+		res.Settings.Extra = maps.Clone(res.Settings.Extra)
+		if res.Settings.Extra == nil {
+			res.Settings.Extra = map[string]string{}
+		}
 		res.Settings.Extra["point"] = opts.Point
 	}
 	res.Summary.Abandoned = out.InFlight

@@ -107,9 +107,12 @@ func TestQuickBuildsTheResult(t *testing.T) {
 			HTTP:     httpx.Options{Timeout: 5 * time.Second, MaxBodyBytes: 1 << 20, MaxHeaderBytes: 1 << 16},
 			Workers:  1,
 		},
-	}, Options{Version: "test"})
+	}, Options{Version: "test", Point: "c=2"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Settings.Extra["point"] != "c=2" || settings.Extra != nil {
+		t.Errorf("extra %v, the caller's %v", res.Settings.Extra, settings.Extra)
 	}
 	if res.Name != "GET /slow" || res.Version != "test" || res.Settings.Workers != 1 || res.Settings.URL != u.String() || res.Plan != "" {
 		t.Errorf("result %q %q, settings %+v, plan %q", res.Name, res.Version, res.Settings, res.Plan)

@@ -1,10 +1,14 @@
 // Package secret is loadlab's one rule for what must not be shown: which
 // names (request headers, plan variables, environment variables) carry
-// credentials, and how a secret value is masked in what loadlab stores and
-// prints. Quick mode's shown headers, a plan's masked text, its inputs and
-// its secrets (plan.MaskSecrets, which results, reports and logs go through)
-// all follow it, so that a header masked in one place is masked in every
-// other; a redirect to another host leaves out the same headers.
+// credentials, and how a secret value is masked in text.
+//
+// Who follows it: quick mode's headers as results show them; a plan's
+// stored text (plan.Masked), the inputs stored beside it (plan.Inputs) and
+// its secret values (plan.Secrets, masked by plan.MaskSecrets in a step's
+// first failed check: its body and error); and a redirect to another host,
+// which leaves out the same headers. Not covered yet, and stored as they
+// are: the server's command and its log (server.command, server.log), the
+// reasons journeys were aborted, and URL query strings.
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.
@@ -12,6 +16,8 @@ package secret
 
 import (
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -21,10 +27,11 @@ const Mask = "***"
 // credentialName recognizes names that say they hold a credential:
 // Authorization, Proxy-Authorization, Cookie, X-Api-Key, Api-Key,
 // X-Auth-Token, X-Csrf-Token, X-Xsrf-Token, Private-Token, X-Vault-Token,
-// X-Amz-Security-Token, a variable named password or API_KEY, and so on.
+// X-Amz-Security-Token, X-Jwt-Assertion, Cf-Access-Jwt-Assertion, X-CSRF,
+// X-XSRF, a variable named password or API_KEY, and so on.
 // It errs on the side of masking: a header needlessly masked in a report
 // costs nothing, a token shown in clear in result.json is a leak.
-var credentialName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential|bearer|session|private|signature`)
+var credentialName = regexp.MustCompile(`(?i)pass|secret|token|key|auth|cookie|credential|bearer|session|private|signature|jwt|csrf|xsrf|assertion`)
 
 // Name reports whether a name (a request header, a plan variable, an
 // environment variable) says that its value is a credential.
@@ -46,12 +53,28 @@ func Header(name, value string) string {
 const MinLength = 4
 
 // Replace masks every occurrence in s of each secret of MinLength bytes or
-// more.
+// more. Longer secrets go first: a shorter one that is a part of a longer
+// one ("s3cret" of "s3cretABCDEF") would otherwise leave the longer one's
+// tail in clear.
 func Replace(s string, secrets []string) string {
+	long := make([]string, 0, len(secrets))
 	for _, v := range secrets {
 		if len(v) >= MinLength {
-			s = strings.ReplaceAll(s, v, Mask)
+			long = append(long, v)
 		}
+	}
+	if len(long) == 0 {
+		return s
+	}
+	sort.Slice(long, func(i, j int) bool {
+		if len(long[i]) != len(long[j]) {
+			return len(long[i]) > len(long[j])
+		}
+		return long[i] < long[j]
+	})
+	long = slices.Compact(long)
+	for _, v := range long {
+		s = strings.ReplaceAll(s, v, Mask)
 	}
 	return s
 }

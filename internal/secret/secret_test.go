@@ -19,6 +19,12 @@ func TestName(t *testing.T) {
 		{"Private-Token", true},
 		{"X-Amz-Security-Token", true},
 		{"X-Hub-Signature-256", true},
+		{"X-Jwt-Assertion", true},
+		{"Cf-Access-Jwt-Assertion", true},
+		{"X-Goog-Iap-Jwt-Assertion", true},
+		{"X-CSRF", true},
+		{"X-XSRF", true},
+		{"X-Saml-Assertion", true},
 		{"password", true},
 		{"API_KEY", true},
 		{"SESSION_ID", true},
@@ -57,6 +63,9 @@ func TestReplace(t *testing.T) {
 		{"short secrets are left", "a b ab", []string{"ab"}, "a b ab"},
 		{"several", "k=longsecret p=hunter2", []string{"longsecret", "hunter2"}, "k=*** p=***"},
 		{"none", "plain", nil, "plain"},
+		{"shorter first in the list", "Bearer s3cretABCDEF-tail", []string{"s3cret", "s3cretABCDEF"}, "Bearer ***-tail"},
+		{"shorter inside the longer", "k=xxs3cretyy", []string{"s3cret", "xxs3cretyy"}, "k=***"},
+		{"duplicates", "a=abcd b=abcd", []string{"abcd", "abcd"}, "a=*** b=***"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Replace(tt.in, tt.secrets); got != tt.want {
