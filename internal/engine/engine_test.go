@@ -31,7 +31,7 @@ func quick(t *testing.T, rawURL string) *Program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := httpx.ResolveTarget(context.Background(), u, false)
+	tg, err := httpx.ResolveOrigin(context.Background(), u, false)
 	if err != nil {
 		t.Fatal(err)
 	}

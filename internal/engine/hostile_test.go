@@ -58,20 +58,20 @@ func TestHostileServers(t *testing.T) {
 	tests := []struct {
 		name  string
 		serve func(c *net.TCPConn)
-		class httpx.Class
+		class httpx.Failure
 	}{
 		{"endless body", func(c *net.TCPConn) {
 			endless(c, "HTTP/1.1 200 OK\r\n\r\n", "body")
-		}, httpx.ClassProtocol},
+		}, httpx.FailureProtocol},
 		{"endless chunked body", func(c *net.TCPConn) {
 			endless(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "4\r\nbody\r\n")
-		}, httpx.ClassProtocol},
+		}, httpx.FailureProtocol},
 		{"huge content length", func(c *net.TCPConn) {
 			endless(c, "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n", "body")
-		}, httpx.ClassProtocol},
+		}, httpx.FailureProtocol},
 		{"endless headers", func(c *net.TCPConn) {
 			endless(c, "HTTP/1.1 200 OK\r\n", "X-Hostile: aaaaaaaaaaaaaaaaaaaa\r\n")
-		}, httpx.ClassProtocol},
+		}, httpx.FailureProtocol},
 		{"one byte a second", func(c *net.TCPConn) {
 			for _, b := range []byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello") {
 				if _, err := c.Write([]byte{b}); err != nil {
@@ -79,18 +79,18 @@ func TestHostileServers(t *testing.T) {
 				}
 				time.Sleep(time.Second)
 			}
-		}, httpx.ClassTimeout},
+		}, httpx.FailureTimeout},
 		{"reset mid-response", func(c *net.TCPConn) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
 			time.Sleep(20 * time.Millisecond)
 			c.SetLinger(0) // close with a RST
-		}, httpx.ClassReset},
+		}, httpx.FailureReset},
 		{"garbage", func(c *net.TCPConn) {
 			io.WriteString(c, "SSH-2.0-OpenSSH_9.2p1\r\n")
-		}, httpx.ClassProtocol},
+		}, httpx.FailureProtocol},
 		{"silence", func(c *net.TCPConn) {
 			time.Sleep(3 * time.Second)
-		}, httpx.ClassTimeout},
+		}, httpx.FailureTimeout},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestHostileServers(t *testing.T) {
 			// cap is the point, the timeout is long enough that a busy
 			// machine cannot reach it first.
 			timeout, limit := 400*time.Millisecond, 3*time.Second
-			if tt.class == httpx.ClassProtocol {
+			if tt.class == httpx.FailureProtocol {
 				timeout, limit = 5*time.Second, 8*time.Second
 			}
 			start := time.Now()

@@ -53,7 +53,7 @@ type Step struct {
 
 // RequestStep sends one request and looks at the response.
 type RequestStep struct {
-	Target *httpx.Target
+	Target *httpx.Origin
 	// Static is the encoded request when it never changes; otherwise Build
 	// appends the encoded request for this VU to dst.
 	Static []byte
@@ -70,12 +70,12 @@ type RequestStep struct {
 	// Redirect, if set, is asked about every 3xx response: it appends the
 	// request that follows the redirect to dst and says where it goes, or
 	// returns nil to take the response as it is. MaxRedirects bounds the hops.
-	Redirect     func(v *VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Target, error)
+	Redirect     func(v *VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Origin, error)
 	MaxRedirects int
 }
 
 // QuickProgram is the program of `loadlab run --url`: one request, again and again.
-func QuickProgram(name string, target *httpx.Target, request []byte, method string, closeAfter bool) *Program {
+func QuickProgram(name string, target *httpx.Origin, request []byte, method string, closeAfter bool) *Program {
 	step := &Step{Name: name, Request: &RequestStep{
 		Target:     target,
 		Static:     request,

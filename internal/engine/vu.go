@@ -31,7 +31,7 @@ type VU struct {
 }
 
 type vuConn struct {
-	target *httpx.Target
+	target *httpx.Origin
 	conn   *httpx.Conn
 }
 
@@ -78,7 +78,7 @@ func (v *VU) Iteration() int64 { return v.iterations - 1 }
 // functions.
 func (v *VU) Rand() interface{ Int64N(int64) int64 } { return v.w.rng }
 
-func (v *VU) conn(t *httpx.Target) *httpx.Conn {
+func (v *VU) conn(t *httpx.Origin) *httpx.Conn {
 	for i := range v.conns {
 		if v.conns[i].target == t {
 			return v.conns[i].conn
@@ -159,7 +159,7 @@ func (v *VU) send(r *RequestStep) bool {
 	return true
 }
 
-func (v *VU) do(r *RequestStep, t *httpx.Target, req []byte) {
+func (v *VU) do(r *RequestStep, t *httpx.Origin, req []byte) {
 	x := &v.x
 	x.Request, x.Head, x.Keep, x.Idempotent, x.CloseAfter = req, r.Head, r.Keep, r.Idempotent, r.CloseAfter
 	v.w.inflight++
@@ -180,7 +180,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 	w.inflight--
 	step := v.scenario.Steps[v.step]
 	s := &w.sample
-	s.Step, s.Status, s.Failure, s.Err = step.ID, x.Status, x.Class, x.Err
+	s.Step, s.Status, s.Failure, s.Err = step.ID, x.Status, x.Failure, x.Err
 	s.Latency = x.End - v.due
 	sent := x.Sent
 	if sent == 0 {

@@ -4,23 +4,23 @@ import (
 	"time"
 )
 
-// Class says why an exchange failed to produce a response.
-type Class uint8
+// Failure says why an exchange failed to produce a response.
+type Failure uint8
 
 // The failure classes. A response with a 4xx or 5xx status is not a failure
 // here: it is a response, and the caller classifies it by its status.
 const (
-	ClassNone     Class = iota
-	ClassConnect        // could not connect: refused, unreachable, out of sockets
-	ClassTimeout        // no whole response within the timeout
-	ClassReset          // the connection was closed or reset before the response ended
-	ClassProtocol       // the response was not valid HTTP/1.x or was over a size limit
-	ClassTLS            // the TLS handshake failed (bad certificate, protocol error)
+	FailureNone     Failure = iota
+	FailureConnect          // could not connect: refused, unreachable, out of sockets
+	FailureTimeout          // no whole response within the timeout
+	FailureReset            // the connection was closed or reset before the response ended
+	FailureProtocol         // the response was not valid HTTP/1.x or was over a size limit
+	FailureTLS              // the TLS handshake failed (bad certificate, protocol error)
 )
 
-var classNames = [...]string{"", "connect", "timeout", "reset", "protocol", "tls"}
+var failureNames = [...]string{"", "connect", "timeout", "reset", "protocol", "tls"}
 
-func (c Class) String() string { return classNames[c] }
+func (f Failure) String() string { return failureNames[f] }
 
 // Exchange is one request and its response. The caller sets the request
 // fields; the loop sets the rest before calling the Handler. An Exchange is
@@ -41,7 +41,7 @@ type Exchange struct {
 	Body      []byte // the body, when Keep; valid until the Handler returns
 	BodyBytes int64
 	Err       error
-	Class     Class
+	Failure   Failure
 	Retried   bool // sent a second time because a reused connection was stale
 	Reused    bool // went over a connection that had served an earlier exchange
 }
@@ -49,7 +49,7 @@ type Exchange struct {
 func (x *Exchange) reset(now time.Duration) {
 	x.Start, x.ConnectStart, x.ConnectEnd, x.Sent, x.FirstByte, x.End = now, 0, 0, 0, 0, 0
 	x.Status, x.Header, x.Body, x.BodyBytes = 0, nil, nil, 0
-	x.Err, x.Class, x.Retried, x.Reused = nil, ClassNone, false, false
+	x.Err, x.Failure, x.Retried, x.Reused = nil, FailureNone, false, false
 }
 
 // ConnectTime is how long the exchange spent opening its connection.
@@ -67,12 +67,12 @@ const (
 	stateOpen
 )
 
-// Conn is one client connection to a Target, owned by a Loop. It opens
+// Conn is one client connection to an Origin, owned by a Loop. It opens
 // lazily on the first Do, carries one exchange at a time, and reopens after
 // the server closes it.
 type Conn struct {
 	loop      *Loop
-	target    *Target
+	origin    *Origin
 	sock      socket // the engine's half of the connection
 	live      bool   // registered with the loop: open or opening
 	state     uint8
@@ -88,8 +88,8 @@ type Conn struct {
 }
 
 // NewConn makes a connection to t; nothing is opened until the first Do.
-func (l *Loop) NewConn(t *Target) *Conn {
-	c := &Conn{loop: l, target: t}
+func (l *Loop) NewConn(t *Origin) *Conn {
+	c := &Conn{loop: l, origin: t}
 	c.sock = l.poll.socket(c)
 	c.p.MaxHeaderBytes, c.p.MaxBodyBytes = l.opts.MaxHeaderBytes, l.opts.MaxBodyBytes
 	return c
@@ -98,8 +98,8 @@ func (l *Loop) NewConn(t *Target) *Conn {
 // Busy reports whether an exchange is in flight.
 func (c *Conn) Busy() bool { return c.x != nil }
 
-// Target is where the connection goes.
-func (c *Conn) Target() *Target { return c.target }
+// Origin is where the connection goes.
+func (c *Conn) Origin() *Origin { return c.origin }
 
 // Do starts the exchange x; h learns when it ends. The connection must not be
 // busy.
@@ -136,7 +136,7 @@ func (c *Conn) connect() {
 // handler that starts the next exchange at once, which fails at once too
 // (no file descriptor left), would otherwise recurse without end, and the
 // loop would never see the end of the run.
-func (c *Conn) failLater(err error, class Class) {
+func (c *Conn) failLater(err error, class Failure) {
 	c.loop.At(c.loop.Now()+1, &failTimer{c: c, attempt: c.attempts, err: err, class: class})
 }
 
@@ -144,7 +144,7 @@ type failTimer struct {
 	c       *Conn
 	attempt uint64
 	err     error
-	class   Class
+	class   Failure
 }
 
 func (t *failTimer) Fire(time.Duration) {
@@ -186,7 +186,7 @@ func (c *Conn) take(b []byte) bool {
 	}
 	used, err := c.p.Feed(b)
 	if err != nil {
-		c.fail(err, ClassProtocol)
+		c.fail(err, FailureProtocol)
 		return false
 	}
 	if c.p.Done() {
@@ -213,7 +213,7 @@ func (c *Conn) eof() {
 }
 
 // failRead ends the exchange after the connection broke while reading.
-func (c *Conn) failRead(err error) { c.fail(err, ClassReset) }
+func (c *Conn) failRead(err error) { c.fail(err, FailureReset) }
 
 func (c *Conn) complete() {
 	x := c.x
@@ -259,9 +259,9 @@ func (c *Conn) handOver(x *Exchange) {
 // fail ends the exchange in flight with err. A request that found a reused
 // connection already closed by the server (a keep-alive race) is sent once
 // more on a fresh connection when that is safe.
-func (c *Conn) fail(err error, class Class) {
+func (c *Conn) fail(err error, class Failure) {
 	x := c.x
-	stale := c.uses > 0 && !c.p.Started() && (class == ClassReset)
+	stale := c.uses > 0 && !c.p.Started() && (class == FailureReset)
 	c.close()
 	if x == nil {
 		return
@@ -271,7 +271,7 @@ func (c *Conn) fail(err error, class Class) {
 		c.connect()
 		return
 	}
-	x.Err, x.Class, x.End = err, class, c.loop.Now()
+	x.Err, x.Failure, x.End = err, class, c.loop.Now()
 	c.handOver(x)
 }
 

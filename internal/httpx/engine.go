@@ -96,12 +96,12 @@ type poller interface {
 // socket is a Conn's half of an engine: one connection at a time, reopened
 // after a close.
 type socket interface {
-	// connect opens the connection to c's target (with its TLS handshake).
-	// It ends in c.opened, or in c.fail with ClassConnect or ClassTLS, and
+	// connect opens the connection to c's origin (with its TLS handshake).
+	// It ends in c.opened, or in c.fail with FailureConnect or FailureTLS, and
 	// registers c with the loop (c.loop.register) once there is something
 	// to time out or close.
 	connect()
-	// write sends an encoded request. A failure ends in c.fail with ClassReset.
+	// write sends an encoded request. A failure ends in c.fail with FailureReset.
 	write(request []byte)
 	// holdForWrite reports whether the request is still being written when
 	// its response is complete; the socket then calls c.finish when the

@@ -102,11 +102,11 @@ func TestEngineErrorClasses(t *testing.T) {
 	tests := []struct {
 		name   string
 		answer func(c *net.TCPConn)
-		class  Class
+		class  Failure
 		want   string
 	}{
-		{"reset", reset, ClassReset, "read: connection reset by peer"},
-		{"not http", garbage, ClassProtocol, "malformed response"},
+		{"reset", reset, FailureReset, "read: connection reset by peer"},
+		{"not http", garbage, FailureProtocol, "malformed response"},
 	}
 	forEachEngine(t, func(t *testing.T, engine Engine) {
 		l := startLoop(t, Options{Timeout: 5 * time.Second, Engine: engine})
@@ -114,8 +114,8 @@ func TestEngineErrorClasses(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				tg := target(t, serveOnce(t, tt.answer))
 				x := do(t, l, l.NewConn(tg), get(tg, "/", false))
-				if x.Class != tt.class || x.Err == nil || !strings.Contains(x.Err.Error(), tt.want) {
-					t.Fatalf("class %v err %v, want %v %q", x.Class, x.Err, tt.class, tt.want)
+				if x.Failure != tt.class || x.Err == nil || !strings.Contains(x.Err.Error(), tt.want) {
+					t.Fatalf("class %v err %v, want %v %q", x.Failure, x.Err, tt.class, tt.want)
 				}
 			})
 		}
@@ -154,8 +154,8 @@ func TestEngineSlowServerDoesNotBlockTheLoop(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the stalled exchange did not end")
 		}
-		if big.Class != ClassTimeout {
-			t.Errorf("the stalled exchange: class %v (%v), want timeout", big.Class, big.Err)
+		if big.Failure != FailureTimeout {
+			t.Errorf("the stalled exchange: class %v (%v), want timeout", big.Failure, big.Err)
 		}
 		if took := big.End - big.Start; took < timeout || took > 2*timeout {
 			t.Errorf("the stalled exchange ended after %v, want %v to %v", took, timeout, 2*timeout)

@@ -152,12 +152,12 @@ type epollSocket struct {
 
 func (s *epollSocket) connect() {
 	c := s.c
-	fd, err := unix.Socket(c.target.sys.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(c.origin.sys.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.EMFILE || err == unix.ENFILE {
 			err = fmt.Errorf("%w (raise the open-file limit: ulimit -n)", err)
 		}
-		c.failLater(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
+		c.failLater(fmt.Errorf("connect %s: %w", c.origin.Addr, err), FailureConnect)
 		return
 	}
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
@@ -169,12 +169,12 @@ func (s *epollSocket) connect() {
 	s.p.byFD[fd] = s
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP, Fd: int32(fd)}
 	if err := unix.EpollCtl(s.p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		c.fail(fmt.Errorf("epoll_ctl: %w", err), ClassConnect)
+		c.fail(fmt.Errorf("epoll_ctl: %w", err), FailureConnect)
 		return
 	}
 	s.wantOut = true
 	c.state = stateConnecting
-	err = unix.Connect(fd, c.target.sys.sockaddr)
+	err = unix.Connect(fd, c.origin.sys.sockaddr)
 	switch err {
 	case nil:
 		s.connected()
@@ -182,7 +182,7 @@ func (s *epollSocket) connect() {
 		// wait for EPOLLOUT
 	default:
 		c.close() // no event of this socket may come before the failure
-		c.failLater(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
+		c.failLater(fmt.Errorf("connect %s: %w", c.origin.Addr, err), FailureConnect)
 	}
 }
 
@@ -192,11 +192,11 @@ func (s *epollSocket) connected() {
 		if err == nil {
 			err = unix.Errno(errno)
 		}
-		c.fail(fmt.Errorf("connect %s: %w", c.target.Addr, err), ClassConnect)
+		c.fail(fmt.Errorf("connect %s: %w", c.origin.Addr, err), FailureConnect)
 		return
 	}
 	s.setOut(false)
-	if c.target.TLS != nil {
+	if c.origin.TLS != nil {
 		c.x.ConnectEnd = c.loop.Now()
 		c.state = stateHandshake
 		s.startTLS()
@@ -243,7 +243,7 @@ func (s *epollSocket) flush() {
 			continue
 		}
 		if err != nil {
-			s.c.fail(fmt.Errorf("write: %w", err), ClassReset)
+			s.c.fail(fmt.Errorf("write: %w", err), FailureReset)
 			return
 		}
 		s.out = s.out[n:]

@@ -202,7 +202,7 @@ func (l *Loop) sweep(now time.Duration) {
 	for i := 0; i < len(l.active); i++ {
 		c := l.active[i]
 		if c.x != nil && now >= c.deadline {
-			c.fail(fmt.Errorf("%w after %v", ErrTimeout, l.opts.Timeout), ClassTimeout)
+			c.fail(fmt.Errorf("%w after %v", ErrTimeout, l.opts.Timeout), FailureTimeout)
 			i-- // fail removed c from active; another conn took its place
 		}
 	}

@@ -28,8 +28,8 @@ func TestConnectFailsFromTheLoop(t *testing.T) {
 		if inside {
 			t.Error("the failure was reported from inside Do")
 		}
-		if x.Class != ClassConnect {
-			t.Errorf("class %v (%v), want a connect failure", x.Class, x.Err)
+		if x.Failure != FailureConnect {
+			t.Errorf("class %v (%v), want a connect failure", x.Failure, x.Err)
 		}
 		if failures++; failures == tries {
 			done <- failures

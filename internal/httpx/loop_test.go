@@ -45,13 +45,13 @@ func startLoop(t *testing.T, opts Options) *Loop {
 	return l
 }
 
-func target(t *testing.T, rawURL string) *Target {
+func target(t *testing.T, rawURL string) *Origin {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := ResolveTarget(context.Background(), u, false)
+	tg, err := ResolveOrigin(context.Background(), u, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func do(t *testing.T, l *Loop, c *Conn, x *Exchange) *Exchange {
 	return x
 }
 
-func get(tg *Target, path string, keep bool) *Exchange {
+func get(tg *Origin, path string, keep bool) *Exchange {
 	r := Request{Method: "GET", Target: path, Host: tg.Host}
 	return &Exchange{Request: r.Append(nil), Keep: keep, Idempotent: true}
 }
@@ -141,20 +141,20 @@ func testLoopFailures(t *testing.T, engine Engine) {
 	tests := []struct {
 		name  string
 		url   string
-		class Class
+		class Failure
 		want  string
 	}{
-		{"refused", "http://" + refused + "/", ClassConnect, "connection refused"},
-		{"timeout", "http://" + silent.Addr().String() + "/", ClassTimeout, "timeout"},
+		{"refused", "http://" + refused + "/", FailureConnect, "connection refused"},
+		{"timeout", "http://" + silent.Addr().String() + "/", FailureTimeout, "timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tg := target(t, tt.url)
 			x := do(t, l, l.NewConn(tg), get(tg, "/", false))
-			if x.Class != tt.class || x.Err == nil || !strings.Contains(x.Err.Error(), tt.want) {
-				t.Fatalf("class %v err %v, want %v %q", x.Class, x.Err, tt.class, tt.want)
+			if x.Failure != tt.class || x.Err == nil || !strings.Contains(x.Err.Error(), tt.want) {
+				t.Fatalf("class %v err %v, want %v %q", x.Failure, x.Err, tt.class, tt.want)
 			}
-			if tt.class == ClassTimeout {
+			if tt.class == FailureTimeout {
 				if took := x.End - x.Start; took < 300*time.Millisecond || took > 600*time.Millisecond {
 					t.Errorf("timed out after %v, want 300ms to 600ms", took)
 				}
@@ -175,8 +175,8 @@ func testLoopTLS(t *testing.T, engine Engine) {
 	t.Run("unknown authority fails", func(t *testing.T) {
 		tg := target(t, srv.URL)
 		x := do(t, l, l.NewConn(tg), get(tg, "/", false))
-		if x.Class != ClassTLS || !strings.Contains(x.Err.Error(), "certificate") {
-			t.Fatalf("class %v err %v, want a certificate error", x.Class, x.Err)
+		if x.Failure != FailureTLS || !strings.Contains(x.Err.Error(), "certificate") {
+			t.Fatalf("class %v err %v, want a certificate error", x.Failure, x.Err)
 		}
 	})
 	t.Run("trusted", func(t *testing.T) {

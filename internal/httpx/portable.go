@@ -144,7 +144,7 @@ const (
 type netEvent struct {
 	link  *netLink
 	kind  uint8
-	class Class
+	class Failure
 	data  []byte // evRead: the bytes read, the loop's until it resumes the reader
 	err   error
 	conn  net.Conn // evOpened: the TCP connection, for the loop to close
@@ -187,7 +187,7 @@ func (p *portablePoller) handle(ev netEvent) {
 			if ev.err == io.EOF {
 				c.eof()
 			} else {
-				c.failRead(readError(ev.err, c.target.TLS != nil))
+				c.failRead(readError(ev.err, c.origin.TLS != nil))
 			}
 			return
 		}
@@ -238,7 +238,7 @@ func (s *portableSocket) connect() {
 		done:   make(chan struct{}),
 	}
 	s.link = k
-	go k.open(ctx, s.p, c.target)
+	go k.open(ctx, s.p, c.origin)
 }
 
 // write hands a copy of the request to a goroutine of its own. There is one
@@ -289,10 +289,10 @@ func (k *netLink) post(p *portablePoller, ev netEvent) bool {
 }
 
 // open dials and handshakes.
-func (k *netLink) open(ctx context.Context, p *portablePoller, t *Target) {
+func (k *netLink) open(ctx context.Context, p *portablePoller, t *Origin) {
 	raw, err := p.dialer.DialContext(ctx, "tcp", t.Addr.String())
 	if err != nil {
-		k.post(p, netEvent{kind: evFailed, class: ClassConnect, err: fmt.Errorf("connect %s: %w", t.Addr, dialError(err))})
+		k.post(p, netEvent{kind: evFailed, class: FailureConnect, err: fmt.Errorf("connect %s: %w", t.Addr, dialError(err))})
 		return
 	}
 	var rw io.ReadWriter = raw
@@ -300,7 +300,7 @@ func (k *netLink) open(ctx context.Context, p *portablePoller, t *Target) {
 		tc := tls.Client(raw, t.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
-			k.post(p, netEvent{kind: evFailed, class: ClassTLS, err: fmt.Errorf("tls handshake with %s: %w", t.Host, err)})
+			k.post(p, netEvent{kind: evFailed, class: FailureTLS, err: fmt.Errorf("tls handshake with %s: %w", t.Host, err)})
 			return
 		}
 		rw = tc
@@ -314,7 +314,7 @@ func (k *netLink) open(ctx context.Context, p *portablePoller, t *Target) {
 // write writes one request.
 func (k *netLink) write(p *portablePoller, b []byte) {
 	if _, err := k.rw.Write(b); err != nil {
-		k.post(p, netEvent{kind: evFailed, class: ClassReset, err: fmt.Errorf("write: %w", netCause(err))})
+		k.post(p, netEvent{kind: evFailed, class: FailureReset, err: fmt.Errorf("write: %w", netCause(err))})
 		return
 	}
 	if k.state.Swap(writeIdle) == writeAwaited {

@@ -47,7 +47,7 @@ func (r *Request) Append(dst []byte) []byte {
 //	dst = httpx.AppendHeader(dst, name, value)     // or StartHeader, the value, EndHeader
 //	dst = w.AppendEnd(dst, method, body, hasBody)  // Content-Type, Content-Length, Connection, body
 //
-// The rules: Host is the target's unless the request has its own; so is
+// The rules: Host is the origin's unless the request has its own; so is
 // User-Agent (UserAgent); a request with a body, or whose method expects
 // one (POST, PUT, PATCH), says its Content-Length unless it gives its own;
 // ContentType goes with a body unless the request has a Content-Type; Close

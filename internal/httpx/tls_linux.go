@@ -46,7 +46,7 @@ func (s *epollSocket) startTLS() {
 	c := s.c
 	t := &tlsConn{s: s, signal: make(chan struct{}, 1), blocking: true}
 	s.tls = t
-	t.conn = tls.Client(t, c.target.TLS)
+	t.conn = tls.Client(t, c.origin.TLS)
 	ctx, cancel := context.WithDeadline(context.Background(), c.loop.epoch.Add(c.deadline))
 	t.handshake = cancel
 	loop := c.loop
@@ -63,7 +63,7 @@ func (t *tlsConn) handshakeDone(err error) {
 		return // the connection was closed or timed out meanwhile
 	}
 	if err != nil {
-		c.fail(fmt.Errorf("tls handshake with %s: %w", c.target.Host, err), ClassTLS)
+		c.fail(fmt.Errorf("tls handshake with %s: %w", c.origin.Host, err), FailureTLS)
 		return
 	}
 	t.mu.Lock()
@@ -150,7 +150,7 @@ func (t *tlsConn) open(cipher []byte) bool {
 			c.eof()
 			return false
 		default:
-			c.fail(fmt.Errorf("tls: %w", err), ClassReset)
+			c.fail(fmt.Errorf("tls: %w", err), FailureReset)
 			return false
 		}
 	}

@@ -36,7 +36,7 @@ type Runner struct {
 	Scenarios    []*Scenario
 	// Targets are the resolved targets by "scheme://host": a redirect may go
 	// to any of them and nowhere else.
-	Targets map[string]*httpx.Target
+	Targets map[string]*httpx.Origin
 	// Seed seeds uuid, randomInt, randomString and random data picks: a VU's
 	// generators restart at every iteration from the seed, the VU's number
 	// and the iteration's, so that the same seed sends the same bodies. Zero
@@ -175,7 +175,7 @@ type State struct {
 	path []byte // the request target of the request in flight, for cookies and redirects
 	vals []string
 	// the request in flight, for redirects
-	target *httpx.Target
+	target *httpx.Origin
 	method string
 	// pcg and rng draw random data rows, restarted at every iteration.
 	pcg rand.PCG

@@ -22,8 +22,8 @@ type fixture struct {
 	scenario *engine.Scenario
 	token    int // the slot of the capture "token"
 	email    int // the slot of users.email
-	target   *httpx.Target
-	other    *httpx.Target
+	target   *httpx.Origin
+	other    *httpx.Origin
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -36,9 +36,9 @@ func newFixture(t *testing.T) *fixture {
 	f.token = f.scope.Slot("token")
 	f.email = f.scope.Slot("users.email")
 	r.CaptureSlots = []int{f.token}
-	f.target = &httpx.Target{Scheme: "http", Host: "shop.test:8080"}
-	f.other = &httpx.Target{Scheme: "http", Host: "sso.test"}
-	r.Targets = map[string]*httpx.Target{"http://shop.test:8080": f.target, "http://sso.test": f.other}
+	f.target = &httpx.Origin{Scheme: "http", Host: "shop.test:8080"}
+	f.other = &httpx.Origin{Scheme: "http", Host: "sso.test"}
+	r.Targets = map[string]*httpx.Origin{"http://shop.test:8080": f.target, "http://sso.test": f.other}
 	f.scenario = &engine.Scenario{Name: "checkout", Weight: 1}
 	users := &Source{Name: "users", File: "users.csv", Rows: [][]string{{"a@example.com"}, {"b@example.com"}}, Pick: Sequential, Slots: []int{f.email}}
 	r.Scenarios = []*Scenario{NewScenario(f.scenario, []*Source{users})}
@@ -273,7 +273,7 @@ func TestRedirect(t *testing.T) {
 		name    string
 		x       httpx.Exchange
 		want    string // the request that follows; empty: none
-		target  *httpx.Target
+		target  *httpx.Origin
 		wantErr string
 	}{
 		{

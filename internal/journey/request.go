@@ -25,7 +25,7 @@ type Step struct {
 	ID     int // the engine's step ID, for checks
 	Name   string
 	Method string
-	Target *httpx.Target
+	Target *httpx.Origin
 	// Prefix is the target's own path, before the step's.
 	Prefix string
 	Path   *expr.Template
@@ -84,7 +84,7 @@ func (st *Step) Request(r *Runner) *engine.RequestStep {
 		After:      func(v *engine.VU, x *httpx.Exchange) bool { return st.After(v.State.(*State), v, x) },
 	}
 	if st.MaxRedirects > 0 {
-		rs.Redirect = func(v *engine.VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Target, error) {
+		rs.Redirect = func(v *engine.VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Origin, error) {
 			return st.Redirect(v.State.(*State), x, dst)
 		}
 		rs.MaxRedirects = st.MaxRedirects
@@ -146,7 +146,7 @@ func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
 }
 
 // encode writes the request line, headers and body with httpx's writer.
-func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Target, body []byte, hasBody bool) ([]byte, error) {
+func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, body []byte, hasBody bool) ([]byte, error) {
 	dst = st.writer.AppendStart(dst, method, s.path, t.Host)
 	var err error
 	for i := range st.headers {
@@ -207,7 +207,7 @@ func escapePath(b []byte, from int) []byte {
 // it goes; a 3xx without a Location is the answer itself (nil, nil, nil).
 // A 301, 302 or 303 turns the request into a GET without a body; a
 // redirect to a host that is not among the runner's targets is an error.
-func (st *Step) Redirect(s *State, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Target, error) {
+func (st *Step) Redirect(s *State, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Origin, error) {
 	s.resp.Reset(x.Status, x.Header, x.Body)
 	loc, ok := s.resp.HeaderValue("Location")
 	if !ok || loc == "" {

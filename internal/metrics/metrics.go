@@ -62,11 +62,11 @@ var classNames = [NumClasses]string{"ok", "4xx", "5xx", "timeout", "failed"}
 func (c Class) String() string { return classNames[c] }
 
 // ClassOf classifies a finished exchange.
-func ClassOf(status int, failure httpx.Class) Class {
+func ClassOf(status int, failure httpx.Failure) Class {
 	switch {
-	case failure == httpx.ClassTimeout:
+	case failure == httpx.FailureTimeout:
 		return ClassTimeout
-	case failure != httpx.ClassNone:
+	case failure != httpx.FailureNone:
 		return ClassFailed
 	case status >= 500:
 		return Class5xx
@@ -76,15 +76,15 @@ func ClassOf(status int, failure httpx.Class) Class {
 	return ClassOK
 }
 
-// numFailures is the number of httpx failure classes, ClassNone included.
-const numFailures = int(httpx.ClassTLS) + 1
+// numFailures is the number of httpx failure classes, httpx.FailureNone included.
+const numFailures = int(httpx.FailureTLS) + 1
 
 // Sample is one finished exchange, as the engine hands it to a Recorder.
 type Sample struct {
 	Step    int
-	Status  int         // zero when the exchange failed
-	Failure httpx.Class // ClassNone when there was a response
-	Err     error       // why there was none
+	Status  int           // zero when the exchange failed
+	Failure httpx.Failure // httpx.FailureNone when there was a response
+	Err     error         // why there was none
 	Latency time.Duration
 	Service time.Duration
 	TTFB    time.Duration
@@ -98,7 +98,7 @@ type StepTotals struct {
 	Service  [NumClasses]*hdr.Histogram
 	TTFB     *hdr.Histogram // responses only
 	Count    [NumClasses]int64
-	Failures [numFailures]int64 // by httpx.Class
+	Failures [numFailures]int64 // by httpx.Failure
 	// Example is the first failure's message of each class, to say why.
 	Example [numFailures]string
 	// FirstStatus is the first 4xx and the first 5xx status seen, to say

@@ -15,7 +15,7 @@ func sample(i int) *Sample {
 	case 0:
 		s.Status = 503
 	case 1:
-		s.Status, s.Failure = 0, httpx.ClassTimeout
+		s.Status, s.Failure = 0, httpx.FailureTimeout
 	}
 	return s
 }
@@ -112,10 +112,10 @@ func TestTimeoutsCountInLatency(t *testing.T) {
 	for i := range 100 {
 		s := &Sample{Status: 200, Latency: time.Millisecond, Service: time.Millisecond, TTFB: time.Millisecond}
 		if i%5 == 0 {
-			s = &Sample{Failure: httpx.ClassTimeout, Latency: 30 * time.Second, Service: 30 * time.Second}
+			s = &Sample{Failure: httpx.FailureTimeout, Latency: 30 * time.Second, Service: 30 * time.Second}
 		}
 		if i%25 == 1 {
-			s = &Sample{Failure: httpx.ClassConnect, Latency: 100 * time.Microsecond}
+			s = &Sample{Failure: httpx.FailureConnect, Latency: 100 * time.Microsecond}
 		}
 		r.Record(s)
 	}

@@ -66,11 +66,11 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		s.Responses += st.Count[ClassOK] + st.Count[Class4xx] + st.Count[Class5xx]
 		s.Errors.Status4xx += st.Count[Class4xx]
 		s.Errors.Status5xx += st.Count[Class5xx]
-		s.Errors.Connect += st.Failures[httpx.ClassConnect]
-		s.Errors.Timeout += st.Failures[httpx.ClassTimeout]
-		s.Errors.Reset += st.Failures[httpx.ClassReset]
-		s.Errors.Protocol += st.Failures[httpx.ClassProtocol]
-		s.Errors.TLS += st.Failures[httpx.ClassTLS]
+		s.Errors.Connect += st.Failures[httpx.FailureConnect]
+		s.Errors.Timeout += st.Failures[httpx.FailureTimeout]
+		s.Errors.Reset += st.Failures[httpx.FailureReset]
+		s.Errors.Protocol += st.Failures[httpx.FailureProtocol]
+		s.Errors.TLS += st.Failures[httpx.FailureTLS]
 		for i, code := range st.FirstStatus {
 			name := [2]string{"status_4xx", "status_5xx"}[i]
 			if code == 0 || s.Errors.Examples[name] != "" {
@@ -88,8 +88,8 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 			if s.Errors.Examples == nil {
 				s.Errors.Examples = map[string]string{}
 			}
-			if _, ok := s.Errors.Examples[httpx.Class(c).String()]; !ok {
-				s.Errors.Examples[httpx.Class(c).String()] = msg
+			if _, ok := s.Errors.Examples[httpx.Failure(c).String()]; !ok {
+				s.Errors.Examples[httpx.Failure(c).String()] = msg
 			}
 		}
 		s.BytesReceived += st.Bytes

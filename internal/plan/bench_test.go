@@ -32,8 +32,8 @@ func BenchmarkJourneyBuild(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	prog, err := p.Program(context.Background(), ProgramOptions{}, func(_ context.Context, u *url.URL) (*httpx.Target, error) {
-		return &httpx.Target{Scheme: u.Scheme, Host: u.Host}, nil
+	prog, err := p.Program(context.Background(), ProgramOptions{}, func(_ context.Context, u *url.URL) (*httpx.Origin, error) {
+		return &httpx.Origin{Scheme: u.Scheme, Host: u.Host}, nil
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -70,8 +70,8 @@ func BenchmarkJourneyBegin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	prog, r, err := p.program(context.Background(), ProgramOptions{Seed: 42}, func(_ context.Context, u *url.URL) (*httpx.Target, error) {
-		return &httpx.Target{Scheme: u.Scheme, Host: u.Host}, nil
+	prog, r, err := p.program(context.Background(), ProgramOptions{Seed: 42}, func(_ context.Context, u *url.URL) (*httpx.Origin, error) {
+		return &httpx.Origin{Scheme: u.Scheme, Host: u.Host}, nil
 	})
 	if err != nil {
 		b.Fatal(err)

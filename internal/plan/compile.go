@@ -22,7 +22,7 @@ import (
 
 // Resolver finds the address of a target; the plan's base URLs go through it
 // once, when the program is built.
-type Resolver func(ctx context.Context, u *url.URL) (*httpx.Target, error)
+type Resolver func(ctx context.Context, u *url.URL) (*httpx.Origin, error)
 
 // constScope holds the names known before any VU exists: plan variables and
 // the environment.
@@ -52,8 +52,8 @@ func (p *Plan) constScope(opts Options) *expr.Scope {
 // compileCheck compiles the whole plan without resolving any address, to
 // report every template, capture and expectation error when the plan loads.
 func (p *Plan) compileCheck(opts Options) error {
-	_, _, err := p.compile(context.Background(), opts, func(_ context.Context, u *url.URL) (*httpx.Target, error) {
-		return &httpx.Target{Scheme: u.Scheme, Host: u.Host}, nil
+	_, _, err := p.compile(context.Background(), opts, func(_ context.Context, u *url.URL) (*httpx.Origin, error) {
+		return &httpx.Origin{Scheme: u.Scheme, Host: u.Host}, nil
 	})
 	return err
 }
@@ -99,7 +99,7 @@ type compiler struct {
 	d       *decoder
 	resolve Resolver
 	ctx     context.Context
-	targets map[string]*httpx.Target
+	targets map[string]*httpx.Origin
 	global  *expr.Scope
 
 	runner     *journey.Runner
@@ -122,7 +122,7 @@ func runtimePick(p Pick) journey.Pick {
 // compile compiles the plan into the engine's program and the runner that
 // its VUs' hooks are installed from.
 func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*engine.Program, *journey.Runner, error) {
-	c := &compiler{p: p, d: &decoder{}, resolve: resolve, ctx: ctx, targets: map[string]*httpx.Target{}}
+	c := &compiler{p: p, d: &decoder{}, resolve: resolve, ctx: ctx, targets: map[string]*httpx.Origin{}}
 	c.global = p.constScope(opts)
 	r := &journey.Runner{Scope: c.global, Targets: c.targets}
 	c.runner = r
@@ -306,7 +306,7 @@ func (c *compiler) fields(fs []Field, scope *expr.Scope) []journey.Field {
 	return out
 }
 
-func (c *compiler) target(base *url.URL) *httpx.Target {
+func (c *compiler) target(base *url.URL) *httpx.Origin {
 	key := base.Scheme + "://" + base.Host
 	if t, ok := c.targets[key]; ok {
 		return t
@@ -316,7 +316,7 @@ func (c *compiler) target(base *url.URL) *httpx.Target {
 		if c.resolveErr == nil {
 			c.resolveErr = fmt.Errorf("%s: %w", key, err)
 		}
-		t = &httpx.Target{Scheme: base.Scheme, Host: base.Host}
+		t = &httpx.Origin{Scheme: base.Scheme, Host: base.Host}
 	}
 	if t.TLS != nil && c.p.HTTP.Insecure {
 		t.TLS.InsecureSkipVerify = true

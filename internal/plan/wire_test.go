@@ -18,8 +18,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // noResolve resolves a target to itself, without the network.
-func noResolve(_ context.Context, u *url.URL) (*httpx.Target, error) {
-	return &httpx.Target{Scheme: u.Scheme, Host: u.Host}, nil
+func noResolve(_ context.Context, u *url.URL) (*httpx.Origin, error) {
+	return &httpx.Origin{Scheme: u.Scheme, Host: u.Host}, nil
 }
 
 // wire is every request step's request for VU vu's first iteration, as it

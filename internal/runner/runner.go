@@ -127,7 +127,7 @@ type QuickRun struct {
 // sends the load. An interrupted run returns its partial result and no
 // error.
 func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error) {
-	target, err := httpx.ResolveTarget(ctx, q.URL, q.Insecure)
+	target, err := httpx.ResolveOrigin(ctx, q.URL, q.Insecure)
 	if err != nil {
 		return nil, err
 	}
@@ -288,8 +288,8 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 // resolver resolves each target once and connects to it once, so that a
 // wrong address fails with one clear line before any load.
 func resolver(p *plan.Plan) plan.Resolver {
-	return func(ctx context.Context, u *url.URL) (*httpx.Target, error) {
-		t, err := httpx.ResolveTarget(ctx, u, p.HTTP.Insecure)
+	return func(ctx context.Context, u *url.URL) (*httpx.Origin, error) {
+		t, err := httpx.ResolveOrigin(ctx, u, p.HTTP.Insecure)
 		if err != nil {
 			return nil, err
 		}

@@ -62,7 +62,7 @@ func Workload(p *plan.Plan) (engine.Workload, result.Settings, error) {
 
 // preflight connects once, so that a wrong address or port fails with one
 // clear line before any load is sent.
-func preflight(ctx context.Context, t *httpx.Target, timeout time.Duration) error {
+func preflight(ctx context.Context, t *httpx.Origin, timeout time.Duration) error {
 	d := net.Dialer{Timeout: min(timeout, 10*time.Second)}
 	conn, err := d.DialContext(ctx, "tcp", t.Addr.String())
 	if err != nil {

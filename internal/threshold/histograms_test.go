@@ -26,9 +26,9 @@ func recorded(t testing.TB) (*metrics.Recorder, *result.Result) {
 		case i%70 == 0:
 			s.Status = 404
 		case i%90 == 0:
-			s.Status, s.Failure, s.Err, s.Latency = 0, httpx.ClassTimeout, errors.New("timeout"), 2*time.Second
+			s.Status, s.Failure, s.Err, s.Latency = 0, httpx.FailureTimeout, errors.New("timeout"), 2*time.Second
 		case i%110 == 0:
-			s.Status, s.Failure, s.Err = 0, httpx.ClassReset, errors.New("reset")
+			s.Status, s.Failure, s.Err = 0, httpx.FailureReset, errors.New("reset")
 		}
 		if i%10 == 0 {
 			s.Connect = time.Duration(100+i) * time.Microsecond

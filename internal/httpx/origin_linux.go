@@ -7,14 +7,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// targetSys is a target's address as the epoll engine connects to it,
+// originSys is an origin's address as the epoll engine connects to it,
 // computed once.
-type targetSys struct {
+type originSys struct {
 	family   int
 	sockaddr unix.Sockaddr
 }
 
-func (s *targetSys) set(addr netip.AddrPort) {
+func (s *originSys) set(addr netip.AddrPort) {
 	if addr.Addr().Is4() {
 		s.family = unix.AF_INET
 		s.sockaddr = &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}

@@ -10,20 +10,20 @@ import (
 	"strconv"
 )
 
-// Target is a server address, resolved once before the load starts.
-type Target struct {
+// Origin is a server address, resolved once before the load starts.
+type Origin struct {
 	Scheme string         // "http" or "https"
 	Host   string         // host[:port] as written in the URL: the Host header and TLS server name
 	Addr   netip.AddrPort // where connections go
 	TLS    *tls.Config    // nil for plain HTTP
 
-	sys targetSys // Addr as the platform's sockets want it
+	sys originSys // Addr as the platform's sockets want it
 }
 
-// ResolveTarget looks up the URL's host. Certificates are verified unless
+// ResolveOrigin looks up the URL's host. Certificates are verified unless
 // insecure is set.
-func ResolveTarget(ctx context.Context, u *url.URL, insecure bool) (*Target, error) {
-	t := &Target{Scheme: u.Scheme, Host: u.Host}
+func ResolveOrigin(ctx context.Context, u *url.URL, insecure bool) (*Origin, error) {
+	t := &Origin{Scheme: u.Scheme, Host: u.Host}
 	port := u.Port()
 	switch u.Scheme {
 	case "http":
@@ -72,8 +72,8 @@ func ResolveTarget(ctx context.Context, u *url.URL, insecure bool) (*Target, err
 	return t, nil
 }
 
-// SetAddr points the target at addr.
-func (t *Target) SetAddr(addr netip.AddrPort) {
+// SetAddr points the origin at addr.
+func (t *Origin) SetAddr(addr netip.AddrPort) {
 	t.Addr = addr
 	t.sys.set(addr)
 }
