@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 
@@ -108,14 +109,50 @@ type SweepVerdict struct {
 	Points     []string  `json:"points"`     // the point of each level
 	Throughput []float64 `json:"throughput"` // medians
 	P95        []float64 `json:"p95_ms"`
-	Best       int       `json:"best"` // index of the highest throughput
-	Knee       int       `json:"knee"` // index where gains flatten, -1 for none
-	Pick       int       `json:"pick"` // index recommended
-	USL        *USL      `json:"usl,omitempty"`
+	// ServerCPU is the median server CPU of each level, in % of a core,
+	// when the server was measured.
+	ServerCPU []float64 `json:"server_cpu,omitempty"`
+	Best      int       `json:"best"` // index of the highest throughput
+	// Knee is the index of the smallest level after which each further
+	// step adds less than KneeShare of throughput (see stats.StepKnee);
+	// absent when there is none, and KneeReason says why. Loadlab before
+	// version 0.x wrote -1 for none and placed the knee by Kneedle.
+	Knee      *int             `json:"knee,omitempty"`
+	KneeShare float64          `json:"knee_share,omitempty"`
+	KneeRange []int            `json:"knee_range,omitempty"` // [from, to] indices, when KneeReason is unplaced
+	KneeWhy   stats.KneeReason `json:"knee_reason,omitempty"`
+	Pick      int              `json:"pick"` // index recommended
+	USL       *USL             `json:"usl,omitempty"`
+	// USLWhy says why there is no USL fit, or why the recommendation does
+	// not cite it; empty when it does.
+	USLWhy USLReason `json:"usl_reason,omitempty"`
 	// Evidence backs the pick, claim by claim.
 	Evidence       []Evidence `json:"evidence"`
 	Recommendation string     `json:"recommendation"` // text
 }
+
+// UnmarshalJSON reads a sweep, the "knee": -1 of files written before
+// knee_reason as no knee.
+func (s *SweepVerdict) UnmarshalJSON(b []byte) error {
+	type plain SweepVerdict
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	if s.Knee != nil && (*s.Knee < 0 || *s.Knee >= len(s.X)) {
+		s.Knee = nil
+	}
+	return nil
+}
+
+// USLReason says why a sweep has no USL fit the recommendation can cite.
+type USLReason string
+
+const (
+	USLTooFewLevels USLReason = "too_few_levels" // fewer than MinUSLPoints levels
+	USLFitFailed    USLReason = "fit_failed"     // the fit did not converge or had no data to fit
+	USLAllEqual     USLReason = "all_equal"      // every throughput equal: R² is 0/0
+	USLLowR2        USLReason = "r2_low"         // R² at most MinUSLR2
+)
 
 // EvidenceKind names a claim behind a recommendation.
 type EvidenceKind string
@@ -129,10 +166,10 @@ const (
 	// LowerP95: the pick's p95 latency is Change lower than at the last
 	// level, Against; Test says whether that is more than noise.
 	LowerP95 EvidenceKind = "lower_p95"
-	// KneeAt: gains slow after level At (Kneedle's knee). When the best
-	// level, Against, lies beyond it, Change is the best's gain over the
-	// knee and Test says whether that gain is more than noise: gains only
-	// flatten after At when it is small (within WithinBest) or noise.
+	// KneeAt: each step after level At adds less than the sweep's
+	// KneeShare of throughput. When the best level, Against, lies beyond
+	// it, Change is the best's gain over the knee (small steps can add up)
+	// and Test says whether that gain is more than noise.
 	KneeAt EvidenceKind = "knee"
 	// ThroughputFalls: throughput falls by Change from the best level, At,
 	// to the last, Against; Test says whether that is more than noise.
@@ -387,7 +424,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.ThresholdTallies = thresholdTally(points, order, results)
 	v.QuotaTallies = quotaTally(points, byPoint)
 	v.ValidityTallies = validityTally(points, order, results)
-	v.Sweeps = sweeps(params, points, v)
+	v.Sweeps = sweeps(params, points, v, e.KneeShare)
 	v.Named = namedComparisons(e, params, points, v)
 	return v
 }
@@ -562,10 +599,13 @@ func (v *Verdict) Table(id FigureID) *FigureTable {
 }
 
 // sweeps looks along each numeric param with the other params at baseline.
-func sweeps(params []Param, points []Point, v *Verdict) []SweepVerdict {
-	tp, p95 := v.Table(FigureThroughput), v.Table(FigureP95)
+func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64) []SweepVerdict {
+	tp, p95, cpu := v.Table(FigureThroughput), v.Table(FigureP95), v.Table(FigureCPU)
 	if tp == nil || p95 == nil {
 		return nil
+	}
+	if kneeShare <= 0 {
+		kneeShare = stats.DefaultKneeShare
 	}
 	var out []SweepVerdict
 	for _, prm := range params {
@@ -592,16 +632,26 @@ func sweeps(params []Param, points []Point, v *Verdict) []SweepVerdict {
 			continue
 		}
 		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
-		s := SweepVerdict{Param: prm.Name, Knee: -1}
+		s := SweepVerdict{Param: prm.Name, KneeShare: kneeShare}
+		var lo, hi []float64
 		for _, p := range pts {
 			s.X = append(s.X, p.x)
 			s.Points = append(s.Points, points[p.point].Key)
 			s.Throughput = append(s.Throughput, p.tp)
 			s.P95 = append(s.P95, p.p95)
+			lo, hi = append(lo, tp.Rows[p.point].Min), append(hi, tp.Rows[p.point].Max)
+			if cpu != nil {
+				s.ServerCPU = append(s.ServerCPU, cpu.Rows[p.point].Median)
+			}
 		}
 		s.Best = stats.BestIndex(s.Throughput)
-		if k, ok := stats.Knee(s.X, s.Throughput); ok {
-			s.Knee = k
+		switch k := stats.StepKnee(s.Throughput, lo, hi, kneeShare); {
+		case k.Placed:
+			s.Knee = &k.Index
+		case k.Reason == stats.KneeUnplaced:
+			s.KneeRange, s.KneeWhy = []int{k.From, k.To}, k.Reason
+		default:
+			s.KneeWhy = k.Reason
 		}
 		s.Pick = stats.WithinOfBest(s.X, s.Throughput, WithinBest)
 		if s.Pick < 0 {
@@ -611,7 +661,18 @@ func sweeps(params []Param, points []Point, v *Verdict) []SweepVerdict {
 			if fit, err := stats.FitUSL(s.X, s.Throughput); err == nil {
 				s.USL = &USL{Sigma: fit.Sigma, Kappa: fit.Kappa, Lambda: fit.Lambda, HasPeak: fit.HasPeak, PeakN: fit.PeakN, PeakX: fit.PeakThroughput,
 					Ceiling: fit.Ceiling, R2: fit.RSquared, R2Undefined: !fit.RSquaredDefined, Warnings: fit.Warnings}
+			} else {
+				s.USLWhy = USLFitFailed
 			}
+		} else {
+			s.USLWhy = USLTooFewLevels
+		}
+		switch u := s.USL; {
+		case u == nil:
+		case u.R2Undefined:
+			s.USLWhy = USLAllEqual
+		case !(u.R2 > MinUSLR2):
+			s.USLWhy = USLLowR2
 		}
 		// test compares a figure between two levels of the sweep: a
 		// claim that is not significant is qualified.
@@ -647,14 +708,15 @@ func evidence(s SweepVerdict, test func(fig FigureID, from, to int) *Change) []E
 	if pick != last && s.P95[last] > 0 && s.P95[pick] < s.P95[last]*0.95 {
 		out = append(out, Evidence{Kind: LowerP95, At: s.X[pick], Against: s.X[last], Change: 1 - s.P95[pick]/s.P95[last], Test: test(FigureP95, last, pick)})
 	}
-	if s.Knee >= 0 {
-		// Kneedle finds where gains slow, not that they stop: how much the
-		// best level still gains over the knee, and whether that is noise,
-		// goes with the claim.
-		e := Evidence{Kind: KneeAt, At: s.X[s.Knee]}
-		if best > s.Knee && s.Throughput[s.Knee] > 0 {
-			e.Against, e.Change = s.X[best], s.Throughput[best]/s.Throughput[s.Knee]-1
-			e.Test = test(FigureThroughput, s.Knee, best)
+	if s.Knee != nil {
+		// Steps under the share can add up: how much the best level still
+		// gains over the knee, and whether that is noise, goes with the
+		// claim.
+		k := *s.Knee
+		e := Evidence{Kind: KneeAt, At: s.X[k]}
+		if best > k && s.Throughput[k] > 0 {
+			e.Against, e.Change = s.X[best], s.Throughput[best]/s.Throughput[k]-1
+			e.Test = test(FigureThroughput, k, best)
 		}
 		out = append(out, e)
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed"}
+var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee"}
 
-// experiment reads params, vary, baseline, repeat, warmup, cooldown and seed.
+// experiment reads params, vary, baseline, repeat, warmup, cooldown, seed and knee.
 func (d *decoder) experiment(p *Plan, top *node) {
 	var first *node
 	for _, k := range experimentKeys {
@@ -102,7 +102,27 @@ func (d *decoder) experiment(p *Plan, top *node) {
 			e.Seed = uint64(v)
 		}
 	}
+	if n := top.get("knee"); n != nil {
+		e.KneeShare = d.kneeShare(n)
+	}
 	p.Experiment = e
+}
+
+// kneeShare reads knee: the share of throughput a step of a sweep must add
+// to count as a gain ("5%"); the knee is the smallest level after which no
+// step does.
+func (d *decoder) kneeShare(n *node) float64 {
+	s, ok := d.str(n, "knee")
+	if !ok {
+		return 0
+	}
+	num, isPercent := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !isPercent || err != nil || !(v > 0 && v < 100) {
+		d.errorf(n.pos, "knee must be a share of throughput above 0%% and below 100%%, such as 5%%, got %q", s)
+		return 0
+	}
+	return v / 100
 }
 
 // checkWarmup refuses a warmup that leaves nothing to measure: the warmup

@@ -260,6 +260,9 @@ type Experiment struct {
 	WarmupPos Pos
 	Cooldown  time.Duration
 	Seed      uint64 // zero: pick one (and print it)
+	// KneeShare is the share of throughput a step must add to count as a
+	// gain (knee: 5% is 0.05); zero: stats.DefaultKneeShare.
+	KneeShare float64
 }
 
 // Vary says which points an experiment runs.

@@ -353,3 +353,22 @@ load: { closed: { vus: 1, iterations: 1 } }
 		t.Errorf("inputs %q", in)
 	}
 }
+
+// TestKneeShare: knee: 10% sets the share a sweep's step must add; other
+// forms are refused at their position.
+func TestKneeShare(t *testing.T) {
+	const head = "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, duration: 1s } }\nparams: { a: [1, 2] }\n"
+	p, err := Parse("plan.yaml", []byte(head+"knee: 10%\n"), Options{})
+	if err != nil || p.Experiment.KneeShare != 0.1 {
+		t.Fatalf("knee: 10%% gave %v, %v", p, err)
+	}
+	if p, err := Parse("plan.yaml", []byte(head), Options{}); err != nil || p.Experiment.KneeShare != 0 {
+		t.Fatalf("no knee gave %v, %v; want 0 (the default)", p, err)
+	}
+	for _, bad := range []string{"0.05", "0%", "100%", "five%"} {
+		_, err := Parse("plan.yaml", []byte(head+"knee: "+bad+"\n"), Options{})
+		if err == nil || !strings.Contains(err.Error(), "plan.yaml:5:7") || !strings.Contains(err.Error(), "knee must be a share") {
+			t.Errorf("knee: %s gave %v, want an error at plan.yaml:5:7", bad, err)
+		}
+	}
+}

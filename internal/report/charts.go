@@ -99,8 +99,8 @@ func sweepFigures(o *experiment.Outcome) []figure {
 				return nil
 			}
 			if sweep != nil {
-				if sweep.Knee >= 0 {
-					c.Marks = append(c.Marks, chart.Mark{X: sweep.X[sweep.Knee], Label: "knee"})
+				if k := sweep.Knee; k != nil && *k >= 0 && *k < len(sweep.X) {
+					c.Marks = append(c.Marks, chart.Mark{X: sweep.X[*k], Label: kneeMark(sweep)})
 				}
 				c.Marks = append(c.Marks, chart.Mark{X: sweep.X[sweep.Pick], Label: "recommended"})
 			}

@@ -256,12 +256,13 @@ func recommendation(s experiment.SweepVerdict) string {
 		case experiment.LowerP95:
 			parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s%s", 100*e.Change, param, num(e.Against), qualifier(e.Test)))
 		case experiment.KneeAt:
+			rule := fmt.Sprintf("gains under %s a step after %s=%s", share(s.KneeShare), param, num(e.At))
 			if e.Change > experiment.WithinBest && e.Test != nil && (e.Test.Significant() || e.Test.Reason == experiment.TooFewRuns) {
-				// A knee, yet a real gain beyond it: "flatten" would
-				// contradict the table.
-				parts = append(parts, fmt.Sprintf("gains slow after %s=%s, yet throughput still rises %.0f%% to %s=%s%s", param, num(e.At), 100*e.Change, param, num(e.Against), qualifier(e.Test)))
+				// Small steps that add up to a real gain: "flatten"
+				// would contradict the table.
+				parts = append(parts, fmt.Sprintf("%s, yet throughput still rises %.0f%% to %s=%s%s", rule, 100*e.Change, param, num(e.Against), qualifier(e.Test)))
 			} else {
-				parts = append(parts, fmt.Sprintf("gains flatten after %s=%s", param, num(e.At)))
+				parts = append(parts, rule)
 			}
 		case experiment.ThroughputFalls:
 			parts = append(parts, fmt.Sprintf("throughput falls %.0f%% from %s=%s to %s=%s%s", 100*e.Change, param, num(e.At), param, num(e.Against), qualifier(e.Test)))
@@ -276,7 +277,91 @@ func recommendation(s experiment.SweepVerdict) string {
 			parts = append(parts, fmt.Sprintf("USL: no peak (σ=%.3f, κ=0, R²=%s)", s.USL.Sigma, stats.FormatRSquared(s.USL.R2)))
 		}
 	}
+	if w := noKnee(s); w != "" {
+		parts = append(parts, w)
+	}
+	if w := noUSL(s); w != "" {
+		parts = append(parts, w)
+	}
 	return fmt.Sprintf("%s=%s: %s", param, num(s.X[s.Pick]), strings.Join(parts, "; "))
+}
+
+// share is a knee's share as the plan writes it: "5%".
+func share(f float64) string {
+	if f <= 0 {
+		f = stats.DefaultKneeShare
+	}
+	return strconv.FormatFloat(math.Round(f*1e4)/100, 'f', -1, 64) + "%"
+}
+
+// kneeMark labels a sweep's knee on its charts with its rule.
+func kneeMark(s *experiment.SweepVerdict) string {
+	return "knee (<" + share(s.KneeShare) + "/step)"
+}
+
+// gain is the step from level j-1 to j, a fraction.
+func gain(s experiment.SweepVerdict, j int) float64 {
+	if s.Throughput[j-1] <= 0 {
+		return math.Inf(1)
+	}
+	return s.Throughput[j]/s.Throughput[j-1] - 1
+}
+
+// noKnee says in words why a sweep has no knee at one level; "" when it
+// has one (or an older loadlab stored no reason).
+func noKnee(s experiment.SweepVerdict) string {
+	p, last, sh := s.Param, len(s.X)-1, share(s.KneeShare)
+	span := fmt.Sprintf("%s=%s to %s", p, num(s.X[0]), num(s.X[last]))
+	switch s.KneeWhy {
+	case stats.KneeTooFewLevels:
+		return fmt.Sprintf("no knee: %d levels of %s, a knee takes 3", len(s.X), p)
+	case stats.KneeFlat:
+		w := fmt.Sprintf("no knee: throughput is flat, no step from %s adds %s or more", span, sh)
+		if n := len(s.ServerCPU); n == len(s.X) {
+			w += fmt.Sprintf(" (server CPU %.0f%% of a core at %s=%s: if that is not its limit, the server is bound elsewhere)", s.ServerCPU[last], p, num(s.X[last]))
+		}
+		return w
+	case stats.KneeStillRising:
+		lo, hi, all := math.Inf(1), math.Inf(-1), true
+		for j := 1; j <= last; j++ {
+			g := gain(s, j)
+			lo, hi = math.Min(lo, g), math.Max(hi, g)
+			all = all && g >= s.KneeShare
+		}
+		if all {
+			return fmt.Sprintf("no knee at %s a step: every step from %s adds %.0f%% to %.0f%%", sh, span, 100*lo, 100*hi)
+		}
+		return fmt.Sprintf("no knee at %s a step within %s: the last step, to %s=%s, still adds %.0f%%", sh, span, p, num(s.X[last]), 100*gain(s, last))
+	case stats.KneeUnplaced:
+		if len(s.KneeRange) != 2 {
+			return ""
+		}
+		from, to := s.KneeRange[0], s.KneeRange[1]
+		beyond := ""
+		if to == last {
+			beyond = " or beyond"
+		}
+		return fmt.Sprintf("the knee at %s a step lies between %s=%s and %s=%s%s: the data cannot place it within one step, as a step in between adds %s or more by its medians while its runs overlap the level before",
+			sh, p, num(s.X[from]), p, num(s.X[to]), beyond, sh)
+	}
+	return ""
+}
+
+// noUSL says in words why a sweep's recommendation cites no USL fit.
+func noUSL(s experiment.SweepVerdict) string {
+	switch s.USLWhy {
+	case experiment.USLTooFewLevels:
+		return fmt.Sprintf("no USL fit: %d levels of %s, a fit takes %d", len(s.X), s.Param, experiment.MinUSLPoints)
+	case experiment.USLFitFailed:
+		return "no USL fit: the fit did not converge"
+	case experiment.USLAllEqual:
+		return "no USL fit: every throughput is equal"
+	case experiment.USLLowR2:
+		if s.USL != nil {
+			return fmt.Sprintf("USL fit not cited: R²=%s, at most %s", stats.FormatRSquared(s.USL.R2), num(experiment.MinUSLR2))
+		}
+	}
+	return ""
 }
 
 // named sums up a value of a non-numeric param against its baseline value:

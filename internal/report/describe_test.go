@@ -80,7 +80,7 @@ func TestFailureText(t *testing.T) {
 // 1.00), and a fit whose R² is undefined says so, never NaN.
 func TestRSquaredInWords(t *testing.T) {
 	v := &experiment.Verdict{Sweeps: []experiment.SweepVerdict{{
-		Param: "workers", X: []float64{1, 2, 3, 4, 5}, Throughput: []float64{1, 2, 3, 4, 5}, P95: []float64{1, 1, 1, 1, 1}, Pick: 4, Best: 4, Knee: -1,
+		Param: "workers", X: []float64{1, 2, 3, 4, 5}, Throughput: []float64{1, 2, 3, 4, 5}, P95: []float64{1, 1, 1, 1, 1}, Pick: 4, Best: 4,
 		USL:      &experiment.USL{Sigma: 0.2, Kappa: 0.02, Lambda: 50, HasPeak: true, PeakN: 5.7, PeakX: 130, R2: 0.9964},
 		Evidence: []experiment.Evidence{{Kind: experiment.BestThroughput, At: 5, Value: 5}, {Kind: experiment.USLPeak, At: 5.7, Value: 130, Extrapolated: true}},
 	}}}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/stats"
 	"github.com/loadlab/loadlab/internal/store"
 )
 
@@ -211,25 +212,60 @@ func TestExperimentHTML(t *testing.T) {
 	}
 }
 
-// TestKneeClaim: a knee with a real gain beyond it says so; a knee at the
-// best level, or with only noise beyond it, says gains flatten.
+// TestKneeClaim: a knee states its rule (gains under 5% a step after it);
+// one whose small steps add up to a real gain beyond it says so too.
 func TestKneeClaim(t *testing.T) {
 	sig := &experiment.Change{Status: experiment.Significant, P: 0.008, N1: 5, N2: 5, Delta: 0.36}
 	noise := &experiment.Change{Status: experiment.NotSignificant, P: 0.31, N1: 5, N2: 5, Delta: 0.08}
 	sweep := func(e experiment.Evidence) experiment.SweepVerdict {
-		return experiment.SweepVerdict{Param: "workers", X: []float64{1, 2, 4, 6, 8}, Pick: 3, Evidence: []experiment.Evidence{e}}
+		return experiment.SweepVerdict{Param: "workers", X: []float64{1, 2, 4, 6, 8}, Pick: 3, KneeShare: 0.05, Evidence: []experiment.Evidence{e}}
 	}
 	tests := []struct {
 		e    experiment.Evidence
 		want string
 	}{
-		{experiment.Evidence{Kind: experiment.KneeAt, At: 2, Against: 6, Change: 0.36, Test: sig}, "workers=6: gains slow after workers=2, yet throughput still rises 36% to workers=6"},
-		{experiment.Evidence{Kind: experiment.KneeAt, At: 2, Against: 6, Change: 0.08, Test: noise}, "workers=6: gains flatten after workers=2"},
-		{experiment.Evidence{Kind: experiment.KneeAt, At: 6}, "workers=6: gains flatten after workers=6"},
+		{experiment.Evidence{Kind: experiment.KneeAt, At: 2, Against: 6, Change: 0.36, Test: sig}, "workers=6: gains under 5% a step after workers=2, yet throughput still rises 36% to workers=6"},
+		{experiment.Evidence{Kind: experiment.KneeAt, At: 2, Against: 6, Change: 0.08, Test: noise}, "workers=6: gains under 5% a step after workers=2"},
+		{experiment.Evidence{Kind: experiment.KneeAt, At: 6}, "workers=6: gains under 5% a step after workers=6"},
 	}
 	for _, tt := range tests {
 		if got := recommendation(sweep(tt.e)); got != tt.want {
 			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+	}
+}
+
+// TestNoKneeSaysWhy: a sweep with no knee, or no USL fit to cite, says why
+// in words beside its rule, never silently.
+func TestNoKneeSaysWhy(t *testing.T) {
+	x := []float64{1, 2, 4, 6, 8}
+	sweep := func(tp []float64, why stats.KneeReason, usl experiment.USLReason) experiment.SweepVerdict {
+		return experiment.SweepVerdict{Param: "threads", X: x, Throughput: tp, P95: []float64{1, 1, 1, 1, 1}, Best: 4, Pick: 4, KneeShare: 0.05,
+			KneeWhy: why, USLWhy: usl, Evidence: []experiment.Evidence{{Kind: experiment.BestThroughput, At: 8, Value: tp[4]}}}
+	}
+	flat := sweep([]float64{100, 101, 102, 101, 103}, stats.KneeFlat, experiment.USLAllEqual)
+	flat.ServerCPU = []float64{80, 84, 85, 85, 85}
+	unplaced := sweep([]float64{100, 150, 159, 160, 161}, stats.KneeUnplaced, "")
+	unplaced.KneeRange = []int{1, 2}
+	lowR2 := sweep([]float64{49, 54, 58, 61, 67}, stats.KneeStillRising, experiment.USLLowR2)
+	lowR2.USL = &experiment.USL{R2: 0.42}
+	tests := []struct {
+		s    experiment.SweepVerdict
+		want []string
+	}{
+		{sweep([]float64{49, 54, 58, 61, 67}, stats.KneeStillRising, experiment.USLTooFewLevels),
+			[]string{"no knee at 5% a step: every step from threads=1 to 8 adds 5% to 10%", "no USL fit: 5 levels of threads, a fit takes 5"}},
+		{sweep([]float64{49, 54, 54, 55, 67}, stats.KneeStillRising, ""), []string{"no knee at 5% a step within threads=1 to 8: the last step, to threads=8, still adds 22%"}},
+		{flat, []string{"no knee: throughput is flat, no step from threads=1 to 8 adds 5% or more (server CPU 85% of a core at threads=8", "no USL fit: every throughput is equal"}},
+		{unplaced, []string{"the knee at 5% a step lies between threads=2 and threads=4: the data cannot place it within one step"}},
+		{lowR2, []string{"USL fit not cited: R²=0.4200, at most 0.8"}},
+	}
+	for _, tt := range tests {
+		got := recommendation(tt.s)
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("got  %q\nwant %q in it", got, w)
+			}
 		}
 	}
 }

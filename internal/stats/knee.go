@@ -134,3 +134,75 @@ func Knee(x, y []float64) (i int, ok bool) {
 func isFinite(v float64) bool {
 	return !math.IsNaN(v) && !math.IsInf(v, 0)
 }
+
+// DefaultKneeShare is the share of throughput a step must add to count as a
+// gain, when the plan does not set its own (knee: 5%).
+const DefaultKneeShare = 0.05
+
+// KneeReason says why StepKnee placed no knee at one level.
+type KneeReason string
+
+const (
+	// KneeTooFewLevels: fewer than three levels; a knee needs a rise and
+	// a flattening.
+	KneeTooFewLevels KneeReason = "too_few_levels"
+	// KneeFlat: no step adds the share: throughput is flat (or falls)
+	// from the first level on.
+	KneeFlat KneeReason = "flat"
+	// KneeStillRising: the last step still adds the share: the knee, if
+	// any, lies beyond the levels measured.
+	KneeStillRising KneeReason = "still_rising"
+	// KneeUnplaced: some step adds the share by its medians, but its runs
+	// overlap the previous level's, so it may be noise: the knee lies
+	// somewhere from From to To (To the last level: perhaps beyond).
+	KneeUnplaced KneeReason = "unplaced"
+)
+
+// StepKneeResult is where StepKnee puts the knee.
+type StepKneeResult struct {
+	Placed bool // Index is the knee
+	Index  int
+	// From and To bound the knee when it is not placed within one step
+	// (Reason KneeUnplaced).
+	From, To int
+	Reason   KneeReason // why no knee was placed; empty when Placed
+}
+
+// StepKnee finds the knee of a rising curve as a user reads it: the
+// smallest level after which each further step adds less than share of
+// throughput (0.05: 5%). Levels are given in increasing order by the
+// median, lowest and highest run of each (one run: all three equal).
+//
+// A step from level j-1 to j adds the share when its medians do
+// (median[j] >= (1+share)*median[j-1]) and the runs agree: the lowest run
+// of level j is above the highest run of level j-1. A step whose medians
+// add the share while the runs overlap may be noise: the knee then lies
+// between the last step sure to add it and the last that may, and Reason
+// is KneeUnplaced. Min–max ranges are used rather than a Mann–Whitney test
+// because with three runs a side no test can reach p < 0.05, while the
+// ranges still show whether two levels are apart.
+func StepKnee(median, lo, hi []float64, share float64) StepKneeResult {
+	n := len(median)
+	if n < 3 || len(lo) != n || len(hi) != n {
+		return StepKneeResult{Reason: KneeTooFewLevels}
+	}
+	lastSure, lastMaybe := 0, 0
+	for j := 1; j < n; j++ {
+		if !(median[j] >= (1+share)*median[j-1]) || median[j] <= 0 {
+			continue
+		}
+		lastMaybe = j
+		if lo[j] > hi[j-1] {
+			lastSure = j
+		}
+	}
+	switch {
+	case lastMaybe == 0:
+		return StepKneeResult{Reason: KneeFlat}
+	case lastSure == n-1:
+		return StepKneeResult{Reason: KneeStillRising}
+	case lastSure == lastMaybe:
+		return StepKneeResult{Placed: true, Index: lastSure}
+	}
+	return StepKneeResult{From: lastSure, To: lastMaybe, Reason: KneeUnplaced}
+}

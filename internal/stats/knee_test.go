@@ -157,3 +157,27 @@ func TestWithinOfBest(t *testing.T) {
 		})
 	}
 }
+
+// TestStepKnee: the knee is the smallest level after which each step adds
+// less than the share, a step counting only when its runs do not overlap.
+func TestStepKnee(t *testing.T) {
+	same := func(y ...float64) []float64 { return y }
+	tests := []struct {
+		name           string
+		median, lo, hi []float64
+		want           StepKneeResult
+	}{
+		{"puma still rising", same(49, 54, 58, 61, 67), same(49, 54, 58, 61, 67), same(49, 54, 58, 61, 67), StepKneeResult{Reason: KneeStillRising}},
+		{"flattens", same(100, 180, 240, 250, 255), same(99, 179, 239, 249, 254), same(101, 181, 241, 251, 256), StepKneeResult{Placed: true, Index: 2}},
+		{"flat", same(100, 103, 101, 104), same(99, 102, 100, 103), same(101, 104, 102, 105), StepKneeResult{Reason: KneeFlat}},
+		{"falls", same(100, 90, 80), same(100, 90, 80), same(100, 90, 80), StepKneeResult{Reason: KneeFlat}},
+		{"overlap", same(100, 150, 159, 160), same(95, 142, 151, 152), same(105, 158, 167, 168), StepKneeResult{From: 1, To: 2, Reason: KneeUnplaced}},
+		{"overlap at the end", same(100, 150, 159), same(95, 142, 151), same(105, 158, 167), StepKneeResult{From: 1, To: 2, Reason: KneeUnplaced}},
+		{"two levels", same(100, 200), same(100, 200), same(100, 200), StepKneeResult{Reason: KneeTooFewLevels}},
+	}
+	for _, tt := range tests {
+		if got := StepKnee(tt.median, tt.lo, tt.hi, DefaultKneeShare); got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
