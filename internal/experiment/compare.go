@@ -22,6 +22,19 @@ import (
 type Side struct {
 	Label   string
 	Results []*result.Result
+	// Runs numbers each result as its experiment does (run 4 is the
+	// fourth run of the experiment's order, runs/004, as in the verdict);
+	// nil for a single result, whose run is 1.
+	Runs []int
+}
+
+// Run is the number of the side's i-th result: the experiment's run number,
+// or i+1.
+func (s Side) Run(i int) int {
+	if i < len(s.Runs) {
+		return s.Runs[i]
+	}
+	return i + 1
 }
 
 // LoadSide reads a result (a directory with result.json, or the file) or an
@@ -82,6 +95,7 @@ func loadExperimentSide(dir, point string) (Side, error) {
 			return Side{}, err
 		}
 		side.Results = append(side.Results, res)
+		side.Runs = append(side.Runs, r.Index) // RunInfo.Index counts from 1
 	}
 	if len(side.Results) == 0 {
 		return Side{}, fmt.Errorf("%s: point %q has no finished runs", dir, want)
@@ -102,7 +116,7 @@ type Comparison struct {
 // SuspectRun is a run of one side with a validity warning.
 type SuspectRun struct {
 	Side    string // "A" or "B"
-	Run     int    // from 1
+	Run     int    // from 1, the experiment's numbering (Side.Run)
 	Warning result.Warning
 }
 
@@ -148,7 +162,7 @@ func Compare(a, b Side) *Comparison {
 	}{{"A", a}, {"B", b}} {
 		for i, r := range side.s.Results {
 			for _, w := range r.Validity {
-				c.Suspect = append(c.Suspect, SuspectRun{Side: side.name, Run: i + 1, Warning: w})
+				c.Suspect = append(c.Suspect, SuspectRun{Side: side.name, Run: side.s.Run(i), Warning: w})
 			}
 		}
 	}

@@ -1,0 +1,45 @@
+package experiment
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
+)
+
+// TestCompareNumbersRunsAsTheExperiment: a suspect run of an experiment's
+// point is named by the experiment's run number (run 4, as the verdict and
+// runs/004 have it), not by its place among the point's runs (run 2).
+func TestCompareNumbersRunsAsTheExperiment(t *testing.T) {
+	dir := t.TempDir()
+	o := Outcome{Schema: SchemaExperiment, Points: []Point{{Key: "threads=1", Baseline: true}, {Key: "threads=2"}}}
+	for i, pt := range []string{"threads=2", "threads=1", "threads=2", "threads=1"} {
+		run := filepath.Join("runs", "00"+string(rune('1'+i)))
+		r := &result.Result{Schema: result.SchemaResult, Summary: result.Summary{ThroughputRPS: 100, Responses: 100, DurationS: 1}}
+		if i == 3 {
+			r.Validity = []result.Warning{{Code: "late", Message: "late requests"}}
+		}
+		if err := os.MkdirAll(filepath.Join(dir, run), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteResult(filepath.Join(dir, run), r); err != nil {
+			t.Fatal(err)
+		}
+		o.Runs = append(o.Runs, RunInfo{Index: i + 1, Point: pt, Status: "done", Dir: run})
+	}
+	data, _ := json.Marshal(o)
+	if err := os.WriteFile(filepath.Join(dir, "experiment.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := LoadSide(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compare(a, a)
+	if len(c.Suspect) != 2 || c.Suspect[0].Run != 4 {
+		t.Errorf("suspect runs %+v, want run 4 (the experiment's numbering)", c.Suspect)
+	}
+}
