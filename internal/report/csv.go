@@ -72,12 +72,25 @@ func PointsCSV(w io.Writer, o *experiment.Outcome) error {
 	if o.Verdict != nil {
 		for _, t := range o.Verdict.Figures {
 			for _, r := range t.Rows {
-				var status, reason string
+				// A value that does not exist is empty, not 0: no
+				// interval with too few runs, no change for the point
+				// that is its own reference, no median without runs.
+				var median, lo, hi, delta, pv, status, reason string
+				if r.N > 0 {
+					median = f(r.Median)
+				}
+				if r.Bounded {
+					lo, hi = f(r.Lo), f(r.Hi)
+				}
 				if c := r.Change; c != nil {
 					status, reason = string(c.Status), string(c.Reason)
+					if c.DeltaDefined {
+						delta = f(r.Delta)
+					}
+					pv = f(r.P)
 				}
-				cw.Write([]string{r.Point, strconv.FormatBool(r.Baseline), t.Name, t.Unit, strconv.Itoa(r.N), f(r.Median), f(r.Lo), f(r.Hi),
-					strconv.FormatBool(r.Bounded), f(r.Delta), f(r.P), strconv.FormatBool(r.Significant), string(t.ID), status, reason})
+				cw.Write([]string{r.Point, strconv.FormatBool(r.Baseline), t.Name, t.Unit, strconv.Itoa(r.N), median, lo, hi,
+					strconv.FormatBool(r.Bounded), delta, pv, strconv.FormatBool(r.Significant), string(t.ID), status, reason})
 			}
 		}
 	}
