@@ -269,3 +269,30 @@ func TestNoKneeSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictNoRuns: a verdict whose runs all failed prints one line in
+// place of a table of "no runs" per figure, then the failed runs under
+// their own heading, each line ended.
+func TestVerdictNoRuns(t *testing.T) {
+	o := fixtureExperiment(t)
+	for i := range o.Runs {
+		o.Runs[i].Status, o.Runs[i].Error = "failed", "server did not start: exit 3\nmore"
+	}
+	o.Verdict = &experiment.Verdict{Baseline: o.Verdict.Baseline, Figures: []experiment.FigureTable{{ID: experiment.FigureThroughput, Name: "throughput", Unit: "req/s",
+		Rows: []experiment.FigureRow{{Point: o.Verdict.Baseline, Baseline: true}}}}}
+	var buf bytes.Buffer
+	if err := Verdict(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	n := len(o.Runs)
+	for _, want := range []string{"\nno runs done: no figures to show\n", "\nfailed runs: " + strconv.Itoa(n) + " of " + strconv.Itoa(n) + "\n",
+		"  run 1 (" + o.Runs[0].Point + " #" + strconv.Itoa(o.Runs[0].Rep) + "): server did not start: exit 3\n", "more (runs.csv has them all)\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("verdict lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "no runs\n") || strings.Contains(got, "throughput (req/s)") {
+		t.Errorf("verdict has a table of no runs:\n%s", got)
+	}
+}

@@ -26,6 +26,13 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 		return ew.err
 	}
 	v = Describe(v)
+	if done == 0 {
+		// No figures to show: one line, not a table of "no runs" per
+		// figure, then why the runs failed.
+		ew.printf("\nno runs done: no figures to show\n")
+		failedRuns(ew, o)
+		return interrupted(ew, o)
+	}
 	width := len("point")
 	for _, p := range o.Points {
 		width = max(width, len(p.Key)+len(" (baseline)"))
@@ -92,15 +99,39 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 			ew.printf("  %s\n", line)
 		}
 	}
+	failedRuns(ew, o)
+	return interrupted(ew, o)
+}
+
+// maxFailedShown is how many failed runs the verdict lists.
+const maxFailedShown = 5
+
+// failedRuns writes the failed runs under their own heading: how many of
+// all, and the first few with their error's first line.
+func failedRuns(ew *errWriter, o *experiment.Outcome) {
 	failed := 0
 	for _, r := range o.Runs {
 		if r.Status == "failed" {
 			failed++
-			if failed <= 5 {
-				ew.printf("  run %d (%s #%d) failed: %s\n", r.Index, r.Point, r.Rep, firstLine(r.Error))
-			}
 		}
 	}
+	if failed == 0 {
+		return
+	}
+	ew.printf("\nfailed runs: %d of %d\n", failed, len(o.Runs))
+	shown := 0
+	for _, r := range o.Runs {
+		if r.Status == "failed" && shown < maxFailedShown {
+			shown++
+			ew.printf("  run %d (%s #%d): %s\n", r.Index, r.Point, r.Rep, firstLine(r.Error))
+		}
+	}
+	if failed > shown {
+		ew.printf("  and %d more (runs.csv has them all)\n", failed-shown)
+	}
+}
+
+func interrupted(ew *errWriter, o *experiment.Outcome) error {
 	if o.Interrupted {
 		ew.printf("\ninterrupted: run the same command again to resume; the runs above are kept\n")
 	}
