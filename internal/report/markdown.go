@@ -154,6 +154,15 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 	if v == nil {
 		return ew.err
 	}
+	if !anyRunDone(o) {
+		ew.printf("No runs done: no figures to show.\n")
+		for _, r := range o.Runs {
+			if r.Status == "failed" {
+				ew.printf("- **Run %d (%s #%d) failed:** %s\n", r.Index, md(r.Point), r.Rep, md(firstLine(r.Error)))
+			}
+		}
+		return ew.err
+	}
 	if v.Recommendation != "" {
 		for _, line := range strings.Split(v.Recommendation, "\n") {
 			ew.printf("> **%s**\n", md(line))
@@ -220,4 +229,15 @@ func link(dir, from, name string) string {
 		return filepath.ToSlash(rel)
 	}
 	return name
+}
+
+// anyRunDone reports whether some run of o is done: without one a verdict
+// has no figures to show.
+func anyRunDone(o *experiment.Outcome) bool {
+	for _, r := range o.Runs {
+		if r.Status == "done" {
+			return true
+		}
+	}
+	return false
 }

@@ -278,8 +278,15 @@ func TestVerdictNoRuns(t *testing.T) {
 	for i := range o.Runs {
 		o.Runs[i].Status, o.Runs[i].Error = "failed", "server did not start: exit 3\nmore"
 	}
-	o.Verdict = &experiment.Verdict{Baseline: o.Verdict.Baseline, Figures: []experiment.FigureTable{{ID: experiment.FigureThroughput, Name: "throughput", Unit: "req/s",
-		Rows: []experiment.FigureRow{{Point: o.Verdict.Baseline, Baseline: true}}}}}
+	v := experiment.Verdict{Baseline: o.Verdict.Baseline}
+	for _, t := range o.Verdict.Figures {
+		empty := experiment.FigureTable{ID: t.ID, Name: t.Name, Unit: t.Unit, Higher: t.Higher}
+		for _, r := range t.Rows {
+			empty.Rows = append(empty.Rows, experiment.FigureRow{Point: r.Point, Baseline: r.Baseline})
+		}
+		v.Figures = append(v.Figures, empty)
+	}
+	o.Verdict = &v
 	var buf bytes.Buffer
 	if err := Verdict(&buf, o); err != nil {
 		t.Fatal(err)
@@ -294,5 +301,19 @@ func TestVerdictNoRuns(t *testing.T) {
 	}
 	if strings.Contains(got, "no runs\n") || strings.Contains(got, "throughput (req/s)") {
 		t.Errorf("verdict has a table of no runs:\n%s", got)
+	}
+	buf.Reset()
+	if err := ExperimentMarkdown(&buf, "", o); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "No runs done: no figures to show.\n") || strings.Contains(got, "| throughput") {
+		t.Errorf("markdown verdict with no runs:\n%s", got)
+	}
+	buf.Reset()
+	if err := ExperimentHTML(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "No runs done: no figures to show.") || strings.Contains(got, "<h2>Verdict</h2>") {
+		t.Errorf("HTML verdict with no runs has its tables")
 	}
 }
