@@ -644,3 +644,42 @@ func TestOldKneeSentinel(t *testing.T) {
 		t.Errorf("JSON %s carries a knee", b)
 	}
 }
+
+// TestReanalyzeKeepsKneeShare: loadlab report analyzes a stored experiment
+// again, with the plan's knee: share kept in experiment.json, not the
+// default.
+func TestReanalyzeKeepsKneeShare(t *testing.T) {
+	p := load(t, `
+name: knee
+target: http://127.0.0.1:1
+scenarios: { s: { steps: [ { get: / } ] } }
+load: { closed: { vus: 1, iterations: 1 } }
+params: { threads: [1, 2, 3, 4, 5, 6] }
+repeat: 3
+knee: 3%
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 1)
+	o := newOutcome(p, 1, points, len(order))
+	curve := map[string]float64{"1": 100, "2": 180, "3": 240, "4": 250, "5": 255, "6": 256}
+	for _, s := range order {
+		o.results[s.Index] = fake(curve[points[s.Point].Labels["threads"]], 20)
+	}
+	o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Outcome
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	back.results = o.results
+	back.reanalyze()
+	if len(back.Verdict.Sweeps) != 1 {
+		t.Fatalf("sweeps %+v", back.Verdict.Sweeps)
+	}
+	if s := back.Verdict.Sweeps[0]; s.KneeShare != 0.03 || s.Knee == nil || s.X[*s.Knee] != 4 {
+		t.Errorf("reanalyzed knee %v at share %v, want threads=4 at 3%%", s.Knee, s.KneeShare)
+	}
+}

@@ -141,13 +141,16 @@ type Run struct {
 
 // Outcome is an experiment's runs and verdict.
 type Outcome struct {
-	Schema      string    `json:"schema"`
-	Name        string    `json:"name"`
-	Plan        string    `json:"plan"`
-	PlanInputs  []string  `json:"plan_inputs,omitempty"` // see result.Result
-	Seed        uint64    `json:"seed"`
-	Vary        string    `json:"vary"`
-	Repeat      int       `json:"repeat"`
+	Schema     string   `json:"schema"`
+	Name       string   `json:"name"`
+	Plan       string   `json:"plan"`
+	PlanInputs []string `json:"plan_inputs,omitempty"` // see result.Result
+	Seed       uint64   `json:"seed"`
+	Vary       string   `json:"vary"`
+	Repeat     int      `json:"repeat"`
+	// KneeShare is the plan's knee: share (0.05 for 5%); absent for the
+	// default, stats.DefaultKneeShare.
+	KneeShare   float64   `json:"knee_share,omitempty"`
 	Warmup      string    `json:"warmup,omitempty"`
 	Params      []Param   `json:"params"`
 	Points      []Point   `json:"points"`
@@ -321,7 +324,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
 	e := p.Experiment
 	out := &Outcome{
-		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), PlanInputs: p.Inputs(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat,
+		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), PlanInputs: p.Inputs(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat, KneeShare: e.KneeShare,
 		Points: points, results: make([]*result.Result, runs),
 	}
 	if e.Warmup > 0 {
