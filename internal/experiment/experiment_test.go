@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -544,6 +545,11 @@ func TestThreeAgainstFiveIsTested(t *testing.T) {
 // each repeat off by jitter (a fraction) of its median, under the plan's
 // extra lines.
 func sweepOf(t *testing.T, param string, levels []string, curve []float64, jitter float64, extra string) SweepVerdict {
+	return sweepRepeated(t, 5, param, levels, curve, jitter, extra)
+}
+
+// sweepRepeated is sweepOf with repeat runs a level.
+func sweepRepeated(t *testing.T, repeat int, param string, levels []string, curve []float64, jitter float64, extra string) SweepVerdict {
 	t.Helper()
 	p := load(t, `
 name: knee
@@ -551,10 +557,10 @@ target: http://127.0.0.1:1
 scenarios: { s: { steps: [ { get: / } ] } }
 load: { closed: { vus: 1, iterations: 1 } }
 params: { `+param+`: [`+strings.Join(levels, ", ")+`] }
-repeat: 5
+repeat: `+strconv.Itoa(repeat)+`
 `+extra)
 	points := Points(p.Experiment)
-	order := Order(len(points), 5, 1)
+	order := Order(len(points), repeat, 1)
 	at := map[string]float64{}
 	for i, l := range levels {
 		at[l] = curve[i]
@@ -616,16 +622,20 @@ func TestKneeFlattens(t *testing.T) {
 }
 
 // TestKneeFlatAndUnplaced: a flat sweep has no knee, said so; a step that
-// adds 6% by its medians while its runs overlap (±5%) cannot place the
-// knee within one step.
+// adds 6% by its medians while its runs overlap (±5%), with 3 runs a level
+// (too few for the test), cannot place the knee within one step; with 5
+// the test finds the step real and places the knee.
 func TestKneeFlatAndUnplaced(t *testing.T) {
 	levels := []string{"1", "2", "4", "8"}
 	if s := sweepOf(t, "threads", levels, []float64{100, 102, 101, 103}, 0.01, ""); s.Knee != nil || s.KneeWhy != stats.KneeFlat || s.USLWhy != USLTooFewLevels {
 		t.Errorf("knee %v (%q), usl %q; want none: flat, too few levels for a fit", s.Knee, s.KneeWhy, s.USLWhy)
 	}
-	s := sweepOf(t, "threads", levels, []float64{100, 150, 159, 160}, 0.05, "")
+	s := sweepRepeated(t, 3, "threads", levels, []float64{100, 150, 159, 160}, 0.05, "")
 	if s.Knee != nil || s.KneeWhy != stats.KneeUnplaced || len(s.KneeRange) != 2 || s.X[s.KneeRange[0]] != 2 || s.X[s.KneeRange[1]] != 4 {
 		t.Errorf("knee %v (%q) range %v; want unplaced between threads=2 and 4", s.Knee, s.KneeWhy, s.KneeRange)
+	}
+	if s := sweepOf(t, "threads", levels, []float64{100, 150, 159, 160}, 0.05, ""); s.Knee == nil || s.X[*s.Knee] != 4 {
+		t.Errorf("knee %v (%q) with 5 runs, want threads=4", s.Knee, s.KneeWhy)
 	}
 }
 

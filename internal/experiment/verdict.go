@@ -645,7 +645,13 @@ func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64) []Swe
 			}
 		}
 		s.Best = stats.BestIndex(s.Throughput)
-		switch k := stats.StepKnee(s.Throughput, lo, hi, kneeShare); {
+		// A step is more than noise when the runs of its two levels do
+		// not overlap, or the Mann-Whitney test says so.
+		stepSignificant := func(j int) bool {
+			c := compareRuns(tp.Rows[pts[j-1].point].Samples, tp.Rows[pts[j].point].Samples)
+			return c.Significant() && c.Delta > 0
+		}
+		switch k := stats.StepKnee(s.Throughput, lo, hi, kneeShare, stepSignificant); {
 		case k.Placed:
 			s.Knee = &k.Index
 		case k.Reason == stats.KneeUnplaced:

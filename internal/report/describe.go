@@ -341,7 +341,7 @@ func noKnee(s experiment.SweepVerdict) string {
 		if to == last {
 			beyond = " or beyond"
 		}
-		return fmt.Sprintf("the knee at %s a step lies between %s=%s and %s=%s%s: the data cannot place it within one step, as a step in between adds %s or more by its medians while its runs overlap the level before",
+		return fmt.Sprintf("the knee at %s a step lies between %s=%s and %s=%s%s: the data cannot place it within one step, as a step in between adds %s or more by its medians while its runs overlap the level before and the test cannot tell it from noise",
 			sh, p, num(s.X[from]), p, num(s.X[to]), beyond, sh)
 	}
 	return ""

@@ -80,7 +80,7 @@
 //	func BestIndex(y []float64) int                             // the highest y
 //	func WithinOfBest(x, y []float64, fraction float64) int     // the smallest x with y >= best - fraction*|best|
 //	func Knee(x, y []float64) (i int, ok bool)                  // where gains flatten (Kneedle)
-//	func StepKnee(median, lo, hi []float64, share float64) StepKneeResult // the smallest level after which each step adds < share
+//	func StepKnee(median, lo, hi []float64, share float64, significant func(j int) bool) StepKneeResult // the smallest level after which each step adds < share
 //
 // StepKnee is the knee a verdict reports: it means what a user reads into
 // it, and says why when there is none (flat, still rising, not placed

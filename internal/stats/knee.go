@@ -174,14 +174,16 @@ type StepKneeResult struct {
 // median, lowest and highest run of each (one run: all three equal).
 //
 // A step from level j-1 to j adds the share when its medians do
-// (median[j] >= (1+share)*median[j-1]) and the runs agree: the lowest run
-// of level j is above the highest run of level j-1. A step whose medians
-// add the share while the runs overlap may be noise: the knee then lies
-// between the last step sure to add it and the last that may, and Reason
-// is KneeUnplaced. Min–max ranges are used rather than a Mann–Whitney test
-// because with three runs a side no test can reach p < 0.05, while the
-// ranges still show whether two levels are apart.
-func StepKnee(median, lo, hi []float64, share float64) StepKneeResult {
+// (median[j] >= (1+share)*median[j-1]) and it is more than noise: the
+// lowest run of level j is above the highest run of level j-1, or
+// significant(j) says a test finds the step significant (nil: no test).
+// The ranges decide with few runs, where no test can (with three runs a
+// side a Mann–Whitney test cannot reach p < 0.05); the test decides where
+// a stray run makes the ranges overlap. A step whose medians add the share
+// while neither says it is more than noise may be noise: the knee then lies
+// between the last step sure to add the share and the last that may, and
+// Reason is KneeUnplaced.
+func StepKnee(median, lo, hi []float64, share float64, significant func(j int) bool) StepKneeResult {
 	n := len(median)
 	if n < 3 || len(lo) != n || len(hi) != n {
 		return StepKneeResult{Reason: KneeTooFewLevels}
@@ -192,7 +194,7 @@ func StepKnee(median, lo, hi []float64, share float64) StepKneeResult {
 			continue
 		}
 		lastMaybe = j
-		if lo[j] > hi[j-1] {
+		if lo[j] > hi[j-1] || (significant != nil && significant(j)) {
 			lastSure = j
 		}
 	}

@@ -176,8 +176,24 @@ func TestStepKnee(t *testing.T) {
 		{"two levels", same(100, 200), same(100, 200), same(100, 200), StepKneeResult{Reason: KneeTooFewLevels}},
 	}
 	for _, tt := range tests {
-		if got := StepKnee(tt.median, tt.lo, tt.hi, DefaultKneeShare); got != tt.want {
+		if got := StepKnee(tt.median, tt.lo, tt.hi, DefaultKneeShare, nil); got != tt.want {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestStepKneeTest: a step whose ranges overlap counts when the test says
+// it is significant: README's demo, 55.8, 105.1, 129.2, 137.8, 140.7 req/s
+// where 4 to 6 workers adds 6.7% (p=0.032) with overlapping runs.
+func TestStepKneeTest(t *testing.T) {
+	median := []float64{55.81, 105.1, 129.2, 137.8, 140.7}
+	lo := []float64{51.88, 104.1, 126.1, 133.2, 136.9}
+	hi := []float64{56.59, 110.9, 136.1, 139.5, 145.3}
+	if got := StepKnee(median, lo, hi, DefaultKneeShare, nil); got != (StepKneeResult{From: 2, To: 3, Reason: KneeUnplaced}) {
+		t.Errorf("without a test: %+v, want unplaced between 2 and 3", got)
+	}
+	sig := func(j int) bool { return j == 3 }
+	if got := StepKnee(median, lo, hi, DefaultKneeShare, sig); got != (StepKneeResult{Placed: true, Index: 3}) {
+		t.Errorf("with the test: %+v, want the knee at 3", got)
 	}
 }
