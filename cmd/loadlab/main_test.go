@@ -244,7 +244,7 @@ func TestOutAndReport(t *testing.T) {
 		{[]string{dirs[0], "--format", "csv"}, "scenario,step,"},
 		{[]string{dirs[0], "--format", "csv", "--table", "series"}, "t_s,len_s,requests,"},
 		{[]string{exp}, "workers=2 (baseline)"},
-		{[]string{exp, "--format", "json"}, `"schema": "loadlab.experiment/v1"`},
+		{[]string{exp, "--format", "json"}, `"schema": "loadlab.experiment/v2"`}, // a v1 experiment, read and analysed anew
 		{[]string{exp, "--format", "html"}, "<h2>Verdict</h2>"},
 		{[]string{exp, "--format", "md"}, "| throughput (req/s) |"},
 		{[]string{exp, "--format", "csv"}, "run,point,rep,status,"},

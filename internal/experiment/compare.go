@@ -65,7 +65,7 @@ func loadExperimentSide(dir, point string) (Side, error) {
 	if err := json.Unmarshal(data, &o); err != nil {
 		return Side{}, fmt.Errorf("%s: not a loadlab experiment: %w", dir, err)
 	}
-	if o.Schema != SchemaExperiment {
+	if !readableSchema(o.Schema) {
 		return Side{}, fmt.Errorf("%s: unsupported experiment schema %q", dir, o.Schema)
 	}
 	want := point
@@ -313,7 +313,7 @@ func LoadOutcome(dir string) (*Outcome, error) {
 	if err := json.Unmarshal(data, &o); err != nil {
 		return nil, fmt.Errorf("%s: not a loadlab experiment: %w", dir, err)
 	}
-	if o.Schema != SchemaExperiment {
+	if !readableSchema(o.Schema) {
 		return nil, fmt.Errorf("%s: unsupported experiment schema %q", dir, o.Schema)
 	}
 	o.results = make([]*result.Result, len(o.Runs))
@@ -368,6 +368,8 @@ func (o *Outcome) reanalyze() {
 		return // runs not found where they were: keep what was stored
 	}
 	o.Verdict = v
+	// The verdict is analysed anew, in the current version's terms.
+	o.Schema = SchemaExperiment
 }
 
 // IsExperiment reports whether dir holds an experiment's results.

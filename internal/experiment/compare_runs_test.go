@@ -43,3 +43,25 @@ func TestCompareNumbersRunsAsTheExperiment(t *testing.T) {
 		t.Errorf("suspect runs %+v, want run 4 (the experiment's numbering)", c.Suspect)
 	}
 }
+
+// TestSchemaVersions: experiment.json v1 (knee -1 for none) and v2 are read;
+// any other version is refused, so that an older loadlab refuses a v2 file
+// rather than take its absent knee for the first level.
+func TestSchemaVersions(t *testing.T) {
+	for _, tt := range []struct {
+		schema string
+		ok     bool
+	}{{SchemaExperimentV1, true}, {SchemaExperiment, true}, {"loadlab.experiment/v3", false}, {"", false}} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "experiment.json"), []byte(`{"schema": "`+tt.schema+`", "points": [], "runs": []}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadOutcome(dir)
+		if (err == nil) != tt.ok {
+			t.Errorf("schema %q: error %v, want ok=%v", tt.schema, err, tt.ok)
+		}
+	}
+	if SchemaExperiment != "loadlab.experiment/v2" {
+		t.Errorf("experiment.json is written as %s", SchemaExperiment)
+	}
+}

@@ -185,8 +185,18 @@ type RunInfo struct {
 // Results returns the result of each done run, by run index.
 func (o *Outcome) Results() []*result.Result { return o.results }
 
-// SchemaExperiment is the version of experiment.json.
-const SchemaExperiment = "loadlab.experiment/v1"
+// SchemaExperiment is the version of experiment.json that loadlab writes.
+// v2 leaves a sweep's knee out when there is none (with knee_reason) where v1
+// wrote -1: a v1 reader would take a missing knee for the first level, so
+// the version changed, and such a reader refuses the file instead.
+const SchemaExperiment = "loadlab.experiment/v2"
+
+// SchemaExperimentV1 is the earlier version, still read: its knee of -1
+// reads as no knee.
+const SchemaExperimentV1 = "loadlab.experiment/v1"
+
+// readableSchema reports whether loadlab reads this experiment.json version.
+func readableSchema(s string) bool { return s == SchemaExperiment || s == SchemaExperimentV1 }
 
 // Sweep runs an experiment, resuming from what Dir holds. load reloads the
 // plan with a point's params (the plan is rendered anew for each point).
