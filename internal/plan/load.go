@@ -535,7 +535,11 @@ func (d *decoder) scenarios(p *Plan, top *node) {
 		d.errorf(steps.pos, "give scenarios or steps (one journey), not both")
 		return
 	case steps != nil:
-		p.Scenarios = append(p.Scenarios, d.scenario("default", steps.pos, &node{kind: kindMap, pos: steps.pos, keys: []*node{{kind: kindScalar, value: "steps"}}, vals: []*node{steps}}))
+		// A nil scenario (an empty, null or mapping steps:, already an
+		// error) is left out: the compiler must not meet it.
+		if sc := d.scenario("default", steps.pos, &node{kind: kindMap, pos: steps.pos, keys: []*node{{kind: kindScalar, value: "steps"}}, vals: []*node{steps}}); sc != nil {
+			p.Scenarios = append(p.Scenarios, sc)
+		}
 		return
 	case sn == nil:
 		if !d.misspelt["steps"] && !d.misspelt["scenarios"] {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -351,5 +352,28 @@ load: { closed: { vus: 1, iterations: 1 } }
 	}
 	if in := strings.Join(p.Inputs(), "\n"); in != "--set vars.password=***" {
 		t.Errorf("inputs %q", in)
+	}
+}
+
+// TestEmptySteps: an empty, null or mapping steps: (top-level or in a
+// scenario) is one positioned error, never a nil scenario for the compiler
+// to panic on.
+func TestEmptySteps(t *testing.T) {
+	for _, steps := range []string{"", "null", "~", "[]", "{}", "{ a: 1 }", "3"} {
+		for _, shape := range []string{"steps: %s\n", "scenarios:\n  s:\n    steps: %s\n"} {
+			src := "target: http://127.0.0.1:1\n" + fmt.Sprintf(shape, steps) + "load: { closed: { vus: 1, iterations: 1 } }\n"
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%q: panic: %v", src, r)
+					}
+				}()
+				_, err := Parse("plan.yaml", []byte(src), Options{})
+				var errs Errors
+				if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Pos.Line == 0 {
+					t.Errorf("%q: %v; want one positioned error", src, err)
+				}
+			}()
+		}
 	}
 }
