@@ -119,7 +119,9 @@ func (p *Plan) writtenVars() map[string]*node {
 	return out
 }
 
-// credentialHeaders are the plan's header fields that carry credentials.
+// credentialHeaders are the plan's header fields that carry credentials,
+// and the server's environment variables named as credentials
+// (DB_PASSWORD, API_KEY): their values are as secret as a header's.
 func (p *Plan) credentialHeaders() []Field {
 	var out []Field
 	add := func(fs []Field) {
@@ -130,6 +132,9 @@ func (p *Plan) credentialHeaders() []Field {
 		}
 	}
 	add(p.HTTP.Headers)
+	if p.Server != nil {
+		add(p.Server.Env)
+	}
 	for _, sc := range p.Scenarios {
 		for _, st := range sc.Steps {
 			add(st.Headers)
@@ -198,6 +203,13 @@ func (p *Plan) credentialEnv() map[string]bool {
 	for _, src := range srcs {
 		for _, m := range envRef.FindAllStringSubmatch(src, -1) {
 			out[m[1]] = true
+		}
+	}
+	// An environment variable named as a credential is one wherever the
+	// plan reads it: {{ env.DB_PASSWORD }} in server.run.
+	for _, name := range p.EnvNames() {
+		if secret.Name(name) {
+			out[name] = true
 		}
 	}
 	return out

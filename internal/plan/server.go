@@ -161,6 +161,7 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 		StopSignal:   s.StopSignal,
 		Grace:        s.Grace,
 		MemoryQuota:  s.MemoryQuota,
+		Secrets:      p.Secrets(),
 	}
 	if !filepath.IsAbs(spec.Dir) {
 		spec.Dir = filepath.Join(p.Dir, spec.Dir)

@@ -6,9 +6,10 @@
 // stored text (plan.Masked), the inputs stored beside it (plan.Inputs) and
 // its secret values (plan.Secrets, masked by plan.MaskSecrets in a step's
 // first failed check: its body and error); and a redirect to another host,
-// which leaves out the same headers. Not covered yet, and stored as they
-// are: the server's command and its log (server.command, server.log), the
-// reasons journeys were aborted, and URL query strings.
+// which leaves out the same headers; the server's command (server.command)
+// and the log tail of its errors (server.Spec.Secrets). Not covered yet, and
+// stored as they are: server.log itself (the server's own output) and the
+// reasons journeys were aborted.
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.
