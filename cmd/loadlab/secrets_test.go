@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/target"
@@ -87,6 +90,74 @@ server:
 	for _, s := range []string{"tok-s3cretvalue", "hunter2db"} {
 		if strings.Contains(stderr, s) {
 			t.Errorf("stderr shows the secret %s: %s", s, stderr)
+		}
+	}
+}
+
+// TestQuerySecretsMasked: credentials in URL query strings (?api_key=,
+// token=, password=, access_token=, and a query: map's password) are sent
+// as written, and masked in result.json, the reports, the summary and the
+// stored plan; in quick mode's --url too.
+func TestQuerySecretsMasked(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.RawQuery)
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	secrets := []string{"QKEYabc123", "TOKxyz789", "ACCtok4567", "PWq12345"}
+	check := func(what, out, stdout string) {
+		t.Helper()
+		entries, _ := os.ReadDir(out)
+		if len(entries) == 0 {
+			t.Fatalf("%s: nothing in --out", what)
+		}
+		texts := map[string]string{"stdout": stdout}
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(out, e.Name()))
+			texts[e.Name()] = string(b)
+		}
+		for name, text := range texts {
+			for _, s := range secrets {
+				if strings.Contains(text, s) {
+					t.Errorf("%s: %s shows the secret %s", what, name, s)
+				}
+			}
+		}
+		if !strings.Contains(stdout, "=***") {
+			t.Errorf("%s: the summary does not show the masked URL:\n%s", what, stdout)
+		}
+	}
+
+	out := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", srv.URL+"/x?api_key=QKEYabc123&token=TOKxyz789&page=2", "-n", "2", "-c", "1", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	check("quick mode", out, stdout)
+
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
+target: %s
+steps:
+  - get: /a?access_token=ACCtok4567&x=1
+  - get: /b
+    query: { password: PWq12345, q: 1 }
+load: { closed: { vus: 1, iterations: 1 } }
+`, srv.URL)})
+	out = t.TempDir()
+	stdout, stderr, code = cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	check("plan", out, stdout)
+	mu.Lock()
+	defer mu.Unlock()
+	sent := "&" + strings.Join(seen, "&") + "&"
+	for _, w := range []string{"api_key=QKEYabc123", "token=TOKxyz789", "access_token=ACCtok4567", "password=PWq12345"} {
+		if !strings.Contains(sent, "&"+w+"&") {
+			t.Errorf("the server never saw %q: %v", w, seen)
 		}
 	}
 }

@@ -642,7 +642,7 @@ func (d *decoder) step(n *node) *Step {
 		return nil
 	}
 	st.URL = u
-	st.Name = st.Method + " " + u.Src
+	st.Name = st.Method + " " + secret.URL(u.Src) // a step's name is shown: no api_key=... in it
 	if v := m.get("name"); v != nil {
 		if s, ok := d.str(v, "name"); ok {
 			st.Name = s

@@ -89,7 +89,8 @@ func (p *Plan) Masked() string {
 	for _, m := range masks {
 		mask(m.pos, m.text)
 	}
-	return strings.Join(lines, "\n")
+	// Credentials in URLs' query strings: ?api_key=..., &token=...
+	return secret.URL(strings.Join(lines, "\n"))
 }
 
 // writtenVars are the value nodes of the variables as the plan file has
@@ -120,8 +121,9 @@ func (p *Plan) writtenVars() map[string]*node {
 }
 
 // credentialHeaders are the plan's header fields that carry credentials,
-// and the server's environment variables named as credentials
-// (DB_PASSWORD, API_KEY): their values are as secret as a header's.
+// the query parameters named as credentials (query: { api_key: ... }), and
+// the server's environment variables named as credentials (DB_PASSWORD,
+// API_KEY): their values are as secret as a header's.
 func (p *Plan) credentialHeaders() []Field {
 	var out []Field
 	add := func(fs []Field) {
@@ -138,6 +140,11 @@ func (p *Plan) credentialHeaders() []Field {
 	for _, sc := range p.Scenarios {
 		for _, st := range sc.Steps {
 			add(st.Headers)
+			for _, f := range st.Query {
+				if secret.QueryName(f.Name) {
+					out = append(out, f)
+				}
+			}
 		}
 	}
 	return out
@@ -227,6 +234,10 @@ func (p *Plan) Secrets() []string {
 	}
 	for _, t := range p.credentialLiterals() {
 		add(t.Src)
+	}
+	// Credentials written in the query strings of the plan's URLs.
+	for _, v := range secret.QueryValues(string(p.Source)) {
+		add(v)
 	}
 	credVars := p.credentialVars()
 	for _, v := range p.Vars {
