@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -85,6 +86,9 @@ var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "
 // Parse validates a plan given as bytes; file names it in errors and
 // relative paths are resolved against its directory.
 func Parse(file string, data []byte, opts Options) (*Plan, error) {
+	// A UTF-8 byte order mark (Windows editors write one) is not a part of
+	// the first key: drop it, as CSV files drop theirs.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	root, err := parseYAML(file, data)
 	if err != nil {
 		return nil, err

@@ -377,3 +377,21 @@ func TestEmptySteps(t *testing.T) {
 		}
 	}
 }
+
+// TestByteOrderMark: a plan saved with a UTF-8 BOM loads, and its errors'
+// positions are those of the text without it.
+func TestByteOrderMark(t *testing.T) {
+	src := "\ufeffname: bom\ntarget: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 1 } }\n"
+	p, err := Parse("plan.yaml", []byte(src), Options{})
+	if err != nil || p.Name != "bom" {
+		t.Fatalf("%v, %+v", err, p)
+	}
+	if strings.HasPrefix(p.Masked(), "\ufeff") {
+		t.Error("the stored plan keeps the BOM")
+	}
+	_, err = Parse("plan.yaml", []byte("\ufeffnam: x\n"), Options{})
+	var errs Errors
+	if !errors.As(err, &errs) || errs[0].Pos.Line != 1 || errs[0].Pos.Col != 1 || strings.Contains(err.Error(), "\ufeff") {
+		t.Errorf("%v: want an error at 1:1 that does not quote the BOM", err)
+	}
+}
