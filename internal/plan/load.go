@@ -113,6 +113,11 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if n := top.get("name"); n != nil {
 		if s, ok := d.str(n, "name"); ok {
 			p.Name = s
+			// An experiment's results go to results/NAME: a name that is a
+			// path would put them elsewhere (".." is the current directory).
+			if t := strings.TrimSpace(s); t == "" || t == "." || t == ".." || strings.ContainsAny(s, `/\`) {
+				d.errorf(n.pos, "name %q must not be empty, . or .., nor hold / or \\: it names the results directory results/NAME", s)
+			}
 		}
 	}
 	d.vars(p, top.get("vars"), opts)

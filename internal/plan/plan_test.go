@@ -395,3 +395,31 @@ func TestByteOrderMark(t *testing.T) {
 		t.Errorf("%v: want an error at 1:1 that does not quote the BOM", err)
 	}
 }
+
+// TestPathsStayInside: server.files keys that leave dir (absolute, or
+// climbing with ..) and a name that is a path (.., a/b) are refused where
+// they are written; a file in a subdirectory of dir is fine.
+func TestPathsStayInside(t *testing.T) {
+	const base = "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 1 } }\n"
+	for _, tt := range []struct {
+		name, yaml string
+		line, col  int
+	}{
+		{"climbing file", base + "server:\n  run: \"true\"\n  files:\n    ../../x: { content: hi }\n", 7, 5},
+		{"climbing inside", base + "server:\n  run: \"true\"\n  files:\n    a/../../y: { content: hi }\n", 7, 5},
+		{"absolute file", base + "server:\n  run: \"true\"\n  files:\n    /tmp/x: { content: hi }\n", 7, 5},
+		{"name ..", "name: \"..\"\n" + base, 1, 7},
+		{"name .", "name: .\n" + base, 1, 7},
+		{"name with /", "name: a/b\n" + base, 1, 7},
+		{"name with \\", "name: 'a\\b'\n" + base, 1, 7},
+	} {
+		_, err := Parse("plan.yaml", []byte(tt.yaml), Options{})
+		var errs Errors
+		if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Pos.Line != tt.line || errs[0].Pos.Col != tt.col {
+			t.Errorf("%s: %v; want one error at %d:%d", tt.name, err, tt.line, tt.col)
+		}
+	}
+	if _, err := Parse("plan.yaml", []byte("name: api v2\n"+base+"server:\n  run: \"true\"\n  files:\n    conf/a.cfg: { content: hi }\n"), Options{}); err != nil {
+		t.Errorf("a file in a subdirectory of dir: %v", err)
+	}
+}
