@@ -161,3 +161,40 @@ load: { closed: { vus: 1, iterations: 1 } }
 		}
 	}
 }
+
+// TestResumeRemovesTempFiles: the temporary files a killed loadlab left
+// while it wrote experiment.json or a run's report are removed when the
+// experiment is run again; its own files stay.
+func TestResumeRemovesTempFiles(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(srv.Close)
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
+target: %s
+steps: [ { get: / } ]
+load: { closed: { vus: 1, iterations: 2 } }
+params: { a: [1, 2] }
+`, srv.URL)})
+	out := t.TempDir()
+	if _, stderr, code := cli(context.Background(), t, "run", path, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	left := []string{filepath.Join(out, ".experiment.json.tmp-1234"), filepath.Join(out, "runs", "001", ".report.html.tmp-5678")}
+	for _, p := range left {
+		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, stderr, code := cli(context.Background(), t, "run", path, "--out", out); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", p, err)
+		}
+	}
+	for _, p := range []string{"experiment.json", "experiment.db", filepath.Join("runs", "001", "report.html")} {
+		if _, err := os.Stat(filepath.Join(out, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
