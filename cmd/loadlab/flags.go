@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/secret"
 )
 
 // The flag types below validate a value once, when the command line is
@@ -254,7 +255,8 @@ func (f *urlFlag) Set(s string) error {
 			return refuse("bad --url %q: bad port %q", shown, p)
 		}
 	}
-	f.url, f.shown = u, shown
+	// Credentials in the query string (?api_key=...) are sent, not shown.
+	f.url, f.shown = u, secret.URL(shown)
 	return nil
 }
 

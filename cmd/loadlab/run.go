@@ -155,6 +155,7 @@ var quickOnly = []string{"connections", "duration", "requests", "rate", "method"
 type quickRun struct {
 	url      *url.URL
 	req      httpx.Request
+	wire     []byte // req encoded; its body shares memory with req.Body
 	settings result.Settings
 	cfg      engine.Config
 }
@@ -185,6 +186,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		shownHeaders = append(shownHeaders, "Authorization: "+secret.Header("Authorization", value))
 	}
 	var body []byte
+	var bodyBuf []byte // body, after bodyReserve bytes kept free for the head
 	var err error
 	switch {
 	case f.body != "" && f.bodyFile != "":
@@ -192,17 +194,34 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	case f.body != "":
 		body = []byte(f.body)
 	case f.bodyFile == "-":
-		if body, err = goio.ReadAll(io.in); err != nil {
+		if bodyBuf, err = readBody(io.in); err != nil {
 			return nil, usageError(fmt.Errorf("run: --body-file -: %w", err))
 		}
+		body = bodyBuf[bodyReserve:]
 	case f.bodyFile != "":
-		if body, err = os.ReadFile(f.bodyFile); err != nil {
+		file, err := os.Open(f.bodyFile)
+		if err == nil {
+			bodyBuf, err = readBody(file)
+			file.Close()
+		}
+		if err != nil {
 			return nil, usageError(fmt.Errorf("run: --body-file: %w", err))
 		}
+		body = bodyBuf[bodyReserve:]
 	}
 
 	target := u.RequestURI()
 	req := httpx.Request{Method: method, Target: target, Host: u.Host, Header: headers, Body: body, Close: f.noKeepAlive}
+	wire := req.AppendHead(nil)
+	if bodyBuf != nil && len(wire) <= bodyReserve {
+		// The head goes just before the body it was read with: the body is
+		// in memory once, however large.
+		start := bodyReserve - len(wire)
+		copy(bodyBuf[start:], wire)
+		wire = bodyBuf[start:]
+	} else {
+		wire = append(wire, body...)
+	}
 	settings := result.Settings{
 		Mode:        "closed",
 		URL:         f.url.shown,
@@ -249,6 +268,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	return &quickRun{
 		url:      u,
 		req:      req,
+		wire:     wire,
 		settings: settings,
 		cfg: engine.Config{
 			Workload: wl,
@@ -270,7 +290,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	}
 	prog := newProgress(io, q.settings)
 	res, err := runner.Quick(ctx, runner.QuickRun{
-		URL: q.url, Insecure: f.insecure, Request: q.req.Append(nil), Method: q.settings.Method, Close: f.noKeepAlive,
+		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive,
 		Settings: q.settings, Engine: q.cfg,
 	}, runner.Options{Version: version(), OnProgress: prog.update})
 	prog.done()
@@ -292,4 +312,54 @@ func parsePort(p string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// bodyReserve is the room readBody keeps before a body for the request's
+// head (request line and headers); a longer head is copied with the body.
+const bodyReserve = 16 << 10
+
+// readBody reads a request body (--body-file) once, into a buffer that
+// starts with bodyReserve free bytes: the body is then sent from where it
+// was read. A regular file (or stdin redirected from one) is read into a
+// buffer of its size; a pipe into chunks, copied once into a buffer of the
+// size they add up to (2.5 times the body allocated in all, where growing
+// one buffer allocated six times; the chunks are garbage once copied).
+func readBody(r goio.Reader) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			buf := make([]byte, bodyReserve, bodyReserve+int(info.Size())+1) // one more to see EOF
+			for {
+				if len(buf) == cap(buf) {
+					buf = append(buf, 0)[:len(buf)] // the file grew
+				}
+				n, err := f.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+n]
+				if err == goio.EOF {
+					return buf, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	var chunks [][]byte
+	total, next := 0, 64<<10
+	for {
+		chunk := make([]byte, next)
+		n, err := goio.ReadFull(r, chunk)
+		chunks, total = append(chunks, chunk[:n]), total+n
+		if err == goio.EOF || err == goio.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		next = min(next*2, 8<<20)
+	}
+	buf := make([]byte, bodyReserve, bodyReserve+total)
+	for _, c := range chunks {
+		buf = append(buf, c...)
+	}
+	return buf, nil
 }

@@ -228,6 +228,10 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		os.RemoveAll(filepath.Join(opts.Dir, "runs"))
 		had = false
 	}
+	// A loadlab killed while it wrote a file left its temporary file.
+	if err := store.RemoveTemp(opts.Dir); err != nil {
+		logf("could not remove the temporary files of an earlier run: %v", err)
+	}
 	seed := e.Seed
 	if s, ok, _ := h.Meta("seed"); ok && had {
 		fmt.Sscan(s, &seed)

@@ -27,6 +27,14 @@ var UserAgent = "loadlab"
 // Append encodes r as an HTTP/1.1 request onto dst, by RequestWriter's
 // rules. Header names and values must have been checked with CheckHeader.
 func (r *Request) Append(dst []byte) []byte {
+	return append(r.AppendHead(dst), r.Body...)
+}
+
+// AppendHead is Append without the body: the request line and headers,
+// Content-Length saying len(r.Body), and the blank line. A caller that
+// already holds the body where the head can go before it (quick mode's
+// --body-file) so sends a large body without copying it.
+func (r *Request) AppendHead(dst []byte) []byte {
 	w := RequestWriter{Close: r.Close}
 	for _, h := range r.Header {
 		w.Own(h.Name)
@@ -35,7 +43,7 @@ func (r *Request) Append(dst []byte) []byte {
 	for _, h := range r.Header {
 		dst = AppendHeader(dst, h.Name, h.Value)
 	}
-	return w.AppendEnd(dst, r.Method, r.Body, len(r.Body) > 0)
+	return w.appendEndHead(dst, r.Method, len(r.Body), len(r.Body) > 0)
 }
 
 // RequestWriter writes HTTP/1.1 requests by one set of rules, for quick
@@ -144,20 +152,24 @@ func checkValue[T string | []byte](v T) error {
 // rules ask, the blank line, and the body. hasBody says that the request
 // has a body even when it is empty (a plan step's empty form).
 func (w *RequestWriter) AppendEnd(dst []byte, method string, body []byte, hasBody bool) []byte {
-	hasBody = hasBody || len(body) > 0
+	return append(w.appendEndHead(dst, method, len(body), hasBody), body...)
+}
+
+// appendEndHead is AppendEnd without the body, of n bytes.
+func (w *RequestWriter) appendEndHead(dst []byte, method string, n int, hasBody bool) []byte {
+	hasBody = hasBody || n > 0
 	if hasBody && w.ContentType != "" && !w.OwnContentType {
 		dst = AppendHeader(dst, "Content-Type", w.ContentType)
 	}
 	if !w.OwnContentLength && (hasBody || bodyMethod(method)) {
 		dst = StartHeader(dst, "Content-Length")
-		dst = strconv.AppendInt(dst, int64(len(body)), 10)
+		dst = strconv.AppendInt(dst, int64(n), 10)
 		dst = append(dst, "\r\n"...)
 	}
 	if w.Close {
 		dst = append(dst, "Connection: close\r\n"...)
 	}
-	dst = append(dst, "\r\n"...)
-	return append(dst, body...)
+	return append(dst, "\r\n"...)
 }
 
 // bodyMethod reports whether a request with this method is expected to carry

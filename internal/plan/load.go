@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -85,6 +86,9 @@ var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "
 // Parse validates a plan given as bytes; file names it in errors and
 // relative paths are resolved against its directory.
 func Parse(file string, data []byte, opts Options) (*Plan, error) {
+	// A UTF-8 byte order mark (Windows editors write one) is not a part of
+	// the first key: drop it, as CSV files drop theirs.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	root, err := parseYAML(file, data)
 	if err != nil {
 		return nil, err
@@ -109,6 +113,11 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if n := top.get("name"); n != nil {
 		if s, ok := d.str(n, "name"); ok {
 			p.Name = s
+			// An experiment's results go to results/NAME: a name that is a
+			// path would put them elsewhere (".." is the current directory).
+			if t := strings.TrimSpace(s); t == "" || t == "." || t == ".." || strings.ContainsAny(s, `/\`) {
+				d.errorf(n.pos, "name %q must not be empty, . or .., nor hold / or \\: it names the results directory results/NAME", s)
+			}
 		}
 	}
 	d.vars(p, top.get("vars"), opts)
@@ -535,7 +544,11 @@ func (d *decoder) scenarios(p *Plan, top *node) {
 		d.errorf(steps.pos, "give scenarios or steps (one journey), not both")
 		return
 	case steps != nil:
-		p.Scenarios = append(p.Scenarios, d.scenario("default", steps.pos, &node{kind: kindMap, pos: steps.pos, keys: []*node{{kind: kindScalar, value: "steps"}}, vals: []*node{steps}}))
+		// A nil scenario (an empty, null or mapping steps:, already an
+		// error) is left out: the compiler must not meet it.
+		if sc := d.scenario("default", steps.pos, &node{kind: kindMap, pos: steps.pos, keys: []*node{{kind: kindScalar, value: "steps"}}, vals: []*node{steps}}); sc != nil {
+			p.Scenarios = append(p.Scenarios, sc)
+		}
 		return
 	case sn == nil:
 		if !d.misspelt["steps"] && !d.misspelt["scenarios"] {
@@ -638,7 +651,7 @@ func (d *decoder) step(n *node) *Step {
 		return nil
 	}
 	st.URL = u
-	st.Name = st.Method + " " + u.Src
+	st.Name = st.Method + " " + secret.URL(u.Src) // a step's name is shown: no api_key=... in it
 	if v := m.get("name"); v != nil {
 		if s, ok := d.str(v, "name"); ok {
 			st.Name = s

@@ -89,7 +89,8 @@ func (p *Plan) Masked() string {
 	for _, m := range masks {
 		mask(m.pos, m.text)
 	}
-	return strings.Join(lines, "\n")
+	// Credentials in URLs' query strings: ?api_key=..., &token=...
+	return secret.URL(strings.Join(lines, "\n"))
 }
 
 // writtenVars are the value nodes of the variables as the plan file has
@@ -119,7 +120,10 @@ func (p *Plan) writtenVars() map[string]*node {
 	return out
 }
 
-// credentialHeaders are the plan's header fields that carry credentials.
+// credentialHeaders are the plan's header fields that carry credentials,
+// the query parameters named as credentials (query: { api_key: ... }), and
+// the server's environment variables named as credentials (DB_PASSWORD,
+// API_KEY): their values are as secret as a header's.
 func (p *Plan) credentialHeaders() []Field {
 	var out []Field
 	add := func(fs []Field) {
@@ -130,9 +134,17 @@ func (p *Plan) credentialHeaders() []Field {
 		}
 	}
 	add(p.HTTP.Headers)
+	if p.Server != nil {
+		add(p.Server.Env)
+	}
 	for _, sc := range p.Scenarios {
 		for _, st := range sc.Steps {
 			add(st.Headers)
+			for _, f := range st.Query {
+				if secret.QueryName(f.Name) {
+					out = append(out, f)
+				}
+			}
 		}
 	}
 	return out
@@ -200,6 +212,13 @@ func (p *Plan) credentialEnv() map[string]bool {
 			out[m[1]] = true
 		}
 	}
+	// An environment variable named as a credential is one wherever the
+	// plan reads it: {{ env.DB_PASSWORD }} in server.run.
+	for _, name := range p.EnvNames() {
+		if secret.Name(name) {
+			out[name] = true
+		}
+	}
 	return out
 }
 
@@ -215,6 +234,10 @@ func (p *Plan) Secrets() []string {
 	}
 	for _, t := range p.credentialLiterals() {
 		add(t.Src)
+	}
+	// Credentials written in the query strings of the plan's URLs.
+	for _, v := range secret.QueryValues(string(p.Source)) {
+		add(v)
 	}
 	credVars := p.credentialVars()
 	for _, v := range p.Vars {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -370,5 +371,74 @@ func TestKneeShare(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "plan.yaml:5:7") || !strings.Contains(err.Error(), "knee must be a share") {
 			t.Errorf("knee: %s gave %v, want an error at plan.yaml:5:7", bad, err)
 		}
+	}
+}
+
+// TestEmptySteps: an empty, null or mapping steps: (top-level or in a
+// scenario) is one positioned error, never a nil scenario for the compiler
+// to panic on.
+func TestEmptySteps(t *testing.T) {
+	for _, steps := range []string{"", "null", "~", "[]", "{}", "{ a: 1 }", "3"} {
+		for _, shape := range []string{"steps: %s\n", "scenarios:\n  s:\n    steps: %s\n"} {
+			src := "target: http://127.0.0.1:1\n" + fmt.Sprintf(shape, steps) + "load: { closed: { vus: 1, iterations: 1 } }\n"
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%q: panic: %v", src, r)
+					}
+				}()
+				_, err := Parse("plan.yaml", []byte(src), Options{})
+				var errs Errors
+				if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Pos.Line == 0 {
+					t.Errorf("%q: %v; want one positioned error", src, err)
+				}
+			}()
+		}
+	}
+}
+
+// TestByteOrderMark: a plan saved with a UTF-8 BOM loads, and its errors'
+// positions are those of the text without it.
+func TestByteOrderMark(t *testing.T) {
+	src := "\ufeffname: bom\ntarget: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 1 } }\n"
+	p, err := Parse("plan.yaml", []byte(src), Options{})
+	if err != nil || p.Name != "bom" {
+		t.Fatalf("%v, %+v", err, p)
+	}
+	if strings.HasPrefix(p.Masked(), "\ufeff") {
+		t.Error("the stored plan keeps the BOM")
+	}
+	_, err = Parse("plan.yaml", []byte("\ufeffnam: x\n"), Options{})
+	var errs Errors
+	if !errors.As(err, &errs) || errs[0].Pos.Line != 1 || errs[0].Pos.Col != 1 || strings.Contains(err.Error(), "\ufeff") {
+		t.Errorf("%v: want an error at 1:1 that does not quote the BOM", err)
+	}
+}
+
+// TestPathsStayInside: server.files keys that leave dir (absolute, or
+// climbing with ..) and a name that is a path (.., a/b) are refused where
+// they are written; a file in a subdirectory of dir is fine.
+func TestPathsStayInside(t *testing.T) {
+	const base = "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 1 } }\n"
+	for _, tt := range []struct {
+		name, yaml string
+		line, col  int
+	}{
+		{"climbing file", base + "server:\n  run: \"true\"\n  files:\n    ../../x: { content: hi }\n", 7, 5},
+		{"climbing inside", base + "server:\n  run: \"true\"\n  files:\n    a/../../y: { content: hi }\n", 7, 5},
+		{"absolute file", base + "server:\n  run: \"true\"\n  files:\n    /tmp/x: { content: hi }\n", 7, 5},
+		{"name ..", "name: \"..\"\n" + base, 1, 7},
+		{"name .", "name: .\n" + base, 1, 7},
+		{"name with /", "name: a/b\n" + base, 1, 7},
+		{"name with \\", "name: 'a\\b'\n" + base, 1, 7},
+	} {
+		_, err := Parse("plan.yaml", []byte(tt.yaml), Options{})
+		var errs Errors
+		if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Pos.Line != tt.line || errs[0].Pos.Col != tt.col {
+			t.Errorf("%s: %v; want one error at %d:%d", tt.name, err, tt.line, tt.col)
+		}
+	}
+	if _, err := Parse("plan.yaml", []byte("name: api v2\n"+base+"server:\n  run: \"true\"\n  files:\n    conf/a.cfg: { content: hi }\n"), Options{}); err != nil {
+		t.Errorf("a file in a subdirectory of dir: %v", err)
 	}
 }

@@ -99,6 +99,11 @@ func (d *decoder) server(p *Plan, n *node) {
 		}
 		for i, k := range f.keys {
 			sf := ServerFile{Path: k.value, Pos: k.pos}
+			// Written into dir, and only there: not /etc/passwd, not ../../x.
+			if !filepath.IsLocal(k.value) {
+				d.errorf(k.pos, "server.files %q must be a relative path inside dir, such as conf/haproxy.cfg: not absolute, not climbing out with ..", k.value)
+				continue
+			}
 			v := f.vals[i]
 			switch v.kind {
 			case kindScalar:
@@ -161,6 +166,7 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 		StopSignal:   s.StopSignal,
 		Grace:        s.Grace,
 		MemoryQuota:  s.MemoryQuota,
+		Secrets:      p.Secrets(),
 	}
 	if !filepath.IsAbs(spec.Dir) {
 		spec.Dir = filepath.Join(p.Dir, spec.Dir)

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -94,7 +93,7 @@ func ComparisonHTML(w io.Writer, c *experiment.Comparison) error {
 
 // ComparisonCSV writes a comparison's figures as CSV.
 func ComparisonCSV(w io.Writer, c *experiment.Comparison) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	cw.Write([]string{"figure", "unit", "runs_a", "runs_b", "median_a", "median_b", "delta", "p", "significant", "testable", "id", "status", "reason", "min_p"})
 	for _, r := range c.Rows {
 		ch := r.Change

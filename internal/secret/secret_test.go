@@ -74,3 +74,32 @@ func TestReplace(t *testing.T) {
 		})
 	}
 }
+
+func TestURL(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"http://h/x?api_key=abc123&page=2", "http://h/x?api_key=***&page=2"},
+		{"/a?token=t1&password=p2&access_token=a3&q=1", "/a?token=***&password=***&access_token=***&q=1"},
+		{"/a?page=2&client_secret=zz#frag", "/a?page=2&client_secret=***#frag"},
+		{"/s?X-Amz-Signature=abcd&X-Amz-Date=1", "/s?X-Amz-Signature=***&X-Amz-Date=1"},
+		{"/cb?code=oauth1&sig=s2", "/cb?code=***&sig=***"},
+		{"/a?token={{ token }}", "/a?token={{ token }}"},
+		{"/a?token=", "/a?token="},
+		{"/plain/path", "/plain/path"},
+		{"get: /a?apikey=abc x", "get: /a?apikey=*** x"},
+	} {
+		if got := URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestQueryEnv(t *testing.T) {
+	t.Setenv(QueryEnv, "sid, Ticket")
+	if got := URL("/a?sid=1234&ticket=5678&page=2"); got != "/a?sid=***&ticket=***&page=2" {
+		t.Errorf("with %s: %q", QueryEnv, got)
+	}
+	t.Setenv(QueryEnv, "")
+	if got := URL("/a?sid=1234&page=2"); got != "/a?sid=1234&page=2" {
+		t.Errorf("without %s: %q", QueryEnv, got)
+	}
+}

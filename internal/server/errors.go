@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/secret"
 )
 
 // tailLines is how many lines of the server log an error carries.
@@ -171,9 +173,9 @@ func formatTail(path string, tail []string) string {
 	return b.String()
 }
 
-// readTail returns the last n lines of the file at path. Errors give no lines: a tail
-// is a diagnostic and must not hide the failure it comes with.
-func readTail(path string, n int) []string {
+// readTail returns the last n lines of the file at path, secrets masked. Errors give
+// no lines: a tail is a diagnostic and must not hide the failure it comes with.
+func readTail(path string, n int, secrets []string) []string {
 	const window = 64 << 10 // enough for 20 lines of any sane log
 	const maxLine = 400     // a binary blob or a minified page must not flood the error
 	f, err := os.Open(path)
@@ -205,7 +207,7 @@ func readTail(path string, n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	for i, l := range lines {
-		l = strings.TrimRight(l, "\r")
+		l = secret.Replace(strings.TrimRight(l, "\r"), secrets)
 		if r := []rune(l); len(r) > maxLine {
 			l = string(r[:maxLine]) + "…"
 		}

@@ -221,7 +221,7 @@ func (p *portableProcess) startFailed(f StartFailure, cause error) error {
 	err := &StartError{
 		Failure: f, Command: p.command, Err: cause,
 		Waited:  time.Since(p.started),
-		LogPath: p.logPath, LogTail: readTail(p.logPath, tailLines),
+		LogPath: p.logPath, LogTail: readTail(p.logPath, tailLines, p.spec.Secrets),
 	}
 	if p.stopErr != nil {
 		err.Err = errors.Join(cause, p.stopErr)
@@ -305,7 +305,7 @@ func (p *portableProcess) ended() *ExitError {
 		return &ExitError{
 			Command: p.command, PID: p.pid, Name: filepath.Base(p.cmd.Path), Status: status,
 			After: time.Since(p.started), LogPath: p.logPath,
-			LogTail: readTail(p.logPath, tailLines),
+			LogTail: readTail(p.logPath, tailLines, p.spec.Secrets),
 		}
 	}
 	return nil

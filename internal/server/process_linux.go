@@ -277,7 +277,7 @@ func (p *Process) startFailed(f StartFailure, cause error) error {
 	err := &StartError{
 		Failure: f, Command: p.command, Err: cause,
 		Waited:  time.Since(p.started),
-		LogPath: p.logPath, LogTail: readTail(p.logPath, tailLines),
+		LogPath: p.logPath, LogTail: readTail(p.logPath, tailLines, p.spec.Secrets),
 	}
 	if p.stopErr != nil {
 		err.Err = errors.Join(cause, p.stopErr)
@@ -384,7 +384,7 @@ func (p *Process) exitError(e reapedExit) *ExitError {
 	return &ExitError{
 		Command: p.command, PID: e.pid, Name: e.name, Status: e.status,
 		After: time.Since(p.started), LogPath: p.logPath,
-		LogTail: readTail(p.logPath, tailLines),
+		LogTail: readTail(p.logPath, tailLines, p.spec.Secrets),
 	}
 }
 

@@ -145,13 +145,13 @@ func TestReadTail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := readTail(write(tt.name, tt.content), 20)
+			got := readTail(write(tt.name, tt.content), 20, nil)
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
 				t.Errorf("readTail = %q, want %q", got, tt.want)
 			}
 		})
 	}
-	if got := readTail(filepath.Join(dir, "missing"), 20); got != nil {
+	if got := readTail(filepath.Join(dir, "missing"), 20, nil); got != nil {
 		t.Errorf("readTail of a missing file = %q, want nil", got)
 	}
 }

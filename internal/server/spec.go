@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/secret"
 )
 
 // Defaults applied by [Spec.withDefaults] to zero fields.
@@ -57,6 +59,12 @@ type Spec struct {
 
 	// SampleInterval is how often the monitor samples the tree.
 	SampleInterval time.Duration
+
+	// Secrets are values masked (secret.Replace) wherever loadlab shows
+	// the server: its command (Command, result.json's server.command) and
+	// the log tail its errors carry. The log file itself is the server's
+	// own output and is kept as written.
+	Secrets []string
 }
 
 // File is a file the server needs, already rendered.
@@ -196,6 +204,8 @@ func (s Spec) command() string {
 		}
 		line = strings.Join(quoted, " ")
 	}
+	// Masked before it is cut: a secret cut in two would leave its head.
+	line = secret.Replace(line, s.Secrets)
 	const max = 120
 	if r := []rune(line); len(r) > max {
 		line = string(r[:max]) + "…"

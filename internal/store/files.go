@@ -163,3 +163,33 @@ func ReadResult(path string) (*result.Result, error) {
 	}
 	return r, nil
 }
+
+// tempFile matches the temporary files WriteFile and CheckWritable write
+// through: ".result.json.tmp-123", ".loadlab-check-456".
+func tempFile(name string) bool {
+	return strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || strings.HasPrefix(name, ".loadlab-check-"))
+}
+
+// RemoveTemp removes, in dir and the directories below it, the temporary
+// files a killed loadlab left before it could rename them into place
+// (".experiment.json.tmp-*", "runs/NNN/.report.html.tmp-*"). Nothing else
+// is touched. A resumed experiment calls it first.
+func RemoveTemp(dir string) error {
+	var errs []error
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if path == dir && errors.Is(err, os.ErrNotExist) {
+				return filepath.SkipDir
+			}
+			errs = append(errs, err)
+			return nil
+		}
+		if d.Type().IsRegular() && tempFile(d.Name()) {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove a temporary file: %w", err))
+			}
+		}
+		return nil
+	})
+	return errors.Join(append(errs, err)...)
+}
