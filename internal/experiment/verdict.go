@@ -115,8 +115,8 @@ type SweepVerdict struct {
 	Best      int       `json:"best"` // index of the highest throughput
 	// Knee is the index of the smallest level after which each further
 	// step adds less than KneeShare of throughput (see stats.StepKnee);
-	// absent when there is none, and KneeReason says why. Loadlab before
-	// version 0.x wrote -1 for none and placed the knee by Kneedle.
+	// absent when there is none, and KneeReason says why. Schema v1
+	// wrote -1 for none and placed the knee by Kneedle.
 	Knee      *int             `json:"knee,omitempty"`
 	KneeShare float64          `json:"knee_share,omitempty"`
 	KneeRange []int            `json:"knee_range,omitempty"` // [from, to] indices, when KneeReason is unplaced

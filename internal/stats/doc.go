@@ -79,14 +79,9 @@
 //
 //	func BestIndex(y []float64) int                             // the highest y
 //	func WithinOfBest(x, y []float64, fraction float64) int     // the smallest x with y >= best - fraction*|best|
-//	func Knee(x, y []float64) (i int, ok bool)                  // where gains flatten (Kneedle)
 //	func StepKnee(median, lo, hi []float64, share float64, significant func(j int) bool) StepKneeResult // the smallest level after which each step adds < share
 //
 // StepKnee is the knee a verdict reports: it means what a user reads into
 // it, and says why when there is none (flat, still rising, not placed
 // within one step, too few levels).
-// Knee implements Kneedle (Satopaa, Albrecht, Irwin, Raghavan: "Finding a
-// 'Kneedle' in a Haystack: Detecting Knee Points in System Behavior", ICDCS
-// workshops 2011) on the part of the curve up to the end of its plateau; see
-// Knee.
 package stats

@@ -46,18 +46,19 @@ func ExampleFitUSL() {
 	// note: the peak N=35.6 lies beyond the largest measured concurrency 32: it is extrapolated
 }
 
-// Requests per second against Puma threads 1..10: where gains flatten,
-// the best point, and the fewest threads within 5% of the best.
-func ExampleKnee() {
+// Requests per second against Puma threads 1..10 (one run each): where each
+// further step adds less than 5%, the best point, and the fewest threads
+// within 5% of the best.
+func ExampleStepKnee() {
 	threads := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	rps := []float64{50, 100, 148, 190, 225, 230, 233, 235, 220, 200}
-	if knee, ok := stats.Knee(threads, rps); ok {
-		fmt.Println("gains flatten after", threads[knee], "threads")
+	if knee := stats.StepKnee(rps, rps, rps, stats.DefaultKneeShare, nil); knee.Placed {
+		fmt.Println("gains under 5% a step after", threads[knee.Index], "threads")
 	}
 	fmt.Println("best:", threads[stats.BestIndex(rps)], "threads")
 	fmt.Println("within 5% of best:", threads[stats.WithinOfBest(threads, rps, 0.05)], "threads")
 	// Output:
-	// gains flatten after 5 threads
+	// gains under 5% a step after 5 threads
 	// best: 8 threads
 	// within 5% of best: 5 threads
 }

@@ -2,17 +2,6 @@ package stats
 
 import "math"
 
-// KneeSensitivity is Kneedle's S: how far (in mean gaps between normalized
-// x values) the difference curve must fall after a local maximum for that
-// maximum to count as the knee. The paper finds S = 1 a good default; larger
-// values ignore more noise and find knees later.
-const KneeSensitivity = 1.0
-
-// FlatFraction is how much the best y must exceed the first y, as a
-// fraction of the best, for a curve to count as rising at all. Below it the
-// curve is flat and has no knee: any "knee" would be noise.
-const FlatFraction = 0.05
-
 // BestIndex returns the index of the highest y, the first one on ties, or
 // -1 when y holds no finite value. For figures where lower is better
 // (latency), pass the negated values.
@@ -52,83 +41,6 @@ func WithinOfBest(x, y []float64, fraction float64) int {
 		}
 	}
 	return found
-}
-
-// Knee returns the index of the point where the gains of a rising curve
-// flatten: y measured at strictly increasing x, higher y better (throughput
-// against threads). ok is false when there is no knee: fewer than three
-// points, non-finite values or x not increasing, a flat curve (the best y
-// is less than FlatFraction above the first), or a curve that rises as a
-// straight line or faster.
-//
-// The method is Kneedle (Satopaa et al. 2011) for a concave increasing
-// curve. It is applied to the curve up to the end of its plateau: the best
-// point and the points after it that stay within FlatFraction of the best.
-// Past that the curve no longer flattens, it falls, and a fall would only
-// pull the knee around (BestIndex marks the best point). Within that part:
-//
-//  1. normalize x and y to [0, 1];
-//  2. take the difference curve d = y' - x', the height of the curve above
-//     the straight line from its lowest to its highest corner;
-//  3. a local maximum of d is the knee when d then falls by more than
-//     KneeSensitivity / (points-1) before the next local maximum; the
-//     first such maximum wins.
-//
-// The paper smooths noisy data first; here the threshold of step 3 ignores
-// small wiggles, the plateau rule keeps noise on a plateau from cutting the
-// curve short, and FlatFraction ignores curves that are all noise.
-func Knee(x, y []float64) (i int, ok bool) {
-	if len(x) != len(y) || len(x) < 3 {
-		return 0, false
-	}
-	for j := range x {
-		if !isFinite(x[j]) || !isFinite(y[j]) || (j > 0 && !(x[j] > x[j-1])) {
-			return 0, false
-		}
-	}
-	best := BestIndex(y)
-	top := y[best]
-	if top-y[0] < FlatFraction*math.Abs(top) {
-		return 0, false
-	}
-	end := best
-	for end+1 < len(y) && y[end+1] >= top-FlatFraction*math.Abs(top) {
-		end++
-	}
-	m := end + 1 // points considered: 0..end
-	if m < 3 {
-		return 0, false
-	}
-	low := y[0]
-	for _, v := range y[:m] {
-		low = math.Min(low, v)
-	}
-	if top == low {
-		return 0, false
-	}
-
-	diff := make([]float64, m)
-	for j := range m {
-		xn := (x[j] - x[0]) / (x[end] - x[0])
-		yn := (y[j] - low) / (top - low)
-		diff[j] = yn - xn
-	}
-	// The normalized x values span [0, 1] in m-1 gaps.
-	drop := KneeSensitivity / float64(m-1)
-
-	candidate, threshold := -1, 0.0
-	for j := 1; j < m; j++ {
-		if j < m-1 && diff[j] > diff[j-1] && diff[j] >= diff[j+1] {
-			// A new local maximum replaces the previous candidate,
-			// as in the paper: its threshold was never crossed.
-			candidate, threshold = j, diff[j]-drop
-			continue
-		}
-		if candidate >= 0 && diff[j] < threshold {
-			return candidate, true
-		}
-	}
-	return 0, false
 }
 
 func isFinite(v float64) bool {

@@ -2,7 +2,6 @@ package stats
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -12,93 +11,6 @@ var oneToTen = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 // requests/s against threads 1..10, gains flatten after 5 and throughput
 // drops above 8. The numbers are made up; the shape is the published one.
 var pumaLike = []float64{50, 100, 148, 190, 225, 230, 233, 235, 220, 200}
-
-// piecewise rises by slope per unit of x up to x = knee, then by slope/20.
-func piecewise(x []float64, knee, slope float64) []float64 {
-	y := make([]float64, len(x))
-	for i, v := range x {
-		y[i] = slope*math.Min(v, knee) + slope/20*math.Max(0, v-knee)
-	}
-	return y
-}
-
-func TestKnee(t *testing.T) {
-	nan := math.NaN()
-	saturating := make([]float64, len(oneToTen))
-	convex := make([]float64, len(oneToTen))
-	for i, x := range oneToTen {
-		saturating[i] = 100 * (1 - math.Exp(-x/2))
-		convex[i] = x * x
-	}
-	tests := []struct {
-		name   string
-		x, y   []float64
-		want   int
-		wantOK bool
-	}{
-		{"sharp knee at x=3", oneToTen, piecewise(oneToTen, 3, 10), 2, true},
-		{"sharp knee at x=5", oneToTen, piecewise(oneToTen, 5, 10), 4, true},
-		{"sharp knee at x=7", oneToTen, piecewise(oneToTen, 7, 10), 6, true},
-		{"uneven x spacing", []float64{1, 2, 4, 8, 16, 32}, []float64{100, 200, 400, 800, 820, 830}, 3, true},
-		{"rises then falls (Puma-like)", oneToTen, pumaLike, 4, true},
-		// 100(1-e^(-x/2)) over 1..10: the difference curve of the
-		// normalized points peaks at x = 4.
-		{"exponential saturation", oneToTen, saturating, 3, true},
-		{"flat", oneToTen, []float64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}, 0, false},
-		{"flat with noise", oneToTen, []float64{100, 101, 99.5, 100.5, 100, 100.2, 99.8, 102.9, 100.1, 100}, 0, false},
-		{"straight line", oneToTen, []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, 0, false},
-		{"convex: gains grow", oneToTen, convex, 0, false},
-		{"falls from the start", oneToTen, []float64{100, 90, 80, 70, 60, 50, 40, 30, 20, 10}, 0, false},
-		{"best at the second point", []float64{1, 2, 3, 4}, []float64{10, 20, 15, 12}, 0, false},
-		{"two points", []float64{1, 2}, []float64{10, 20}, 0, false},
-		{"empty", nil, nil, 0, false},
-		{"lengths differ", oneToTen, []float64{1, 2, 3}, 0, false},
-		{"x not increasing", []float64{1, 3, 2, 4, 5}, []float64{10, 20, 25, 26, 27}, 0, false},
-		{"repeated x", []float64{1, 2, 2, 4, 5}, []float64{10, 20, 25, 26, 27}, 0, false},
-		{"NaN in y", []float64{1, 2, 3, 4, 5}, []float64{10, 20, nan, 26, 27}, 0, false},
-		{"infinite x", []float64{1, 2, 3, 4, math.Inf(1)}, []float64{10, 20, 25, 26, 27}, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Knee(tt.x, tt.y)
-			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("Knee = %d, %v; want %d, %v", got, ok, tt.want, tt.wantOK)
-			}
-		})
-	}
-}
-
-// TestKneeNoisy adds ±3% uniform noise to a curve with its knee at x = 5
-// (index 4) and expects the knee within one step of it for every seed.
-func TestKneeNoisy(t *testing.T) {
-	clean := piecewise(oneToTen, 5, 40)
-	for seed := range uint64(25) {
-		random := rand.New(rand.NewPCG(seed, 7))
-		noisy := make([]float64, len(clean))
-		for i, v := range clean {
-			noisy[i] = v * (1 + 0.03*(2*random.Float64()-1))
-		}
-		got, ok := Knee(oneToTen, noisy)
-		if !ok || got < 3 || got > 5 {
-			t.Errorf("seed %d: Knee(%.1f) = %d, %v; want 4 ± 1", seed, noisy, got, ok)
-		}
-	}
-}
-
-// TestKneeNoisyFlat checks that noise alone, up to ±2% around a flat line,
-// never produces a knee.
-func TestKneeNoisyFlat(t *testing.T) {
-	for seed := range uint64(25) {
-		random := rand.New(rand.NewPCG(seed, 11))
-		y := make([]float64, len(oneToTen))
-		for i := range y {
-			y[i] = 500 * (1 + 0.02*(2*random.Float64()-1))
-		}
-		if got, ok := Knee(oneToTen, y); ok {
-			t.Errorf("seed %d: Knee(%.1f) = %d, true; want no knee", seed, y, got)
-		}
-	}
-}
 
 func TestBestIndex(t *testing.T) {
 	nan := math.NaN()
