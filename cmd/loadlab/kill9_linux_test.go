@@ -5,7 +5,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -45,11 +47,11 @@ func marked(mark string) []string {
 	return out
 }
 
-// killPlan is an experiment of 2 runs whose server is loadlab target behind
+// killPlan is an experiment of 2 points, repeat times, whose server is loadlab target behind
 // a shell that also starts two grandchildren: a sleep, and a sleep that
 // ignores SIGTERM, so every stop lasts its grace. While dir/slow exists the
 // shell waits 3 s before it starts the server (a slow start).
-func killPlan(t *testing.T, mark string) (path, url, dir string) {
+func killPlan(t *testing.T, mark string, repeat int, duration string) (path, url, dir string) {
 	addr := targettest.FreeAddr(t)
 	argv, _ := targettest.Command(t, target.Options{}, addr)
 	dir = t.TempDir()
@@ -58,7 +60,7 @@ func killPlan(t *testing.T, mark string) (path, url, dir string) {
 name: kill9
 target: http://%[1]s
 steps: [ { get: / } ]
-load: { closed: { vus: 2, duration: 2s } }
+load: { closed: { vus: 2, duration: %[5]s } }
 server:
   run: "sleep 300 & (trap '' TERM; exec sleep 301) & if [ -e %[2]s/slow ]; then sleep 3; fi; %[3]s '-test.run=^NoKill9$'; wait"
   env:
@@ -70,9 +72,9 @@ server:
   grace: 1s
 params: { workers: [1, 2] }
 baseline: { workers: 1 }
-repeat: 1
+repeat: %[6]d
 seed: 3
-`, addr, dir, argv[0], strings.Replace(mark, "=", ": ", 1))), 0o644)
+`, addr, dir, argv[0], strings.Replace(mark, "=", ": ", 1), duration, repeat)), 0o644)
 	return path, "http://" + addr, dir
 }
 
@@ -86,7 +88,7 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 	for _, when := range []string{"mid-run", "readiness", "stop"} {
 		t.Run(when, func(t *testing.T) {
 			mark := fmt.Sprintf("KILL9_MARK=%s%d", strings.ReplaceAll(when, "-", ""), time.Now().UnixNano())
-			path, url, dir := killPlan(t, mark)
+			path, url, dir := killPlan(t, mark, 1, "2s")
 			if when == "readiness" {
 				os.WriteFile(filepath.Join(dir, "slow"), nil, 0o644)
 			}
@@ -179,4 +181,78 @@ func answers(url string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == 200
+}
+
+// TestKill9Soak SIGKILLs an experiment's loadlab a dozen times at random
+// moments (starting the server, sending load, stopping it, writing files),
+// resuming it after each kill, then lets it finish: every run is done
+// exactly once, nothing of any server tree is left, and experiment.db
+// passes PRAGMA integrity_check.
+func TestKill9Soak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a dozen SIGKILLs of an experiment")
+	}
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	mark := fmt.Sprintf("KILL9_MARK=soak%d", seed)
+	path, _, _ := killPlan(t, mark, 3, "1s")
+	out := t.TempDir()
+	for i := range 12 {
+		cmd := exec.Command(os.Args[0], "run", path, "--out", out)
+		cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Duration(100+rng.IntN(2900)) * time.Millisecond
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			t.Logf("kill %d: loadlab ended by itself before %v: %v", i, after, err)
+		case <-time.After(after):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-exited
+		}
+		killed := time.Now()
+		for left := marked(mark); len(left) > 0; left = marked(mark) {
+			if time.Since(killed) > 5*time.Second {
+				t.Fatalf("kill %d (after %v): 5 s later, left behind: %v", i, after, left)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("kill %d after %v: %d runs done", i, after, doneRuns(t, out))
+	}
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("final resume: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("after the experiment: %v", left)
+	}
+	h, err := store.OpenHistory(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := h.Runs()
+	h.Close()
+	seen := map[int]bool{}
+	for _, r := range runs {
+		if r.Status != store.StatusDone || seen[r.Index] {
+			t.Errorf("run %d: %v, seen before %v", r.Index, r.Status, seen[r.Index])
+		}
+		seen[r.Index] = true
+	}
+	if len(runs) != 6 {
+		t.Errorf("%d runs recorded, want 6", len(runs))
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(out, store.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check: %q, %v", check, err)
+	}
 }

@@ -95,8 +95,8 @@
 // starts a watchdog (watchdog_linux.go): the same executable in its own process group,
 // reading a pipe that only loadlab writes. When loadlab dies, however, the pipe closes
 // and the watchdog ends every process in G or carrying R's mark (TreeMarkEnv in its
-// environment), Spec.StopSignal then SIGKILL after Spec.Grace. A process that left G,
-// dropped the mark and runs as another user escapes it.
+// environment), Spec.StopSignal then SIGKILL after Spec.Grace. A process that both left
+// G and dropped the mark escapes it, as does one of another user that left G.
 //
 // # Outside Linux
 //
