@@ -87,15 +87,27 @@ func (d *watchdog) setGroup(pgid int) {
 	fmt.Fprintf(d.w, "%d\n", pgid)
 }
 
-// close tells the watchdog that loadlab is done with the tree, and waits for it:
-// gone says loadlab saw the whole tree end, so there is nothing to look for;
-// otherwise the watchdog ends what is left, as it would after loadlab's death.
-func (d *watchdog) close(gone bool) {
+// close tells the watchdog that loadlab is done with the tree. gone says loadlab saw
+// the whole tree end: the watchdog exits at once, and close waits for it. Otherwise
+// the watchdog ends what is left, as it would after loadlab's death, for at most
+// grace plus killWait, and a goroutine reaps it. The channel is closed once it is
+// reaped.
+func (d *watchdog) close(gone bool) <-chan struct{} {
+	reaped := make(chan struct{})
 	if gone {
 		fmt.Fprintln(d.w, "done")
 	}
 	d.w.Close()
-	_ = d.cmd.Wait()
+	wait := func() {
+		_ = d.cmd.Wait()
+		close(reaped)
+	}
+	if gone {
+		wait()
+	} else {
+		go wait()
+	}
+	return reaped
 }
 
 // runWatchdog is the watchdog process: args are the mark, the stop signal and grace.
@@ -134,14 +146,16 @@ func runWatchdog(args []string) int {
 	return 0
 }
 
-// endTree signals the marked processes and the group's until none is left.
+// endTree signals the marked processes and the group's until none is left, or
+// killWait after SIGKILL (a process stuck in the kernel, or of another user).
 func endTree(mark []byte, group int, sig unix.Signal, grace time.Duration) {
 	self := os.Getpid()
 	r := newProcReader()
 	graceEnd := time.Now().Add(grace)
+	giveUp := graceEnd.Add(killWait)
 	signaled := make(map[int]uint64)
 	empty := 0
-	for empty < 2 {
+	for empty < 2 && time.Now().Before(giveUp) {
 		killing := sig == unix.SIGKILL || !time.Now().Before(graceEnd)
 		if killing {
 			sig = unix.SIGKILL
