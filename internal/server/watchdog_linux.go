@@ -43,6 +43,11 @@ const (
 	watchdogPoll = 50 * time.Millisecond
 )
 
+// init, against the habit of no init(): the watchdog is this package's own process,
+// and every executable that starts a server (loadlab, and each package's test binary)
+// must turn into it when re-executed so. A hook each main had to call would, where
+// forgotten, re-run the whole program (a test binary: its tests, starting servers
+// and watchdogs) instead of watching.
 func init() {
 	if os.Getenv(watchdogEnv) != "1" {
 		return
