@@ -91,8 +91,12 @@
 // sends SIGKILL until nothing of the tree is alive and every zombie loadlab owns is
 // reaped. Cancelling the context given to Start stops the server the same way.
 //
-// Pdeathsig kills R if loadlab dies; a daemonized server that left R cannot be tied to
-// loadlab's death that way and survives a SIGKILL of loadlab.
+// Pdeathsig kills R if loadlab dies, but not R's children. For them, each Start also
+// starts a watchdog (watchdog_linux.go): the same executable in its own process group,
+// reading a pipe that only loadlab writes. When loadlab dies, however, the pipe closes
+// and the watchdog ends every process in G or carrying R's mark (TreeMarkEnv in its
+// environment), Spec.StopSignal then SIGKILL after Spec.Grace. A process that both left
+// G and dropped the mark escapes it, as does one of another user that left G.
 //
 // # Outside Linux
 //

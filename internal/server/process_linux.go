@@ -37,6 +37,7 @@ type Process struct {
 
 	series *series
 	tree   *tree // used by the monitor goroutine only
+	dog    *watchdog
 
 	mu        sync.Mutex
 	members   []Member // at the last collection
@@ -95,6 +96,14 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, fail(FailedLog, err)
 	}
 
+	dog, err := startWatchdog(spec)
+	if err != nil {
+		logFile.Close()
+		if tempLog {
+			os.Remove(logPath)
+		}
+		return nil, fail(FailedSpawn, err)
+	}
 	var cmd *exec.Cmd
 	if spec.Shell != "" {
 		cmd = exec.Command("/bin/sh", "-c", spec.Shell)
@@ -103,6 +112,10 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = environment(spec.Env)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, dog.mark)       // the watchdog finds the tree by it
 	cmd.Stdout, cmd.Stderr = logFile, logFile // files, not pipes: Wait must not wait for daemons holding them
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Group G: one signal reaches every worker that stays in it.
@@ -115,6 +128,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	err = cmd.Start()
 	logFile.Close() // the server has its own descriptor; the tail is read by path
 	if err != nil {
+		dog.close(true)
 		if tempLog {
 			os.Remove(logPath)
 		}
@@ -122,12 +136,14 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	started := time.Now()
 	pid := cmd.Process.Pid
+	dog.setGroup(pid)
 	reader := newProcReader()
 	// Nobody has waited for the root yet, so its stat is there even if it exited.
 	st, err := reader.stat(pid)
 	if err != nil {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		_ = cmd.Wait()
+		dog.close(false)
 		if tempLog {
 			os.Remove(logPath)
 		}
@@ -136,7 +152,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 
 	p := &Process{
 		spec: spec, command: command, cmd: cmd, pid: pid, started: started,
-		logPath: logPath, tempLog: tempLog,
+		logPath: logPath, tempLog: tempLog, dog: dog,
 		series:   newSeries(cpuCapacity(pid), spec.MemoryQuota),
 		rootDone: make(chan struct{}),
 		stopReq:  make(chan struct{}),
@@ -289,6 +305,7 @@ func (p *Process) startFailed(f StartFailure, cause error) error {
 // monitor samples the tree until it ends, and ends it on request. It owns p.tree.
 func (p *Process) monitor(ctx context.Context) {
 	defer close(p.done)
+	defer func() { p.dog.close(p.stopErr == nil) }()
 	ticker := time.NewTicker(p.spec.SampleInterval)
 	defer ticker.Stop()
 	rootDone := p.rootDone
