@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -323,4 +324,27 @@ func summarize(samples []Sample, capacity float64, quota int64, from, to time.Ti
 		sum.Quota.AverageExceeded = sum.Quota.AverageOver > 0
 	}
 	return sum
+}
+
+// sampleEvery calls sample at once and then every interval
+// (DefaultSampleInterval if zero, never under minSampleInterval) until ctx
+// ends, which returns nil, or sample fails, which returns its error: the
+// loop of every Sampler's Run, whatever the platform.
+func sampleEvery(ctx context.Context, interval time.Duration, sample func() error) error {
+	if interval <= 0 {
+		interval = DefaultSampleInterval
+	}
+	interval = max(interval, minSampleInterval)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		if err := sample(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
 }

@@ -55,22 +55,10 @@ func (s *Sampler) Sample() (Sample, error) {
 // Run samples every interval (DefaultSampleInterval if zero) until ctx ends, which
 // returns nil, or the process is gone, which returns a *GoneError.
 func (s *Sampler) Run(ctx context.Context, interval time.Duration) error {
-	if interval <= 0 {
-		interval = DefaultSampleInterval
-	}
-	interval = max(interval, minSampleInterval)
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		if _, err := s.Sample(); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C:
-		}
-	}
+	return sampleEvery(ctx, interval, func() error {
+		_, err := s.Sample()
+		return err
+	})
 }
 
 // Samples returns the time series so far.
