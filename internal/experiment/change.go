@@ -186,3 +186,22 @@ type figure struct {
 	get        func(r *result.Result) (float64, bool)
 	applies    func(rs []*result.Result) bool
 }
+
+// FigureInfo is what a figure is called and measured in, for those who read
+// figures from results outside a verdict (loadlab history).
+type FigureInfo struct {
+	ID           FigureID
+	Name, Unit   string
+	HigherBetter bool
+	// Of reads the figure from a run's result; false when the run has none.
+	Of func(r *result.Result) (float64, bool)
+}
+
+// Figures are every figure a verdict or comparison knows, in their order.
+func Figures() []FigureInfo {
+	out := make([]FigureInfo, len(figures))
+	for i, f := range figures {
+		out[i] = FigureInfo{ID: f.id, Name: f.name, Unit: f.unit, HigherBetter: f.higher, Of: f.get}
+	}
+	return out
+}
