@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/result"
@@ -82,12 +83,16 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	}
 	if errors.As(err, &serverErr) {
 		// The server died mid-run: keep and show what was measured, then fail.
-		if ferr := finish(io, f, res, 0); ferr != nil {
+		ferr := finish(io, f, res, 0)
+		record(io, f, runRecord(history.KindRun, p.Name, p.Fingerprint(), f.out, res, true))
+		if ferr != nil {
 			return ferr
 		}
 		return failedError(fmt.Errorf("run: %w", serverErr))
 	}
-	return finish(io, f, res, runner.ThresholdsFailed(res))
+	err = finish(io, f, res, runner.ThresholdsFailed(res))
+	record(io, f, runRecord(history.KindRun, p.Name, p.Fingerprint(), f.out, res, false))
+	return err
 }
 
 // finish writes the result and the summary, and picks the exit code.
@@ -193,9 +198,14 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		o.Params = params
 		return loadPlan(o)
 	}
+	ran := map[string]bool{} // the runs' directories, for the history
+	writeRun := func(runDir string, r *result.Result) error {
+		ran[runDir] = true
+		return report.WriteRunPage(runDir, r)
+	}
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
-		WriteRun: report.WriteRunPage, Describe: report.Describe,
+		WriteRun: writeRun, Describe: report.Describe,
 	})
 	prog.done()
 	if err != nil {
@@ -207,6 +217,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		}
 		return failedError(fmt.Errorf("run: %w", err))
 	}
+	record(io, f, experimentRecords(p, dir, out, ran)...)
 	if err := report.Verdict(io.out, out); err != nil {
 		return failedError(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
@@ -47,6 +48,8 @@ type quickFlags struct {
 	maxHeader   int64
 	workers     int
 	grace       time.Duration
+	history     string
+	noHistory   bool
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -128,6 +131,8 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.Var(refused.hold("max-header", newSizeFlag(&f.maxHeader, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)")), "max-header", "a larger response header block is an error")
 	fl.Var(refused.hold("workers", &countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}), "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
 	fl.Var(refused.hold("grace", &durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}), "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
+	fl.StringVar(&f.history, "history", "", "record the run in this history database (default $LOADLAB_HISTORY, else history.db in the user's data directory; see loadlab history)")
+	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history")
 	return c
 }
 
@@ -297,7 +302,10 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	if err != nil {
 		return failedError(fmt.Errorf("run: %w", err))
 	}
-	return finish(io, f, res, 0)
+	err = finish(io, f, res, 0)
+	name, hash := quickIdentity(res)
+	record(io, f, runRecord(history.KindRun, name, hash, f.out, res, false))
+	return err
 }
 
 func parsePort(p string) (int, error) {

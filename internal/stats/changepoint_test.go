@@ -127,3 +127,14 @@ func abs(i int) int {
 	}
 	return i
 }
+
+func BenchmarkChangePoints40(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	xs := make([]float64, 40)
+	for i := range xs {
+		xs[i] = 100 * (1 + 0.1*rng.NormFloat64())
+	}
+	for b.Loop() {
+		ChangePoints(xs, ChangePointOptions{})
+	}
+}

@@ -84,4 +84,17 @@
 // StepKnee is the knee a verdict reports: it means what a user reads into
 // it, and says why when there is none (flat, still rising, not placed
 // within one step, too few levels).
+//
+// # Change points
+//
+// For a series in time order (a figure's runs across commits), ChangePoints
+// finds where its distribution shifted by E-divisive means (Matteson and
+// James 2014), splitting on the energy statistic, which EnergyOf computes
+// and which is checked against the figures MongoDB's signal-processing-
+// algorithms publishes. Written here because no Go module implements it;
+// it costs O(n²) per scan and 199 scans a permutation test: 40 values take
+// 1.5 ms (BenchmarkChangePoints40, on a busy 2-core machine).
+//
+//	func EnergyOf(x, y []float64) Energy
+//	func ChangePoints(xs []float64, o ChangePointOptions) []ChangePoint
 package stats

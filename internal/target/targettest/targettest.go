@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -116,7 +117,8 @@ func Command(t testing.TB, o target.Options, addr string) (argv []string, env ma
 // their own, removed afterwards, and returns the exit code. A server under
 // test that fails keeps its temporary log for the user to read; tests must
 // not leave those behind. The directory is readable by all, as servers that
-// drop privileges (nginx's workers) read files under it.
+// drop privileges (nginx's workers) read files under it. The loadlab runs of
+// the tests record their history there too, never in the user's.
 func RunInTempDir(m *testing.M) int {
 	tmp, err := os.MkdirTemp("", "loadlab-test-")
 	if err != nil {
@@ -126,6 +128,7 @@ func RunInTempDir(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 	os.Chmod(tmp, 0o755)
 	os.Setenv("TMPDIR", tmp)
+	os.Setenv("LOADLAB_HISTORY", filepath.Join(tmp, "history.db"))
 	return m.Run()
 }
 
