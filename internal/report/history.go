@@ -47,7 +47,6 @@ func changeText(t *history.Trend, c history.Change) string {
 		number(c.Before), number(c.After), t.Unit, shortCommit(t.Commits[c.At]), c.P, way)
 }
 
-
 func historyRows(t *history.Trend) []historyRow {
 	notes := map[int][]string{}
 	for _, c := range t.Changes {
