@@ -15,6 +15,8 @@ func newCompareCommand(io *stdio) *cobra.Command {
 	var (
 		failOn         []string
 		pointA, pointB string
+		baseline, hist string
+		last           int
 	)
 	c := &cobra.Command{
 		Use:   "compare A B",
@@ -34,12 +36,20 @@ is tested), the change of the medians decides, and the message says so. Changes 
 rate's are in percentage points: 'error_rate +1%' fails when it rises by
 more than one point (0% to 1.5%, or 2% to 3.5%).
 
+With --baseline history[:BRANCH], side A is the last --last runs (default 5)
+of B's plan (and B's point, for an experiment) in the history (see loadlab
+history), on BRANCH when given; B's own runs are left out.
+
 Figures: throughput, p50, p95, p99, error_rate, elapsed, cpu, rss_peak,
 rss_avg, pss_peak, pss_avg.`,
 		Example: `  loadlab compare results/main results/branch --fail-on 'p95 +10%' --fail-on 'throughput -5%'
-  loadlab compare results/sweep results/sweep --point-a threads=5 --point-b threads=8`,
-		Args: cobra.ExactArgs(2),
+  loadlab compare results/sweep results/sweep --point-a threads=5 --point-b threads=8
+  loadlab compare --baseline history:main results/branch --last 10 --fail-on 'p95 +10%'`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
+			if (baseline != "") != (len(args) == 1) {
+				return usageError(errors.New("compare: give A and B, or --baseline history[:BRANCH] and B"))
+			}
 			var rules []experiment.Rule
 			for _, s := range failOn {
 				r, err := experiment.ParseRule(s)
@@ -47,6 +57,17 @@ rss_avg, pss_peak, pss_avg.`,
 					return usageError(fmt.Errorf("compare: --fail-on: %w", err))
 				}
 				rules = append(rules, r)
+			}
+			if baseline != "" {
+				b, err := experiment.LoadSide(args[0], pointB)
+				if err != nil {
+					return usageError(fmt.Errorf("compare: %w", err))
+				}
+				a, err := historySide(baseline, b, args[0], last, hist)
+				if err != nil {
+					return usageError(fmt.Errorf("compare: %w", err))
+				}
+				return compareSides(io, a, b, rules)
 			}
 			a, err := experiment.LoadSide(args[0], pointA)
 			if err != nil {
@@ -56,29 +77,37 @@ rss_avg, pss_peak, pss_avg.`,
 			if err != nil {
 				return usageError(fmt.Errorf("compare: %w", err))
 			}
-			cmp := experiment.Compare(a, b)
-			if err := report.Comparison(io.out, cmp); err != nil {
-				return failedError(err)
-			}
-			failures, err := cmp.Check(rules)
-			if err != nil {
-				if errors.Is(err, experiment.ErrNoFigure) {
-					return usageError(fmt.Errorf("compare: %w", err))
-				}
-				return failedError(err)
-			}
-			if len(failures) > 0 {
-				var why []string
-				for _, f := range failures {
-					why = append(why, report.FailureText(f))
-				}
-				return thresholdError(fmt.Errorf("compare: regression: %s", strings.Join(why, "; ")))
-			}
-			return nil
+			return compareSides(io, a, b, rules)
 		},
 	}
 	c.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 3 when B is worse than A beyond this: 'FIGURE +N%' or 'FIGURE -N%' (repeatable)")
 	c.Flags().StringVar(&pointA, "point-a", "", "the point of experiment A to compare (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "the point of experiment B to compare (default: its baseline)")
+	c.Flags().StringVar(&baseline, "baseline", "", "compare B with the history instead of A: history (any branch) or history:BRANCH")
+	c.Flags().IntVar(&last, "last", 5, "with --baseline history: how many of the latest runs of B's plan make side A")
+	c.Flags().StringVar(&hist, "history", "", "the history database (default $LOADLAB_HISTORY, else history.db in the user's data directory)")
 	return c
+}
+
+// compareSides prints the comparison of a and b and applies the rules.
+func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule) error {
+	cmp := experiment.Compare(a, b)
+	if err := report.Comparison(io.out, cmp); err != nil {
+		return failedError(err)
+	}
+	failures, err := cmp.Check(rules)
+	if err != nil {
+		if errors.Is(err, experiment.ErrNoFigure) {
+			return usageError(fmt.Errorf("compare: %w", err))
+		}
+		return failedError(err)
+	}
+	if len(failures) > 0 {
+		var why []string
+		for _, f := range failures {
+			why = append(why, report.FailureText(f))
+		}
+		return thresholdError(fmt.Errorf("compare: regression: %s", strings.Join(why, "; ")))
+	}
+	return nil
 }

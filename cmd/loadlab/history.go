@@ -292,3 +292,77 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%q: want a duration back from now (7d, 12h), a date (2026-11-01) or an RFC 3339 time", s)
 }
+
+// historySide is side A of `compare --baseline history[:BRANCH] B`: the
+// last runs (at most last) of B's plan at B's point in the history, on
+// BRANCH when given, B's own runs left out.
+func historySide(spec string, b experiment.Side, bPath string, last int, file string) (experiment.Side, error) {
+	branch := ""
+	if rest, ok := strings.CutPrefix(spec, "history:"); ok {
+		branch = rest
+	} else if spec != "history" {
+		return experiment.Side{}, fmt.Errorf("--baseline %q: want history or history:BRANCH", spec)
+	}
+	if last < 1 {
+		return experiment.Side{}, fmt.Errorf("--last %d: want 1 or more", last)
+	}
+	path, err := historyPath(file, false)
+	if err != nil {
+		return experiment.Side{}, err
+	}
+	if path == "" {
+		return experiment.Side{}, errors.New("--baseline history: LOADLAB_HISTORY=off: there is no history to read")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return experiment.Side{}, fmt.Errorf("--baseline history: no history at %s", path)
+	}
+	db, err := history.Open(path)
+	if err != nil {
+		return experiment.Side{}, err
+	}
+	defer db.Close()
+	first := b.Results[0]
+	name, point := first.Name, first.Settings.Extra["point"]
+	if first.Plan == "" { // quick mode
+		name, _ = quickIdentity(first)
+	}
+	recs, err := db.Runs(history.Query{Plan: name, Branch: branch})
+	if err != nil {
+		return experiment.Side{}, err
+	}
+	own, _ := filepath.Abs(bPath)
+	var keep []history.Record
+	for _, r := range recs {
+		if r.Status != "done" || r.Point != point || r.Path != "" && (r.Path == own || strings.HasPrefix(r.Path, own+string(filepath.Separator))) {
+			continue
+		}
+		keep = append(keep, r)
+	}
+	where := ""
+	if branch != "" {
+		where = " on branch " + branch
+	}
+	if len(keep) == 0 {
+		return experiment.Side{}, fmt.Errorf("--baseline history: no earlier runs of %q%s%s in %s", name, pointText(point), where, path)
+	}
+	if len(keep) > last {
+		keep = keep[len(keep)-last:]
+	}
+	side := experiment.Side{Label: fmt.Sprintf("history%s: the last %d runs of %s%s", where, len(keep), name, pointText(point))}
+	commits := map[string]bool{}
+	for _, r := range keep {
+		side.Results = append(side.Results, r.Result)
+		commits[r.Commit] = true
+	}
+	if len(commits) > 1 || !commits[""] {
+		side.Label += fmt.Sprintf(" (%d commits, the last %s)", len(commits), shortSHA(keep[len(keep)-1].Commit))
+	}
+	return side, nil
+}
+
+func shortSHA(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}

@@ -149,3 +149,54 @@ func medians(t history.Trend) []float64 {
 	}
 	return m
 }
+
+// TestCompareBaselineHistory: compare --baseline history takes side A from
+// the last runs of B's plan, leaves B's own run out, and fails on a
+// regression against them.
+func TestCompareBaselineHistory(t *testing.T) {
+	fast := targettest.Start(t, target.Options{Delay: 5 * time.Millisecond})
+	slow := targettest.Start(t, target.Options{Delay: 25 * time.Millisecond})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte("name: baseline-shop\ntarget: '{{ env.BASE }}'\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, iterations: 20 } }\n"), 0o644)
+	db := filepath.Join(dir, "h.db")
+	run := func(base, out string) {
+		t.Helper()
+		args := []string{"run", plan, "-e", "BASE=" + base, "--history", db}
+		if out != "" {
+			args = append(args, "--out", out)
+		}
+		if _, stderr, code := cli(context.Background(), t, args...); code != 0 {
+			t.Fatalf("run: exit %d: %s", code, stderr)
+		}
+	}
+	for range 6 {
+		run(fast, "")
+	}
+	slowDir := filepath.Join(dir, "slow")
+	run(slow, slowDir)
+	stdout, stderr, code := cli(context.Background(), t, "compare", "--baseline", "history", slowDir, "--history", db, "--fail-on", "p50 +50%")
+	if code != 3 || !strings.Contains(stdout, "the last 5 runs of baseline-shop") || !strings.Contains(stderr, "regression") {
+		t.Errorf("slow run against the history: exit %d\n%s%s", code, stdout, stderr)
+	}
+	fastDir := filepath.Join(dir, "fast")
+	run(fast, fastDir)
+	// The last 5 before it: 4 fast and the slow one; the median is fast.
+	if stdout, stderr, code := cli(context.Background(), t, "compare", "--baseline", "history", fastDir, "--history", db, "--fail-on", "p50 +50%"); code != 0 {
+		t.Errorf("fast run against the history: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "--baseline", "history:nosuch", fastDir, "--history", db}, "no earlier runs of \"baseline-shop\" on branch nosuch"},
+		{[]string{"compare", "--baseline", "hist", fastDir, "--history", db}, "want history or history:BRANCH"},
+		{[]string{"compare", "--baseline", "history", fastDir, slowDir, "--history", db}, "give A and B, or --baseline"},
+		{[]string{"compare", fastDir}, "give A and B, or --baseline"},
+		{[]string{"compare", "--baseline", "history", fastDir, "--history", db, "--last", "0"}, "--last 0"},
+	} {
+		if _, stderr, code := cli(context.Background(), t, c.args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
