@@ -85,14 +85,14 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 		// The server died mid-run: keep and show what was measured, then fail.
 		ferr := finish(io, f, res, 0)
 		record(io, f, runRecord(history.KindRun, p.Name, p.Fingerprint(), f.out, res, true))
-		if ferr != nil {
-			return ferr
+		if ferr == nil {
+			ferr = failedError(fmt.Errorf("run: %w", serverErr))
 		}
-		return failedError(fmt.Errorf("run: %w", serverErr))
+		return ciRun(io, f, ferr, res)
 	}
 	err = finish(io, f, res, runner.ThresholdsFailed(res))
 	record(io, f, runRecord(history.KindRun, p.Name, p.Fingerprint(), f.out, res, false))
-	return err
+	return ciRun(io, f, err, res)
 }
 
 // finish writes the result and the summary, and picks the exit code.
@@ -225,6 +225,11 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		return failedError(fmt.Errorf("run: writing the reports: %w", err))
 	}
 	fmt.Fprintf(io.out, "\nreport: %s\n", filepath.Join(dir, report.HTMLFile))
+	return ciExperiment(io, f, experimentExit(dir, out), out)
+}
+
+// experimentExit is the outcome of a finished experiment.
+func experimentExit(dir string, out *experiment.Outcome) error {
 	failed := 0
 	for _, r := range out.Runs {
 		if r.Status == "failed" {

@@ -50,6 +50,7 @@ type quickFlags struct {
 	grace       time.Duration
 	history     string
 	noHistory   bool
+	junit       string
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -133,6 +134,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.Var(refused.hold("grace", &durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}), "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
 	fl.StringVar(&f.history, "history", "", "record the run in this history database (default $LOADLAB_HISTORY, else history.db in the user's data directory; see loadlab history)")
 	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history")
+	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c
 }
 
@@ -305,7 +307,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	err = finish(io, f, res, 0)
 	name, hash := quickIdentity(res)
 	record(io, f, runRecord(history.KindRun, name, hash, f.out, res, false))
-	return err
+	return ciRun(io, f, err, res)
 }
 
 func parsePort(p string) (int, error) {

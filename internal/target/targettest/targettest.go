@@ -118,7 +118,8 @@ func Command(t testing.TB, o target.Options, addr string) (argv []string, env ma
 // test that fails keeps its temporary log for the user to read; tests must
 // not leave those behind. The directory is readable by all, as servers that
 // drop privileges (nginx's workers) read files under it. The loadlab runs of
-// the tests record their history there too, never in the user's.
+// the tests record their history there too, never in the user's, and none
+// appends to a CI job's summary.
 func RunInTempDir(m *testing.M) int {
 	tmp, err := os.MkdirTemp("", "loadlab-test-")
 	if err != nil {
@@ -129,6 +130,8 @@ func RunInTempDir(m *testing.M) int {
 	os.Chmod(tmp, 0o755)
 	os.Setenv("TMPDIR", tmp)
 	os.Setenv("LOADLAB_HISTORY", filepath.Join(tmp, "history.db"))
+	os.Unsetenv("GITHUB_STEP_SUMMARY") // a CI job's summary is not the tests' to write
+
 	return m.Run()
 }
 
