@@ -326,8 +326,12 @@ load: { closed: { vus: 1, iterations: 3 } }
 `})
 	out := t.TempDir()
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
-	if code != 0 {
+	// The plan has no checks threshold: the default, checks == 100%, fails.
+	if code != exitThreshold || !strings.Contains(stderr, "1 of 1 thresholds failed (the default checks == 100% among them: 0.00% passed") {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "checks      0 of 6 passed (0.00%); default threshold checks == 100% failed (a checks threshold in the plan, such as checks > 95%, replaces it)") {
+		t.Errorf("the summary does not say the default threshold failed:\n%s", stdout)
 	}
 	r, err := store.ReadResult(out)
 	if err != nil {
@@ -401,7 +405,7 @@ load: { closed: { vus: 1, iterations: 1 } }
 		}
 	}
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "steps.1.headers.Proxy-Authorization=SET-SEKRET", "--set", "vars.pass=NEW-SEKRET")
-	if code != 0 {
+	if code != exitThreshold { // /d's check fails, and with it the default checks threshold
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	leaks("the summary", []byte(stdout+stderr))

@@ -296,6 +296,9 @@ type ThresholdResult struct {
 	Measured float64 `json:"measured"` // in the metric's unit: ms, a fraction, bytes, per second
 	Pass     bool    `json:"pass"`
 	Detail   string  `json:"detail"`
+	// Default: not written in the plan, but loadlab's own (checks == 100%,
+	// which a checks threshold in the plan replaces).
+	Default bool `json:"default,omitempty"`
 }
 
 // Warning says why a run's figures may not be trusted.

@@ -127,3 +127,55 @@ func TestQuickBuildsTheResult(t *testing.T) {
 		t.Error("a refused connection: no error")
 	}
 }
+
+// TestDefaultChecksThreshold: a plan run whose checks fail fails its
+// default threshold (checks == 100%), unless the plan sets a checks
+// threshold of its own; a plan without checks gets no default threshold.
+func TestDefaultChecksThreshold(t *testing.T) {
+	target := shop(t) // every seventh request is a 503
+	for _, tt := range []struct {
+		name, expect, thresholds string
+		want                     []result.ThresholdResult // Text and Pass only
+	}{
+		{"failed checks fail the default", "expect: { status: 200 }", "", []result.ThresholdResult{{Text: DefaultChecks, Pass: false, Default: true}}},
+		{"the plan's own checks threshold replaces it", "expect: { status: 200 }", "thresholds: [ checks > 50% ]", []result.ThresholdResult{{Text: "checks > 50%", Pass: true}}},
+		{"a checks threshold of one step replaces it too", "expect: { status: 200 }", "thresholds: [ 'checks(step=home) > 50%' ]", []result.ThresholdResult{{Text: "checks(step=home) > 50%", Pass: true}}},
+		{"other thresholds keep it", "expect: { status: 200 }", "thresholds: [ p99(latency) < 10s ]", []result.ThresholdResult{{Text: "p99(latency) < 10s", Pass: true}, {Text: DefaultChecks, Pass: false, Default: true}}},
+		{"passing checks pass it", "expect: { status: [200, 503] }", "", []result.ThresholdResult{{Text: DefaultChecks, Pass: true, Default: true}}},
+		{"no checks, no default", "", "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := plan.Parse("test.yaml", []byte(`
+name: checks
+target: `+target+`
+scenarios:
+  browse:
+    steps:
+      - get: /
+        name: home
+        `+tt.expect+`
+load: { closed: { vus: 2, iterations: 21 } }
+`+tt.thresholds+`
+`), plan.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Plan(context.Background(), p, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []result.ThresholdResult
+			for _, th := range res.Thresholds {
+				got = append(got, result.ThresholdResult{Text: th.Text, Pass: th.Pass, Default: th.Default})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("thresholds %+v, want %+v", res.Thresholds, tt.want)
+			}
+			for _, th := range res.Thresholds {
+				if th.Default && !th.Pass && th.Detail != "checks passed: 85.71% (36 of 42 passed); the default threshold, which a checks threshold in the plan replaces" {
+					t.Errorf("detail %q", th.Detail)
+				}
+			}
+		})
+	}
+}
