@@ -137,6 +137,9 @@ func Text(w io.Writer, r *result.Result) error {
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
 				ew.printf("first failed check of %s: %s; %s\n", stepName(st), f.Check, failedAnswer(f, 160))
+				if f.File != "" {
+					ew.printf("  the whole response: %s (loadlab report DIR --failures)\n", f.File)
+				}
 			}
 		}
 	}
@@ -369,6 +372,9 @@ func failedAnswer(f *result.FailedCheck, width int) string {
 	}
 	if body == "" {
 		return fmt.Sprintf("status %d", f.Status)
+	}
+	if f.Shown != "" {
+		return fmt.Sprintf("status %d, %s: %s", f.Status, f.Shown, body)
 	}
 	return fmt.Sprintf("status %d: %s", f.Status, body)
 }
