@@ -301,8 +301,13 @@ func explainFailures(res *result.Result, totals *metrics.Recorder, secrets []str
 			continue
 		}
 		m := kept.Response.Mask(secrets)
-		f.Error = secret.Replace(f.Error, kept.Response.Secrets)
-		f.Body, f.Shown = failure.Near(m.Body, m.ContentType, kept.Sought, metrics.ShownBytes)
+		all := append(append([]string(nil), secrets...), kept.Response.Secrets...)
+		f.Error = secret.Replace(f.Error, all)
+		// What the check looked for is shown too (around "..."): a text
+		// made from a secret ("{{ password }}") is looked for masked.
+		sought := kept.Sought
+		sought.Contains = secret.Replace(sought.Contains, all)
+		f.Body, f.Shown = failure.Near(m.Body, m.ContentType, sought, metrics.ShownBytes)
 		f.Response = m.Message
 		f.File = result.FailuresDir + "/" + failure.FileName(res.Steps[i].Scenario, res.Steps[i].Name, taken)
 	}

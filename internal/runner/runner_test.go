@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/threshold"
@@ -177,5 +180,30 @@ load: { closed: { vus: 2, iterations: 21 } }
 				}
 			}
 		})
+	}
+}
+
+// TestExplainFailuresMasks: the kept response, the text shown and what it
+// says it looked for hold no secret, whether the plan's or captured.
+func TestExplainFailuresMasks(t *testing.T) {
+	totals := metrics.NewRecorder(1)
+	// "hunter2" alone is no secret, but the start of one: looked for in
+	// clear, the secret would show in what the check says it looked for.
+	body := "<html><body><p>hunter2 is a nickname.</p><p>Welcome hunter2-user, token CAPTURED-TOK</p></body></html>"
+	totals.CheckFailed(0, &metrics.FailedCheck{
+		Check: "body contains {{ password }}", Status: 200,
+		Sought:   failure.Sought{Contains: "hunter2-user"},
+		Response: failure.Keep(200, []byte("Content-Type: text/html\r\nSet-Cookie: s=COOKIE-VAL; Path=/\r\n"), []byte(body), []string{"CAPTURED-TOK"}),
+	})
+	res := &result.Result{Steps: []result.Step{{Scenario: "default", Name: "GET /welcome", FailedCheck: &result.FailedCheck{Check: "body contains {{ password }}", Status: 200, Error: "saw CAPTURED-TOK"}}}}
+	explainFailures(res, totals, []string{"hunter2-user"})
+	f := res.Steps[0].FailedCheck
+	for _, leak := range []string{"hunter2-user", "CAPTURED-TOK", "COOKIE-VAL"} {
+		if strings.Contains(f.Body+f.Shown+f.Error+f.Response, leak) {
+			t.Errorf("%s shown: %+v", leak, f)
+		}
+	}
+	if f.File != "failures/GET-welcome.http" || f.Body != "<html><body><p>hunter2 is a nickname.</p><p>Welcome ***, token ***</p></body></html>" || f.Shown != `around "***"` {
+		t.Errorf("explained %+v", f)
 	}
 }
