@@ -11,9 +11,7 @@
 package metrics
 
 import (
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -285,18 +283,6 @@ func (r *Recorder) CheckFailed(step int, f *FailedCheck) {
 	if st.FirstFailed == nil {
 		st.FirstFailed = f
 	}
-}
-
-// Snippet is the start of a body as text: at most n bytes, cut at a
-// character boundary, invalid UTF-8 replaced.
-func Snippet(body []byte, n int) string {
-	if len(body) > n {
-		body = body[:n]
-		for i := 0; i < 3 && len(body) > 0 && !utf8.Valid(body); i++ {
-			body = body[:len(body)-1]
-		}
-	}
-	return strings.ToValidUTF8(string(body), "\uFFFD")
 }
 
 // Rotate ends the current interval and starts next, which must be empty
