@@ -122,7 +122,8 @@ func clip(s string, n int) string {
 // FileName is a safe file name for a step's kept response: the step's name
 // (its scenario's before it, unless default) with anything but letters,
 // digits, dot, dash and underscore made a dash, at most 80 characters, and
-// a number after it when taken already has the name. It adds the name to
+// a number after it when taken already has the name, and step- before a
+// name Windows keeps for devices (con, nul, com1). It adds the name to
 // taken.
 func FileName(scenario, step string, taken map[string]bool) string {
 	name := step
@@ -150,10 +151,24 @@ func FileName(scenario, step string, taken map[string]bool) string {
 	if base == "" {
 		base = "step"
 	}
+	if reserved(base) {
+		base = "step-" + base // con.http is a device on Windows, not a file
+	}
 	file := base + ".http"
 	for i := 2; taken[file]; i++ {
 		file = base + "-" + strconv.Itoa(i) + ".http"
 	}
 	taken[file] = true
 	return file
+}
+
+// reserved reports whether Windows keeps a base name for a device, whatever
+// its extension: CON, PRN, AUX, NUL, COM1 to COM9, LPT1 to LPT9.
+func reserved(base string) bool {
+	name, _, _ := strings.Cut(strings.ToUpper(base), ".")
+	switch name {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	}
+	return len(name) == 4 && (strings.HasPrefix(name, "COM") || strings.HasPrefix(name, "LPT")) && name[3] >= '1' && name[3] <= '9'
 }

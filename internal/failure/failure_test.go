@@ -93,6 +93,10 @@ func TestFileName(t *testing.T) {
 		{"default", "../../etc/passwd", "etc-passwd.http"},
 		{"default", "???", "step.http"},
 		{"default", strings.Repeat("x", 200), strings.Repeat("x", 80) + ".http"},
+		{"default", "con", "step-con.http"},
+		{"default", "NUL.txt", "step-NUL.txt.http"},
+		{"default", "com1", "step-com1.http"},
+		{"default", "console", "console.http"},
 	} {
 		if got := FileName(tt.scenario, tt.step, taken); got != tt.want {
 			t.Errorf("FileName(%q, %q) = %q, want %q", tt.scenario, tt.step, got, tt.want)
