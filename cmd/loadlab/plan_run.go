@@ -95,6 +95,28 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	return ciRun(io, f, err, res)
 }
 
+// onlyDefaultFailed reports whether every threshold that failed is the
+// default one (runner.DefaultChecks), none of the plan's.
+func onlyDefaultFailed(ts []result.ThresholdResult) bool {
+	for _, t := range ts {
+		if !t.Pass && !t.Default {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultFailed names the default checks threshold when it failed: the plan
+// does not say it, so the error must.
+func defaultFailed(ts []result.ThresholdResult) string {
+	for _, t := range ts {
+		if t.Default && !t.Pass {
+			return fmt.Sprintf(" (the default %s among them: %.2f%% passed; a checks threshold in the plan replaces it)", t.Text, 100*t.Measured)
+		}
+	}
+	return ""
+}
+
 // finish writes the result and the summary, and picks the exit code.
 func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) error {
 	var writeErr error
@@ -106,6 +128,7 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 			}
 		}
 	}
+	noJourney := res.Plan != "" && res.Summary.Iterations == 0 && res.Summary.Aborted > 0
 	var err error
 	if f.json {
 		err = report.JSON(io.out, res)
@@ -125,11 +148,12 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 		return failedError(fmt.Errorf("run: interrupted after %.1fs%s", res.Summary.DurationS, where))
 	case res.Summary.Requests+res.Summary.Abandoned > 0 && res.Summary.Responses == 0:
 		return failedError(fmt.Errorf("run: none of the %d requests got a response%s", res.Summary.Requests+res.Summary.Abandoned, noResponseWhy(res)))
-	case thresholdsFailed > 0:
-		return thresholdError(fmt.Errorf("run: %d of %d thresholds failed", thresholdsFailed, len(res.Thresholds)))
-	case res.Plan != "" && res.Summary.Iterations == 0 && res.Summary.Aborted > 0:
+	case thresholdsFailed > 0 && !(noJourney && onlyDefaultFailed(res.Thresholds)):
+		return thresholdError(fmt.Errorf("run: %d of %d thresholds failed%s", thresholdsFailed, len(res.Thresholds), defaultFailed(res.Thresholds)))
+	case noJourney:
 		// The server answered, but no journey could be completed: thresholds
-		// that judge it come first; without a failing one, the run failed.
+		// of the plan that judge it come first; without a failing one (the
+		// default checks threshold fails too, but says less), the run failed.
 		return failedError(fmt.Errorf("run: no journey completed: %d could not go on%s", res.Summary.Aborted, firstAbort(res.Aborts)))
 	}
 	return nil

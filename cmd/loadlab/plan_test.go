@@ -326,18 +326,23 @@ load: { closed: { vus: 1, iterations: 3 } }
 `})
 	out := t.TempDir()
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
-	if code != 0 {
+	// The plan has no checks threshold: the default, checks == 100%, fails.
+	if code != exitThreshold || !strings.Contains(stderr, "1 of 1 thresholds failed (the default checks == 100% among them: 0.00% passed") {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "checks      0 of 6 passed (0.00%); default threshold checks == 100% failed (a checks threshold in the plan, such as checks > 95%, replaces it)") {
+		t.Errorf("the summary does not say the default threshold failed:\n%s", stdout)
 	}
 	r, err := store.ReadResult(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := r.Steps[0].FailedCheck
-	if f == nil || f.Check != "status is 200" || f.Status != 422 || f.Body != "<p>Invalid authenticity token for ***</p>" {
+	// An HTML page without a flash element: its visible text.
+	if f == nil || f.Check != "status is 200" || f.Status != 422 || f.Body != "Invalid authenticity token for ***" || f.Shown != "the start of the page's visible text" {
 		t.Fatalf("first failed check %+v", f)
 	}
-	if !strings.Contains(stdout, "first failed check of login: status is 200; status 422: <p>Invalid authenticity token for ***</p>") || strings.Contains(stdout, "hunter2") {
+	if !strings.Contains(stdout, "first failed check of login: status is 200; status 422, the start of the page's visible text: Invalid authenticity token for ***") || strings.Contains(stdout, "hunter2") {
 		t.Errorf("summary:\n%s", stdout)
 	}
 }
@@ -401,7 +406,7 @@ load: { closed: { vus: 1, iterations: 1 } }
 		}
 	}
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "steps.1.headers.Proxy-Authorization=SET-SEKRET", "--set", "vars.pass=NEW-SEKRET")
-	if code != 0 {
+	if code != exitThreshold { // /d's check fails, and with it the default checks threshold
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	leaks("the summary", []byte(stdout+stderr))

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	goio "io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/report"
+	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/store"
 )
 
@@ -30,6 +33,7 @@ func render(name string, by map[string]func() error, want string) error {
 
 func newReportCommand(io *stdio) *cobra.Command {
 	var format, table, pointA, pointB string
+	var failures bool
 	c := &cobra.Command{
 		Use:   "report RESULT [OTHER]",
 		Short: "Render a stored result or experiment again, or compare two",
@@ -40,11 +44,17 @@ one table: a run's steps or its per-second series, an experiment's runs or
 its points (--table).
 
 With two arguments, compare them (as loadlab compare does, without rules),
-in any of the formats.`,
+in any of the formats.
+
+With --failures, print the failing responses the run kept (the first of
+each step: status line, headers, the body up to 256 KiB, secrets masked;
+failures/STEP.http in the run's directory), or those of every run of an
+experiment.`,
 		Example: `  loadlab report results/run1
   loadlab report results/sweep --format html > sweep.html
   loadlab report results/sweep --format csv --table points > points.csv
-  loadlab report results/main results/branch --format md >> "$GITHUB_STEP_SUMMARY"`,
+  loadlab report results/main results/branch --format md >> "$GITHUB_STEP_SUMMARY"
+  loadlab report results/run1 --failures`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if !slices.Contains(formats, format) {
@@ -57,8 +67,13 @@ in any of the formats.`,
 				return usageError(errors.New("report: a comparison has one CSV table; drop --table"))
 			case (pointA != "" || pointB != "") && len(args) != 2:
 				return usageError(errors.New("report: --point-a and --point-b pick the points of two experiments compared (loadlab report A B)"))
+			case failures && (len(args) == 2 || c.Flags().Changed("format") || table != ""):
+				return usageError(errors.New("report: --failures prints the failing responses of one run or experiment, as they are kept: no second argument, --format or --table"))
 			}
 			out := io.out
+			if failures {
+				return printFailures(out, args[0])
+			}
 			if len(args) == 2 {
 				a, err := experiment.LoadSide(args[0], pointA)
 				if err != nil {
@@ -127,7 +142,91 @@ in any of the formats.`,
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, json, html, md or csv")
 	c.Flags().StringVar(&table, "table", "", "with --format csv: steps (default) or series of a run; runs (default) or points of an experiment")
+	c.Flags().BoolVar(&failures, "failures", false, "print the failing responses kept (failures/STEP.http), the first of each step, of the run or of every run of the experiment")
 	c.Flags().StringVar(&pointA, "point-a", "", "with two experiments: the point of the first (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "with two experiments: the point of the second (default: its baseline)")
 	return c
+}
+
+// printFailures prints the failing responses a run kept, or those of every
+// run of an experiment, each after a line that says whose it is.
+func printFailures(out goio.Writer, dir string) error {
+	type run struct {
+		dir, title string
+		r          *result.Result
+	}
+	var runs []run
+	if experiment.IsExperiment(dir) {
+		o, err := experiment.LoadOutcome(dir)
+		if err != nil {
+			return usageError(fmt.Errorf("report: %w", err))
+		}
+		for i, r := range o.Results() {
+			if r != nil && i < len(o.Runs) {
+				info := o.Runs[i]
+				runs = append(runs, run{filepath.Join(dir, info.Dir), fmt.Sprintf("run %d (%s)", info.Index, info.Point), r})
+			}
+		}
+	} else {
+		r, err := store.ReadResult(dir)
+		if err != nil {
+			return usageError(fmt.Errorf("report: %w", err))
+		}
+		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+			dir = filepath.Dir(dir)
+		}
+		runs = append(runs, run{dir, "", r})
+	}
+	printed := 0
+	for _, rn := range runs {
+		for _, st := range rn.r.Steps {
+			f := st.FailedCheck
+			if f == nil {
+				continue
+			}
+			title := "step " + stepTitle(st)
+			if rn.title != "" {
+				title = rn.title + ", " + title
+			}
+			if printed > 0 {
+				fmt.Fprintln(out)
+			}
+			printed++
+			if f.File == "" {
+				what := "no response"
+				if f.Status != 0 {
+					what = fmt.Sprintf("status %d", f.Status)
+				}
+				if f.Error != "" {
+					what += ": " + f.Error
+				}
+				fmt.Fprintf(out, "== %s: %s failed; %s, nothing kept\n", title, f.Check, what)
+				continue
+			}
+			path := filepath.Join(rn.dir, filepath.FromSlash(f.File))
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return failedError(fmt.Errorf("report: %s: %w", title, err))
+			}
+			fmt.Fprintf(out, "== %s: %s failed; %s\n", title, f.Check, path)
+			if _, err := out.Write(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))); err != nil {
+				return failedError(fmt.Errorf("report: %w", err))
+			}
+			if len(data) > 0 && data[len(data)-1] != '\n' {
+				fmt.Fprintln(out)
+			}
+		}
+	}
+	if printed == 0 {
+		_, err := fmt.Fprintf(out, "no failed checks in %s\n", dir)
+		return err
+	}
+	return nil
+}
+
+func stepTitle(st result.Step) string {
+	if st.Scenario != "" && st.Scenario != "default" {
+		return st.Scenario + " / " + st.Name
+	}
+	return st.Name
 }

@@ -21,6 +21,10 @@ type Program struct {
 	// is picked: reset variables, take data rows. An error wrapping ErrStop
 	// ends the run: no iteration starts after it.
 	Begin func(v *VU) error
+	// Secrets, if set, appends to dst the secret values the VU holds now
+	// (captured tokens), to mask in the failing response CheckFailed keeps.
+	// It is called only then: once per step and worker.
+	Secrets func(v *VU, dst []string) []string
 }
 
 // ErrStop, wrapped by Program.Begin's error, ends the run gracefully: a

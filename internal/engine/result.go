@@ -37,7 +37,9 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 			Histograms: h,
 		}
 		if f := st.FirstFailed; f != nil {
-			step.FailedCheck = &result.FailedCheck{Check: f.Check, Status: f.Status, Error: f.Error, Body: f.Body}
+			// The response is not here: it is masked and explained by the
+			// caller, who knows the plan's secrets (package failure).
+			step.FailedCheck = &result.FailedCheck{Check: f.Check, Status: f.Status, Error: f.Error}
 		}
 		r.Steps = append(r.Steps, step)
 	}

@@ -3,7 +3,9 @@ package engine
 import (
 	"time"
 
+	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 )
 
@@ -49,22 +51,38 @@ func (v *VU) Scenario() *Scenario { return v.scenario }
 // Check records the outcome of one expectation of a step.
 func (v *VU) Check(step int, passed bool) { v.w.rec.Check(step, passed) }
 
+// KeepsFailure reports whether the next failed check of step is the first
+// the VU's worker records, whose response CheckFailed keeps: a caller
+// gathers what it looked for (Sought) only then.
+func (v *VU) KeepsFailure(step int) bool { return v.w.rec.KeepsFailure(step) }
+
 // CheckFailed records a failed expectation of a step with the response it
-// failed on (x may be nil: no request went out), so that the first one can
-// be shown.
-func (v *VU) CheckFailed(step int, check string, x *httpx.Exchange, err error) {
-	status, body := 0, []byte(nil)
+// failed on (x may be nil: no request went out) and what it looked for, so
+// that the first one can be shown. Only the step's first failure on this
+// worker copies the response; the others are counted.
+func (v *VU) CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
+	if !v.w.rec.KeepsFailure(step) {
+		v.w.rec.CheckFailed(step, nil)
+		return
+	}
+	f := &metrics.FailedCheck{Check: check, Sought: sought}
 	if x != nil {
-		status, body = x.Status, x.Body
+		f.Status = x.Status
 		if err == nil {
 			err = x.Err
 		}
+		if x.Status != 0 {
+			var secrets []string
+			if p := v.w.run.cfg.Program; p.Secrets != nil {
+				secrets = p.Secrets(v, nil)
+			}
+			f.Response = failure.Keep(x.Status, x.Header, x.Body, secrets)
+		}
 	}
-	errText := ""
 	if err != nil {
-		errText = err.Error()
+		f.Error = err.Error()
 	}
-	v.w.rec.CheckFailed(step, check, status, errText, body)
+	v.w.rec.CheckFailed(step, f)
 }
 
 // Abort records why an iteration could not go on (a request that could not
@@ -149,7 +167,7 @@ func (v *VU) send(r *RequestStep) bool {
 		v.buf, err = r.Build(v, v.buf[:0])
 		if err != nil {
 			step := v.scenario.Steps[v.step]
-			v.CheckFailed(step.ID, result.CheckRequestBuilt, nil, err)
+			v.CheckFailed(step.ID, result.CheckRequestBuilt, nil, err, failure.Sought{})
 			v.Abort(step.Name + ": " + err.Error())
 			return false
 		}
@@ -199,7 +217,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 		next, target, err := r.Redirect(v, x, v.buf[:0])
 		switch {
 		case err != nil:
-			v.CheckFailed(step.ID, "the redirect could be followed", x, err)
+			v.CheckFailed(step.ID, "the redirect could be followed", x, err, failure.Sought{})
 			v.Abort(step.Name + ": redirect: " + err.Error())
 			v.step++
 			w.iterationDone(v, false)

@@ -10,6 +10,7 @@ import (
 	"github.com/theory/jsonpath"
 
 	"github.com/loadlab/loadlab/internal/expr"
+	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
 )
 
@@ -17,6 +18,9 @@ import (
 type Check struct {
 	Name string
 	ok   func(s *State, x *httpx.Exchange) bool
+	// sought says what the check looked for, when it failed (nil: nothing
+	// in particular, such as a status).
+	sought func(s *State) failure.Sought
 }
 
 // OK reports whether the response the VU's state holds meets the check.
@@ -67,6 +71,9 @@ func ContainsCheck(want *expr.Template) Check {
 	return Check{Name: "body contains " + want.Source, ok: func(s *State, x *httpx.Exchange) bool {
 		w, err := want.Append(s.body[:0], s.vars)
 		return err == nil && bytes.Contains(x.Body, w)
+	}, sought: func(s *State) failure.Sought {
+		w, _ := want.String(s.vars)
+		return failure.Sought{Contains: w}
 	}}
 }
 
@@ -87,7 +94,7 @@ func JSONCheck(path string, p *jsonpath.Path, want *expr.Template) Check {
 			return expr.Equal(got, w)
 		}
 		return false
-	}}
+	}, sought: func(*State) failure.Sought { return failure.Sought{JSONPath: path} }}
 }
 
 // Capture sets a variable's slot from the response.
@@ -100,25 +107,33 @@ type Capture struct {
 // Recorder hears the outcome of each check and capture: the engine's VU.
 type Recorder interface {
 	Check(step int, passed bool)
-	CheckFailed(step int, check string, x *httpx.Exchange, err error)
+	// KeepsFailure reports whether step's next failed check is kept whole,
+	// so that what it looked for is worth gathering.
+	KeepsFailure(step int) bool
+	CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought)
 }
 
 // After stores the response's cookies, runs the checks, then the captures
 // (a capture that finds nothing is a failed check, and unsets its
-// variable). It always lets the iteration go on.
+// variable). It always lets the iteration go on. Failed checks are
+// recorded after the captures, so that the values this very response gave
+// (a CSRF token, a session token) are known, and masked, when the response
+// is kept.
 func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 	s.resp.Reset(x.Status, x.Header, x.Body)
 	if x.Err == nil {
 		st.storeCookies(s, x)
 	}
-	for _, ch := range st.Checks {
+	s.failed = s.failed[:0]
+	for i, ch := range st.Checks {
 		if ch.ok(s, x) {
 			rec.Check(st.ID, true)
 		} else {
-			rec.CheckFailed(st.ID, ch.Name, x, nil)
+			s.failed = append(s.failed, i)
 		}
 	}
-	for _, cp := range st.Captures {
+	s.failedCaptures = s.failedCaptures[:0]
+	for i, cp := range st.Captures {
 		var val any
 		ok := false
 		if x.Err == nil {
@@ -129,8 +144,19 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 			rec.Check(st.ID, true)
 		} else {
 			s.vars.Set(cp.Slot, nil)
-			rec.CheckFailed(st.ID, "capture "+cp.Name, x, nil)
+			s.failedCaptures = append(s.failedCaptures, i)
 		}
+	}
+	for _, i := range s.failed {
+		ch := st.Checks[i]
+		var sought failure.Sought
+		if ch.sought != nil && rec.KeepsFailure(st.ID) {
+			sought = ch.sought(s)
+		}
+		rec.CheckFailed(st.ID, ch.Name, x, nil, sought)
+	}
+	for _, i := range s.failedCaptures {
+		rec.CheckFailed(st.ID, "capture "+st.Captures[i].Name, x, nil, failure.Sought{})
 	}
 	return true
 }

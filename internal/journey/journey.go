@@ -33,7 +33,11 @@ type Runner struct {
 	VUSlot, IterationSlot, ScenarioSlot int
 	// CaptureSlots are cleared when an iteration begins.
 	CaptureSlots []int
-	Scenarios    []*Scenario
+	// SecretSlots hold captured values that are credentials (a capture
+	// named as one, or one a credential header is made from): masked in
+	// the failing responses kept.
+	SecretSlots []int
+	Scenarios   []*Scenario
 	// Targets are the resolved targets by "scheme://host": a redirect may go
 	// to any of them and nowhere else.
 	Targets map[string]*httpx.Origin
@@ -65,6 +69,22 @@ func (r *Runner) Install(p *engine.Program) {
 	p.Begin = func(v *engine.VU) error {
 		return r.Begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario())
 	}
+	p.Secrets = func(v *engine.VU, dst []string) []string { return r.Secrets(v.State.(*State), dst) }
+}
+
+// Secrets appends the secret values a VU's state holds now: its captured
+// credentials (SecretSlots), as text.
+func (r *Runner) Secrets(s *State, dst []string) []string {
+	for _, slot := range r.SecretSlots {
+		switch v := s.vars.Get(slot).(type) {
+		case nil:
+		case string:
+			dst = append(dst, v)
+		default:
+			dst = append(dst, fmt.Sprint(v))
+		}
+	}
+	return dst
 }
 
 // NewState makes a VU's state.
@@ -174,6 +194,9 @@ type State struct {
 	body []byte
 	path []byte // the request target of the request in flight, for cookies and redirects
 	vals []string
+	// failed and failedCaptures are the checks and captures of the step
+	// just answered that failed, recorded after its captures ran.
+	failed, failedCaptures []int
 	// the request in flight, for redirects
 	target *httpx.Origin
 	method string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/expr"
+	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
 )
 
@@ -83,6 +84,7 @@ func (f *fixture) step(st *Step) *Step {
 type recorder struct {
 	passed int
 	failed []string
+	sought []failure.Sought
 }
 
 func (r *recorder) Check(step int, passed bool) {
@@ -91,8 +93,11 @@ func (r *recorder) Check(step int, passed bool) {
 	}
 }
 
-func (r *recorder) CheckFailed(step int, check string, x *httpx.Exchange, err error) {
+func (r *recorder) KeepsFailure(int) bool { return true }
+
+func (r *recorder) CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
 	r.failed = append(r.failed, check)
+	r.sought = append(r.sought, sought)
 }
 
 var _ Recorder = (*engine.VU)(nil)
@@ -420,3 +425,86 @@ func TestSeededBodies(t *testing.T) {
 }
 
 var timeZero = time.Time{}
+
+// seenRecorder notes, at each failed check, what it looked for and the
+// token the VU's state holds then.
+type seenRecorder struct {
+	recorder
+	s      *State
+	token  int
+	tokens []any
+}
+
+func (r *seenRecorder) CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
+	r.recorder.CheckFailed(step, check, x, err, sought)
+	r.tokens = append(r.tokens, r.s.Vars().Get(r.token))
+}
+
+// TestAfterRecordsFailuresAfterCaptures: a failed check is recorded after
+// the step's captures ran, so that the values this response gave (its CSRF
+// token) are known when the response is kept and masked; and it says what
+// it looked for: a contains check its text as rendered, a json check its
+// path.
+func TestAfterRecordsFailuresAfterCaptures(t *testing.T) {
+	f := newFixture(t)
+	c, err := expr.NewCapture(expr.FromCSS, "input[name=authenticity_token]", "value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := expr.CompileJSONPath("$.id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.step(&Step{Path: f.tpl("/"),
+		Checks:   []Check{StatusCheck([]Status{{Code: 200}}), ContainsCheck(f.tpl("order {{ product }}")), JSONCheck("$.id", id, f.tpl("{{ product }}"))},
+		Captures: []Capture{{Slot: f.token, Capture: c, Name: "token"}}})
+	s := f.state(0, 0)
+	rec := &seenRecorder{s: s, token: f.token}
+	x := httpx.Exchange{Status: 422, Header: []byte("Content-Type: text/html\r\n"), Body: []byte(`<input name="authenticity_token" value="Xk2f">`)}
+	st.After(s, rec, &x)
+	want := []failure.Sought{{}, {Contains: "order 3"}, {JSONPath: "$.id"}}
+	if fmt.Sprint(rec.failed) != "[status is 200 body contains order {{ product }} json $.id]" || fmt.Sprint(rec.sought) != fmt.Sprint(want) {
+		t.Errorf("failed %q, sought %+v", rec.failed, rec.sought)
+	}
+	for i, tok := range rec.tokens {
+		if tok != "Xk2f" {
+			t.Errorf("failure %d recorded with token %v: the capture had not run", i, tok)
+		}
+	}
+}
+
+// BenchmarkAfter is the cost of a step's checks and capture per response:
+// all passing (the common case), and failing once the step's first failure
+// is kept (the others are only counted).
+func BenchmarkAfter(b *testing.B) {
+	f := newFixture(&testing.T{})
+	c, _ := expr.NewCapture(expr.FromCSS, "input[name=authenticity_token]", "value")
+	st := f.step(&Step{Path: f.tpl("/"),
+		Checks:   []Check{StatusCheck([]Status{{Code: 200}}), ContainsCheck(f.tpl("order-number"))},
+		Captures: []Capture{{Slot: f.token, Capture: c, Name: "token"}}})
+	s := f.state(0, 0)
+	page := []byte(`<html><body><p>order-number 12</p><form><input name="authenticity_token" value="Xk2f"></form></body></html>`)
+	for _, bc := range []struct {
+		name   string
+		status int
+	}{{"pass", 200}, {"fail", 500}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var rec keptRecorder
+			x := httpx.Exchange{Status: bc.status, Header: []byte("Content-Type: text/html\r\n"), Body: page}
+			b.ReportAllocs()
+			for b.Loop() {
+				st.After(s, &rec, &x)
+			}
+		})
+	}
+}
+
+// keptRecorder counts, as the engine's recorder does once the step's first
+// failure is kept.
+type keptRecorder struct{ passed, failed int }
+
+func (r *keptRecorder) Check(int, bool)       { r.passed++ }
+func (r *keptRecorder) KeepsFailure(int) bool { return false }
+func (r *keptRecorder) CheckFailed(int, string, *httpx.Exchange, error, failure.Sought) {
+	r.failed++
+}

@@ -11,12 +11,11 @@
 package metrics
 
 import (
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
 )
 
@@ -119,12 +118,15 @@ type FailedCheck struct {
 	Check  string // what was expected: "status 200", "contains order-number"
 	Status int    // 0: no response
 	Error  string // why there was no response, if there was none
-	Body   string // the body's first 2*ShownBytes bytes
+	// Sought is what the check looked for, to show the response around it.
+	Sought failure.Sought
+	// Response is the response kept whole (its body up to
+	// failure.MaxBody), not yet masked; nil when there was none.
+	Response *failure.Response
 }
 
-// ShownBytes is how much of a response body a failed check shows; the
-// recorder keeps twice as much, so that a secret across the cut can be
-// masked before the body is cut to ShownBytes.
+// ShownBytes is how much of a response body a failed check shows in the
+// summary and reports: the text around what the check looked for.
 const ShownBytes = 512
 
 // Counters are run-wide counts that belong to no step.
@@ -268,27 +270,19 @@ func (r *Recorder) Check(step int, passed bool) {
 	}
 }
 
+// KeepsFailure reports whether the next failed check of step will be kept
+// (it is the step's first): only then need the caller gather what
+// CheckFailed keeps.
+func (r *Recorder) KeepsFailure(step int) bool { return r.Steps[step].FirstFailed == nil }
+
 // CheckFailed counts a failed expectation and, for the step's first, keeps
-// what the server answered. body may be nil; it is copied.
-func (r *Recorder) CheckFailed(step int, check string, status int, errText string, body []byte) {
+// f, which the caller made for it (KeepsFailure); f is not read otherwise.
+func (r *Recorder) CheckFailed(step int, f *FailedCheck) {
 	st := &r.Steps[step]
 	st.Checks.Failed++
-	if st.FirstFailed != nil {
-		return
+	if st.FirstFailed == nil {
+		st.FirstFailed = f
 	}
-	st.FirstFailed = &FailedCheck{Check: check, Status: status, Error: errText, Body: Snippet(body, 2*ShownBytes)}
-}
-
-// Snippet is the start of a body as text: at most n bytes, cut at a
-// character boundary, invalid UTF-8 replaced.
-func Snippet(body []byte, n int) string {
-	if len(body) > n {
-		body = body[:n]
-		for i := 0; i < 3 && len(body) > 0 && !utf8.Valid(body); i++ {
-			body = body[:len(body)-1]
-		}
-	}
-	return strings.ToValidUTF8(string(body), "\uFFFD")
 }
 
 // Rotate ends the current interval and starts next, which must be empty

@@ -145,6 +145,16 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 			}
 		}
 	}
+	credCaptures := p.credentialCaptures()
+	for _, sc := range p.Scenarios {
+		for _, st := range sc.Steps {
+			for _, cp := range st.Captures {
+				if credCaptures[cp.Var] {
+					r.SecretSlots = append(r.SecretSlots, c.global.Slot(cp.Var))
+				}
+			}
+		}
+	}
 	prog := &engine.Program{}
 	for _, sc := range p.Scenarios {
 		c.scenario(prog, sc)

@@ -193,6 +193,46 @@ func (p *Plan) credentialVars() map[string]bool {
 	return out
 }
 
+// credentialCaptures are the captures whose values are credentials: those
+// named as one (csrf, token, session_id) and those a credential header is
+// made from, directly or through plan variables ("Bearer {{ t }}"). Their
+// values are known only as VUs run, so they are masked there, in the
+// failing responses kept (journey.Runner.SecretSlots).
+func (p *Plan) credentialCaptures() map[string]bool {
+	out := map[string]bool{}
+	captures := map[string]bool{}
+	for _, sc := range p.Scenarios {
+		for _, st := range sc.Steps {
+			for _, cp := range st.Captures {
+				captures[cp.Var] = true
+				if secret.Name(cp.Var) {
+					out[cp.Var] = true
+				}
+			}
+		}
+	}
+	srcs := []string{}
+	for _, f := range p.credentialHeaders() {
+		srcs = append(srcs, f.Value.Written())
+	}
+	credVars := p.credentialVars()
+	for _, v := range p.Vars {
+		if credVars[v.Name] {
+			srcs = append(srcs, v.valueText)
+		}
+	}
+	for _, src := range srcs {
+		for _, m := range templateName.FindAllStringSubmatch(src, -1) {
+			for _, name := range identifier.FindAllString(m[1], -1) {
+				if captures[name] {
+					out[name] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // credentialEnv are the environment variables a credential header reads,
 // directly or through plan variables.
 func (p *Plan) credentialEnv() map[string]bool {

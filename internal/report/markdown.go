@@ -110,7 +110,11 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 		ew.printf("\n")
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
-				ew.printf("- First failed check of **%s**: %s; %s\n", md(stepName(st)), md(f.Check), md(failedAnswer(f, 160)))
+				ew.printf("- First failed check of **%s**: %s; %s", md(stepName(st)), md(f.Check), md(failedAnswer(f, 160)))
+				if f.File != "" {
+					ew.printf(" (the whole response: `%s`)", f.File)
+				}
+				ew.printf("\n")
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func Text(w io.Writer, r *result.Result) error {
 		ew.printf("\n")
 	}
 	if n := s.Checks.Passed + s.Checks.Failed; n > 0 {
-		ew.printf("checks      %s of %s passed (%.2f%%)\n", count(s.Checks.Passed), count(n), 100*s.Checks.Rate())
+		ew.printf("checks      %s of %s passed (%.2f%%)%s\n", count(s.Checks.Passed), count(n), 100*s.Checks.Rate(), defaultChecksNote(r.Thresholds))
 	}
 	if len(r.Steps) > 1 || s.Checks.Passed+s.Checks.Failed > 0 {
 		ew.printf("\n")
@@ -137,6 +137,9 @@ func Text(w io.Writer, r *result.Result) error {
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
 				ew.printf("first failed check of %s: %s; %s\n", stepName(st), f.Check, failedAnswer(f, 160))
+				if f.File != "" {
+					ew.printf("  the whole response: %s (loadlab report DIR --failures)\n", f.File)
+				}
 			}
 		}
 	}
@@ -169,6 +172,18 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	ew.printf("resolution  %s\n", s.Resolution)
 	return ew.err
+}
+
+// defaultChecksNote says, after the checks line, that the default checks
+// threshold failed the run: it is not in the plan, so the reader must be told
+// where it comes from and how to change it.
+func defaultChecksNote(ts []result.ThresholdResult) string {
+	for _, t := range ts {
+		if t.Default && !t.Pass {
+			return fmt.Sprintf("; default threshold %s failed (a checks threshold in the plan, such as checks > 95%%, replaces it)", t.Text)
+		}
+	}
+	return ""
 }
 
 func serverText(ew *errWriter, sv *result.Server) {
@@ -357,6 +372,9 @@ func failedAnswer(f *result.FailedCheck, width int) string {
 	}
 	if body == "" {
 		return fmt.Sprintf("status %d", f.Status)
+	}
+	if f.Shown != "" {
+		return fmt.Sprintf("status %d, %s: %s", f.Status, f.Shown, body)
 	}
 	return fmt.Sprintf("status %d: %s", f.Status, body)
 }

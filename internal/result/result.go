@@ -178,13 +178,28 @@ type ScenarioTotals struct {
 const CheckRequestBuilt = "request built"
 
 // FailedCheck is a check that failed and what the server answered: its
-// status and the start of its body (512 bytes, the plan's secrets masked).
+// status, the part of its body around what the check looked for (512
+// bytes at most, secrets masked), and where the whole response is kept.
 type FailedCheck struct {
 	Check  string `json:"check"`
 	Status int    `json:"status"` // 0: no response
 	Error  string `json:"error,omitempty"`
 	Body   string `json:"body,omitempty"`
+	// Shown says which part of the body Body is: around "Welcome", the
+	// page's flash or error element, the value at $.user, the start of the
+	// page's visible text.
+	Shown string `json:"shown,omitempty"`
+	// File is the response kept whole (status line, headers, the body up to
+	// 256 KiB, secrets masked), relative to the run's directory:
+	// failures/login.http.
+	File string `json:"file,omitempty"`
+	// Response is File's content, for the run that made it; results read
+	// back do not have it (read File).
+	Response string `json:"-"`
 }
+
+// FailuresDir is the directory of a run's kept failing responses.
+const FailuresDir = "failures"
 
 // StepHistograms are a step's distributions in HdrHistogram's V2 compressed
 // encoding (base64), by status class: "ok" (1xx to 3xx), "4xx", "5xx", and
@@ -296,6 +311,9 @@ type ThresholdResult struct {
 	Measured float64 `json:"measured"` // in the metric's unit: ms, a fraction, bytes, per second
 	Pass     bool    `json:"pass"`
 	Detail   string  `json:"detail"`
+	// Default: not written in the plan, but loadlab's own (checks == 100%,
+	// which a checks threshold in the plan replaces).
+	Default bool `json:"default,omitempty"`
 }
 
 // Warning says why a run's figures may not be trusted.

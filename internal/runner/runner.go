@@ -18,10 +18,12 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/secret"
 	"github.com/loadlab/loadlab/internal/server"
 )
 
@@ -272,17 +274,43 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 	if p := t.plan; p != nil {
 		res.Plan = p.Masked() // before Validity, whose advice differs for plans
 		res.PlanInputs = p.Inputs()
-		for i := range res.Steps {
-			if f := res.Steps[i].FailedCheck; f != nil {
-				// Masked before it is cut, so that no part of a secret across
-				// the cut is left.
-				f.Body, f.Error = metrics.Snippet([]byte(p.MaskSecrets(f.Body)), metrics.ShownBytes), p.MaskSecrets(f.Error)
-			}
-		}
+		explainFailures(res, out.Totals, p.Secrets())
 		res.Thresholds = thresholds(p.Thresholds, res, out.Totals)
+	} else {
+		explainFailures(res, out.Totals, nil)
 	}
 	res.Validity = Validity(res, out)
 	return res, nil
+}
+
+// explainFailures fills in each step's first failed check from the response
+// its recorder kept: masked (the plan's secrets, those the VU had captured,
+// credential headers and cookies, URL query secrets), the text around what
+// the check looked for in Body, and the whole response in Response, which
+// the result's directory keeps as failures/File.
+func explainFailures(res *result.Result, totals *metrics.Recorder, secrets []string) {
+	taken := map[string]bool{}
+	for i := range res.Steps {
+		f := res.Steps[i].FailedCheck
+		if f == nil || i >= len(totals.Steps) || totals.Steps[i].FirstFailed == nil {
+			continue
+		}
+		kept := totals.Steps[i].FirstFailed
+		f.Error = secret.URL(secret.Replace(f.Error, secrets))
+		if kept.Response == nil {
+			continue
+		}
+		m := kept.Response.Mask(secrets)
+		all := append(append([]string(nil), secrets...), kept.Response.Secrets...)
+		f.Error = secret.Replace(f.Error, all)
+		// What the check looked for is shown too (around "..."): a text
+		// made from a secret ("{{ password }}") is looked for masked.
+		sought := kept.Sought
+		sought.Contains = secret.Replace(sought.Contains, all)
+		f.Body, f.Shown = failure.Near(m.Body, m.ContentType, sought, metrics.ShownBytes)
+		f.Response = m.Message
+		f.File = result.FailuresDir + "/" + failure.FileName(res.Steps[i].Scenario, res.Steps[i].Name, taken)
+	}
 }
 
 // resolver resolves each target once and connects to it once, so that a

@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/threshold"
@@ -125,5 +128,82 @@ func TestQuickBuildsTheResult(t *testing.T) {
 	dead, _ := url.Parse("http://127.0.0.1:1/")
 	if _, err := Quick(context.Background(), QuickRun{URL: dead, Method: "GET", Engine: engine.Config{HTTP: httpx.Options{Timeout: time.Second}}}, Options{}); err == nil {
 		t.Error("a refused connection: no error")
+	}
+}
+
+// TestDefaultChecksThreshold: a plan run whose checks fail fails its
+// default threshold (checks == 100%), unless the plan sets a checks
+// threshold of its own; a plan without checks gets no default threshold.
+func TestDefaultChecksThreshold(t *testing.T) {
+	target := shop(t) // every seventh request is a 503
+	for _, tt := range []struct {
+		name, expect, thresholds string
+		want                     []result.ThresholdResult // Text and Pass only
+	}{
+		{"failed checks fail the default", "expect: { status: 200 }", "", []result.ThresholdResult{{Text: DefaultChecks, Pass: false, Default: true}}},
+		{"the plan's own checks threshold replaces it", "expect: { status: 200 }", "thresholds: [ checks > 50% ]", []result.ThresholdResult{{Text: "checks > 50%", Pass: true}}},
+		{"a checks threshold of one step replaces it too", "expect: { status: 200 }", "thresholds: [ 'checks(step=home) > 50%' ]", []result.ThresholdResult{{Text: "checks(step=home) > 50%", Pass: true}}},
+		{"other thresholds keep it", "expect: { status: 200 }", "thresholds: [ p99(latency) < 10s ]", []result.ThresholdResult{{Text: "p99(latency) < 10s", Pass: true}, {Text: DefaultChecks, Pass: false, Default: true}}},
+		{"passing checks pass it", "expect: { status: [200, 503] }", "", []result.ThresholdResult{{Text: DefaultChecks, Pass: true, Default: true}}},
+		{"no checks, no default", "", "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := plan.Parse("test.yaml", []byte(`
+name: checks
+target: `+target+`
+scenarios:
+  browse:
+    steps:
+      - get: /
+        name: home
+        `+tt.expect+`
+load: { closed: { vus: 2, iterations: 21 } }
+`+tt.thresholds+`
+`), plan.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Plan(context.Background(), p, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []result.ThresholdResult
+			for _, th := range res.Thresholds {
+				got = append(got, result.ThresholdResult{Text: th.Text, Pass: th.Pass, Default: th.Default})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("thresholds %+v, want %+v", res.Thresholds, tt.want)
+			}
+			for _, th := range res.Thresholds {
+				if th.Default && !th.Pass && th.Detail != "checks passed: 85.71% (36 of 42 passed); the default threshold, which a checks threshold in the plan replaces" {
+					t.Errorf("detail %q", th.Detail)
+				}
+			}
+		})
+	}
+}
+
+// TestExplainFailuresMasks: the kept response, the text shown and what it
+// says it looked for hold no secret, whether the plan's or captured.
+func TestExplainFailuresMasks(t *testing.T) {
+	totals := metrics.NewRecorder(1)
+	// "hunter2" alone is no secret, but the start of one: looked for in
+	// clear, the secret would show in what the check says it looked for.
+	body := "<html><body><p>hunter2 is a nickname.</p><p>Welcome hunter2-user, token CAPTURED-TOK</p></body></html>"
+	totals.CheckFailed(0, &metrics.FailedCheck{
+		Check: "body contains {{ password }}", Status: 200,
+		Sought:   failure.Sought{Contains: "hunter2-user"},
+		Response: failure.Keep(200, []byte("Content-Type: text/html\r\nSet-Cookie: s=COOKIE-VAL; Path=/\r\n"), []byte(body), []string{"CAPTURED-TOK"}),
+	})
+	res := &result.Result{Steps: []result.Step{{Scenario: "default", Name: "GET /welcome", FailedCheck: &result.FailedCheck{Check: "body contains {{ password }}", Status: 200, Error: "saw CAPTURED-TOK"}}}}
+	explainFailures(res, totals, []string{"hunter2-user"})
+	f := res.Steps[0].FailedCheck
+	for _, leak := range []string{"hunter2-user", "CAPTURED-TOK", "COOKIE-VAL"} {
+		if strings.Contains(f.Body+f.Shown+f.Error+f.Response, leak) {
+			t.Errorf("%s shown: %+v", leak, f)
+		}
+	}
+	if f.File != "failures/GET-welcome.http" || f.Body != "<html><body><p>hunter2 is a nickname.</p><p>Welcome ***, token ***</p></body></html>" || f.Shown != `around "***"` {
+		t.Errorf("explained %+v", f)
 	}
 }

@@ -4,8 +4,9 @@
 //
 // Who follows it: quick mode's headers as results show them; a plan's
 // stored text (plan.Masked), the inputs stored beside it (plan.Inputs) and
-// its secret values (plan.Secrets, masked by plan.MaskSecrets in a step's
-// first failed check: its body and error); and a redirect to another host,
+// its secret values (plan.Secrets); a step's first failing response, kept
+// by package failure (ResponseHeader, CookieValues, the plan's secrets and
+// the VU's captured credentials); and a redirect to another host,
 // which leaves out the same headers; credentials in URL query strings (URL:
 // quick mode's --url, step names, stored plans); the server's command
 // (server.command) and the log tail of its errors (server.Spec.Secrets).
@@ -126,6 +127,59 @@ func QueryValues(text string) []string {
 	for _, m := range queryParam.FindAllStringSubmatch(text, -1) {
 		if QueryName(m[2]) && m[3] != Mask {
 			out = append(out, m[3])
+		}
+	}
+	return out
+}
+
+// ResponseHeader returns a response header's value as loadlab shows it:
+// Set-Cookie with its value masked and its attributes kept
+// ("_session=***; path=/; HttpOnly"), Cookie with each value masked, other
+// headers named as credentials (Name) as Mask, and the rest with the
+// credentials of their URLs masked (a Location with ?token=...).
+func ResponseHeader(name, value string) string {
+	switch {
+	case strings.EqualFold(name, "Set-Cookie"):
+		cookie, attrs, found := strings.Cut(value, ";")
+		if k, _, ok := strings.Cut(cookie, "="); ok {
+			cookie = k + "=" + Mask
+		}
+		if found {
+			return cookie + ";" + URL(attrs)
+		}
+		return cookie
+	case strings.EqualFold(name, "Cookie"):
+		pairs := strings.Split(value, ";")
+		for i, p := range pairs {
+			if k, _, ok := strings.Cut(p, "="); ok {
+				pairs[i] = k + "=" + Mask
+			}
+		}
+		return strings.Join(pairs, ";")
+	case Name(name):
+		return Mask
+	}
+	return URL(value)
+}
+
+// CookieValues are the values a Set-Cookie or Cookie header carries (the
+// abc of "_session=abc; path=/"), so that the same values can be masked
+// wherever else they appear; nil for other headers.
+func CookieValues(name, value string) []string {
+	var pairs []string
+	switch {
+	case strings.EqualFold(name, "Set-Cookie"):
+		cookie, _, _ := strings.Cut(value, ";")
+		pairs = []string{cookie}
+	case strings.EqualFold(name, "Cookie"):
+		pairs = strings.Split(value, ";")
+	}
+	var out []string
+	for _, p := range pairs {
+		if _, v, ok := strings.Cut(p, "="); ok {
+			if v = strings.Trim(strings.TrimSpace(v), `"`); v != "" {
+				out = append(out, v)
+			}
 		}
 	}
 	return out

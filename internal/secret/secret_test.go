@@ -103,3 +103,24 @@ func TestQueryEnv(t *testing.T) {
 		t.Errorf("without %s: %q", QueryEnv, got)
 	}
 }
+
+func TestResponseHeader(t *testing.T) {
+	for _, tt := range []struct{ name, value, want string }{
+		{"Set-Cookie", "_shop_session=abc123XYZ; path=/; HttpOnly; SameSite=Lax", "_shop_session=***; path=/; HttpOnly; SameSite=Lax"},
+		{"set-cookie", "remember_token=t0k", "remember_token=***"},
+		{"Cookie", "a=1; b=2", "a=***; b=***"},
+		{"X-Csrf-Token", "s3cretcsrf", Mask},
+		{"Location", "/welcome?token=abcdef&page=2", "/welcome?token=***&page=2"},
+		{"Content-Type", "text/html; charset=utf-8", "text/html; charset=utf-8"},
+	} {
+		if got := ResponseHeader(tt.name, tt.value); got != tt.want {
+			t.Errorf("ResponseHeader(%q, %q) = %q, want %q", tt.name, tt.value, got, tt.want)
+		}
+	}
+	if got := CookieValues("Set-Cookie", `_s="abc123"; path=/`); len(got) != 1 || got[0] != "abc123" {
+		t.Errorf("CookieValues = %q", got)
+	}
+	if got := CookieValues("Content-Type", "a=b"); got != nil {
+		t.Errorf("CookieValues of Content-Type = %q", got)
+	}
+}

@@ -138,13 +138,41 @@ func WritesFailed(errs ...error) error {
 	return err
 }
 
-// WriteResult writes r as dir/result.json, atomically.
+// WriteResult writes r as dir/result.json, atomically, then the failing
+// responses its steps kept (dir/failures/STEP.http), each atomically.
 func WriteResult(dir string, r *result.Result) error {
 	var buf bytes.Buffer
 	if err := result.Encode(&buf, r); err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	return WriteFile(filepath.Join(dir, ResultFile), buf.Bytes())
+	if err := WriteFile(filepath.Join(dir, ResultFile), buf.Bytes()); err != nil {
+		return err
+	}
+	return writeFailures(dir, r)
+}
+
+// writeFailures writes each kept failing response where its FailedCheck's
+// File says.
+func writeFailures(dir string, r *result.Result) error {
+	var errs []error
+	made := false
+	for _, st := range r.Steps {
+		f := st.FailedCheck
+		if f == nil || f.Response == "" || f.File == "" {
+			continue
+		}
+		if !made {
+			if err := os.MkdirAll(filepath.Join(dir, result.FailuresDir), 0o755); err != nil {
+				return fmt.Errorf("%s is written, but not the failing responses: %w", ResultFile, err)
+			}
+			made = true
+		}
+		errs = append(errs, WriteFile(filepath.Join(dir, filepath.FromSlash(f.File)), []byte(f.Response)))
+	}
+	if err := WritesFailed(errs...); err != nil {
+		return fmt.Errorf("%s is written, but %w", ResultFile, err)
+	}
+	return nil
 }
 
 // ReadResult reads a result from a run directory or a result file.
