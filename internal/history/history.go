@@ -10,7 +10,7 @@
 // experiment adds one record per run, with its point and repeat.
 //
 // Writes are one transaction each, taken with BEGIN IMMEDIATE in WAL mode
-// with a busy timeout, so two loadlab processes that finish at once both
+// with a busy timeout (store.OpenSQLite, as the experiment database), so two loadlab processes that finish at once both
 // get their records in, and a process killed mid-write leaves the database
 // as it was before the transaction (SQLite's guarantee, tested with kill -9).
 package history
@@ -28,9 +28,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
-
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
 )
 
 // EnvPath is the environment variable that names the history database;
@@ -101,14 +100,9 @@ func Open(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	db, err := store.OpenSQLite(path, schema)
 	if err != nil {
-		return nil, fmt.Errorf("history: open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("history: %s: %w", path, err)
+		return nil, fmt.Errorf("history: %w", err)
 	}
 	return &DB{db: db, path: path}, nil
 }

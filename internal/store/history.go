@@ -60,7 +60,19 @@ func OpenHistory(dir string) (*History, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, HistoryFile)
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	db, err := OpenSQLite(path, schema)
+	if err != nil {
+		return nil, err
+	}
+	return &History{db: db, path: path}, nil
+}
+
+// OpenSQLite opens the SQLite database at path (creating it) in WAL mode
+// with a busy timeout, one connection, and write transactions that take
+// the lock when they begin (BEGIN IMMEDIATE), so that two processes writing
+// at once wait for each other instead of failing; then runs schema.
+func OpenSQLite(path, schema string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -69,7 +81,7 @@ func OpenHistory(dir string) (*History, error) {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &History{db: db, path: path}, nil
+	return db, nil
 }
 
 // Close closes the database.
