@@ -94,6 +94,22 @@ type Outcome struct {
 	// Stopped says why the run ended before its workload did (a unique data
 	// source ran out); nil otherwise.
 	Stopped error
+
+	// Window is the load's own window, after any warmup: until the
+	// workload's end (its duration, its stages, its arrivals) or an early
+	// stop, without the grace period that journeys in progress then took
+	// to finish (the drain). A load of fixed work (iterations) has no end
+	// but its last response: its window is Elapsed.
+	Window time.Duration
+	// WindowResponses are each step's responses (of any status) that
+	// finished within Window.
+	WindowResponses []int64
+
+	// VUs is the most VUs (connections in quick mode) the workload may run
+	// at once; PeakVUs the most that were in an iteration at once.
+	VUs, PeakVUs int
+
+	warmup time.Duration
 }
 
 // Run runs the program under the workload until it ends or ctx is done.
@@ -184,15 +200,33 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Started:     epoch,
 		Interrupted: interrupted,
 		Workers:     workers,
+		warmup:      cfg.Warmup,
 	}
-	var end time.Duration
+	var end, windowEnd time.Duration
+	out.WindowResponses = make([]int64, len(cfg.Program.Steps))
 	for _, wk := range run.workers {
 		out.Totals.Merge(wk.rec)
 		end = max(end, wk.end)
 		out.InFlight += wk.abandoned
+		// A worker that was stopped counts what had finished then; one that
+		// finished its work by itself, everything.
+		counts, stoppedAt := wk.windowResponses, wk.stoppedAt
+		if counts == nil {
+			counts, stoppedAt = wk.rec.StepResponses(), wk.end
+		}
+		windowEnd = max(windowEnd, min(stoppedAt, wk.end))
+		for i, n := range counts {
+			out.WindowResponses[i] += n
+		}
 	}
 	out.Elapsed = max(end-cfg.Warmup, 0)
+	out.Window = max(windowEnd-cfg.Warmup, 0)
+	if interrupted {
+		// Ctrl-C ends the window where it ends the run: no drain.
+		out.Window = out.Elapsed
+	}
 	out.Stopped = run.stopReason
+	out.VUs, out.PeakVUs = cfg.maxVUs(), int(run.peakBusy.Load())
 	return out, errors.Join(errs...)
 }
 
@@ -248,6 +282,17 @@ type run struct {
 
 	stopOnce   sync.Once
 	stopReason error
+
+	// busy counts the VUs in an iteration across workers, peakBusy the
+	// most at once: two atomic operations an iteration, none a request.
+	busy, peakBusy atomic.Int64
+}
+
+// vuBusy counts a VU that begins (+1) or ends (-1) an iteration.
+func (r *run) vuBusy(delta int64) {
+	n := r.busy.Add(delta)
+	for p := r.peakBusy.Load(); n > p && !r.peakBusy.CompareAndSwap(p, n); p = r.peakBusy.Load() {
+	}
 }
 
 // pooled says whether the workers share a pool of VUs: an open workload

@@ -270,8 +270,13 @@ const MinUSLPoints = 5
 
 // Throughput is a run's responses (of any status) per second, computed from
 // its counts so that results written when throughput_rps still counted
-// failed requests compare alike.
+// failed requests compare alike: those that finished within the load's
+// window over the window, or, in results written before there was one, all
+// of them over the elapsed time.
 func Throughput(r *result.Result) float64 {
+	if s := &r.Summary; s.WindowS > 0 {
+		return float64(s.WindowResponses) / s.WindowS
+	}
 	if s := &r.Summary; s.DurationS > 0 {
 		return float64(s.Responses) / s.DurationS
 	}

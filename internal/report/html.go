@@ -28,6 +28,7 @@ var funcs = template.FuncMap{
 	"time":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"lines": func(s string) []string { return strings.Split(s, "\n") },
 	"add":   func(a, b int64) int64 { return a + b },
+	"drain": func(s result.Summary) string { return DrainNote(&s) },
 	// heading names what a verdict table's cells hold.
 	"heading": cellHeading,
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -361,5 +362,31 @@ func TestCSVInjection(t *testing.T) {
 		if got := csvCell(tt.in); got != tt.want {
 			t.Errorf("csvCell(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestDrainSaidEverywhere: a run whose journeys went on past its 15 s into
+// the grace period says in every report that throughput counts the window,
+// and the drain apart (issue 20, item 6).
+func TestDrainSaidEverywhere(t *testing.T) {
+	r := fixture(t)
+	s := &r.Summary
+	s.DurationS, s.WindowS, s.DrainS, s.WindowResponses = 21.4, 15, 6.4, s.Responses-100
+	s.ThroughputRPS = float64(s.WindowResponses) / s.WindowS
+	want := fmt.Sprintf("the %s responses within the load's 15.00s, over it; journeys in progress then took 6.40s more (the drain), whose 100 responses", count(s.WindowResponses))
+	for name, render1 := range map[string]func(io.Writer) error{
+		"text":     func(w io.Writer) error { return Text(w, r) },
+		"markdown": func(w io.Writer) error { return Markdown(w, "", r) },
+		"html":     func(w io.Writer) error { return HTML(w, r) },
+	} {
+		out := string(render(t, render1))
+		if !strings.Contains(strings.ReplaceAll(out, "&#39;", "'"), want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, out)
+		}
+	}
+	// Without a drain, nothing is said.
+	s.DrainS = 0
+	if text := render(t, func(w io.Writer) error { return Text(w, r) }); bytes.Contains(text, []byte("drain")) {
+		t.Errorf("no drain, yet:\n%s", text)
 	}
 }

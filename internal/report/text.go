@@ -84,6 +84,9 @@ func Text(w io.Writer, r *result.Result) error {
 		errs += fmt.Sprintf(", %s still in flight when it ended (not counted)", count(s.Abandoned))
 	}
 	ew.printf("%s in %.2fs, %s/s, %s\n", counted(s.Requests, "request"), s.DurationS, rate(s.ThroughputRPS), errs)
+	if d := DrainNote(s); d != "" {
+		ew.printf("%s\n", d)
+	}
 	if s.Interrupted {
 		ew.printf("interrupted: these are the figures measured until then\n")
 	}
@@ -384,4 +387,14 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// DrainNote says, for a run whose journeys went on past the load's window
+// into the grace period, what throughput counts; "" when there was no drain.
+func DrainNote(s *result.Summary) string {
+	if s.DrainS <= 0 || s.WindowS <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("throughput: the %s responses within the load's %.2fs, over it; journeys in progress then took %.2fs more (the drain), whose %s responses count in latency, not in throughput",
+		count(s.WindowResponses), s.WindowS, s.DrainS, count(s.Responses-s.WindowResponses))
 }

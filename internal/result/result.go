@@ -84,7 +84,7 @@ type Summary struct {
 	Requests      int64        `json:"requests"`  // exchanges finished: responses of any status plus failures
 	Responses     int64        `json:"responses"` // of any status
 	DurationS     float64      `json:"duration_s"`
-	ThroughputRPS float64      `json:"throughput_rps"` // responses (any status) / duration_s
+	ThroughputRPS float64      `json:"throughput_rps"` // window_responses / window_s; without a window, responses / duration_s
 	Errors        Errors       `json:"errors"`
 	ErrorRate     float64      `json:"error_rate"` // errors.total / requests
 	Latency       Percentiles  `json:"latency_ms"`
@@ -103,6 +103,26 @@ type Summary struct {
 	Interrupted   bool   `json:"interrupted"`        // stopped early by Ctrl-C or a signal
 	BytesReceived int64  `json:"bytes_received"`
 	Resolution    string `json:"resolution"` // of every latency figure
+
+	// DurationS above is the elapsed time: from the start of the
+	// measurement (after any warmup) to the last response. WindowS is the
+	// load's own window within it: until the workload's end (its duration,
+	// stages or arrivals) or an early stop, without the DrainS that journeys
+	// in progress then took to finish in the grace period (DurationS =
+	// WindowS + DrainS). With fixed work (iterations) the window is the
+	// elapsed time. WindowResponses (any status) finished within the
+	// window: throughput counts them, over it. All absent in results
+	// written before they were.
+	WindowS         float64 `json:"window_s,omitempty"`
+	DrainS          float64 `json:"drain_s,omitempty"`
+	WindowResponses int64   `json:"window_responses,omitempty"`
+
+	// VUs is the most VUs (quick mode: connections) the workload could run
+	// at once, VUsPeak the most that were in an iteration at once, VUsAvg
+	// their average (of the per-second series, after any warmup).
+	VUs     int     `json:"vus,omitempty"`
+	VUsPeak int     `json:"vus_peak,omitempty"`
+	VUsAvg  float64 `json:"vus_avg,omitempty"`
 }
 
 // Checks count the outcomes of expectations and captures.
@@ -154,6 +174,10 @@ type Late struct {
 	P50   float64 `json:"p50_ms"`
 	P99   float64 `json:"p99_ms"`
 	Max   float64 `json:"max_ms"`
+
+	// Waited arrivals found every VU (connection) busy and waited for one:
+	// quick mode's --rate with -c. A plan's open load drops them instead.
+	Waited int64 `json:"waited,omitempty"`
 }
 
 // Step is the figures of one step of one scenario. Quick mode has one.
