@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/engine"
@@ -16,8 +17,19 @@ import (
 const Saturated = 0.90
 
 // LateShare is the share of requests that may go out late (1 ms or more
-// after their due time) before a run is called suspect.
-const LateShare = 0.01
+// after their due time) before a run is called suspect, when there are at
+// least LateMinRequests requests and LateMinCount late ones: 2 late of 110
+// is a share, not evidence.
+const (
+	LateShare       = 0.01
+	LateMinRequests = 500
+	LateMinCount    = 10
+)
+
+// GeneratorBusy is the share of the CPUs its event loops can use (one
+// thread each) above which loadlab, not the schedule, is the likely cause
+// of requests going out late.
+const GeneratorBusy = 0.5
 
 // MajorFaults is how many major page faults the server may take during the
 // load before a run is called suspect: a handful is a cold start reading a
@@ -41,14 +53,10 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	if g := res.Generator; g != nil && g.Cores > 0 && g.CPUAvg/100 > Saturated*g.Cores {
 		add("generator_saturated", "loadlab used %.0f%% of the %g CPUs it may use (over %.0f%%): it was saturated, so part of the latency is its own queueing; give it more CPUs or send less load", g.CPUAvg/g.Cores, g.Cores, 100*Saturated)
 	}
-	if s.Requests > 0 && float64(s.Late.Count) > LateShare*float64(s.Requests) {
-		sent := max(s.Requests, s.Late.Count) // late ones may still be in flight at the end
-		raise := "raise -c"
-		if res.Plan != "" {
-			raise = "raise max_vus"
-		}
-		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due, or loadlab was. Their latency counts from the due time; %s if the server can take more.",
-			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), raise)
+	if sent := max(s.Requests, s.Late.Count); sent >= LateMinRequests && s.Late.Count >= LateMinCount && float64(s.Late.Count) > LateShare*float64(sent) {
+		// sent: late ones may still be in flight at the end.
+		add("late", "%d of %d requests (%.1f%%) went out late (by %s ms at the median, %s at p99, %s at most): %s",
+			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), num(s.Late.P50), num(s.Late.P99), num(s.Late.Max), lateCause(res))
 	}
 	if failed := s.Requests - s.Responses; s.Requests > 0 && float64(failed) > NoResponseShare*float64(s.Requests) {
 		add("no_response", "%d of %d requests (%.1f%%) got no response%s: the latency figures describe failures, not the server's answers",
@@ -91,6 +99,53 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 		}
 	}
 	return w
+}
+
+// lateCause says why requests went out late, from what was measured, and
+// what to do: every VU (connection) was busy, so arrivals waited for one;
+// loadlab's event loops were busy; or neither, and the lateness is the
+// machine's scheduling jitter, which raising -c or max_vus would not cure.
+func lateCause(res *result.Result) string {
+	s := &res.Summary
+	vus := ""
+	if s.VUs > 0 {
+		vus = fmt.Sprintf("at most %d of %d VUs were busy (%.1f on average)", s.VUsPeak, s.VUs, s.VUsAvg)
+	}
+	g := res.Generator
+	loops := 0.0
+	if g != nil {
+		loops = g.Cores
+		if w := float64(res.Settings.Workers); w > 0 && w < loops {
+			loops = w
+		}
+	}
+	switch {
+	case 2*s.Late.Waited >= s.Late.Count:
+		raise := "raise -c"
+		if res.Plan != "" {
+			raise = "raise max_vus"
+		}
+		return fmt.Sprintf("%d arrivals found every connection busy and waited for one (%s). Their latency counts from the due time; %s if the server can take more.", s.Late.Waited, vus, raise)
+	case loops > 0 && g.CPUAvg/100 >= GeneratorBusy*loops:
+		return fmt.Sprintf("loadlab itself was busy, at %.0f%% of a core on average for its %g event loops, and sent late. Give it more CPUs (or a machine of its own), or send less load.", g.CPUAvg, loops)
+	default:
+		why := "no arrival waited for a VU"
+		if vus != "" {
+			why = vus + ", none waited for one"
+		}
+		if g != nil {
+			why += fmt.Sprintf(", and loadlab used %.0f%% of a core", g.CPUAvg)
+		}
+		return fmt.Sprintf("%s: this is the machine's scheduling jitter, not a lack of VUs; more VUs would not help. Their latency counts from the due time. If it matters, quiet the machine.", why)
+	}
+}
+
+// num formats a figure in milliseconds with up to three significant digits.
+func num(v float64) string {
+	if v >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // firstExample is " (class: message)" for the first class of failure without
