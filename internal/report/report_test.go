@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -388,5 +389,17 @@ func TestDrainSaidEverywhere(t *testing.T) {
 	s.DrainS = 0
 	if text := render(t, func(w io.Writer) error { return Text(w, r) }); bytes.Contains(text, []byte("drain")) {
 		t.Errorf("no drain, yet:\n%s", text)
+	}
+}
+
+// TestDriftIsAValidityLine: a point that drifted between rounds is said
+// among the runs whose figures are suspect, in every renderer of a verdict.
+func TestDriftIsAValidityLine(t *testing.T) {
+	o := fixtureExperiment(t)
+	o.Verdict.Drifts = []experiment.Drift{{Point: "thin", Throughput: []float64{500, 450, 380, 300}, Runs: []int{2, 7, 9, 15}, Change: -0.4}}
+	o.Verdict.Validity = nil
+	want := "thin: throughput drifted between rounds: it fell run after run (500, 450, 380, 300 req/s in runs 2, 7, 9, 15), -40% from the first to the last"
+	if d := Describe(o.Verdict); !slices.ContainsFunc(d.Validity, func(s string) bool { return strings.HasPrefix(s, want) }) {
+		t.Errorf("validity %q, want a line starting %q", d.Validity, want)
 	}
 }

@@ -55,6 +55,10 @@ type Result struct {
 	Aborts map[string]int64 `json:"aborts,omitempty"`
 	// Stopped says why the run ended before its workload did.
 	Stopped string `json:"stopped,omitempty"`
+
+	// Machine is what else ran on the machine during the load: other
+	// processes, and the hypervisor's steal.
+	Machine *Machine `json:"machine,omitempty"`
 }
 
 // Settings are what the run was asked to do.
@@ -312,6 +316,28 @@ type Generator struct {
 	CPUPeak float64 `json:"cpu_peak_pct"`
 	Cores   float64 `json:"cores"` // the CPUs loadlab may use
 	RSSPeak int64   `json:"rss_peak_bytes"`
+}
+
+// Machine is the whole machine's CPU over the measured window, from
+// /proc/stat (gopsutil outside Linux), as percentages of all its CPUs.
+type Machine struct {
+	CPUs int `json:"cpus"` // online CPUs
+	// BusyPct is everything that ran; LoadlabPct loadlab itself, ServerPct
+	// the server under test's tree (0 when loadlab did not start it);
+	// OthersPct the rest: BusyPct less the two.
+	BusyPct    float64 `json:"busy_pct"`
+	LoadlabPct float64 `json:"loadlab_pct"`
+	ServerPct  float64 `json:"server_pct"`
+	OthersPct  float64 `json:"others_pct"`
+	// StealPct is the CPU time the hypervisor gave the virtual CPUs to
+	// others while they wanted to run.
+	StealPct float64 `json:"steal_pct"`
+	// ServerUnwatched: loadlab did not start the server and the target is on
+	// a loopback address, so the server is likely among the others.
+	ServerUnwatched bool `json:"server_unwatched,omitempty"`
+	// Unmeasured lists what this platform cannot read: "steal" outside
+	// Linux (it reads 0 there).
+	Unmeasured []string `json:"unmeasured,omitempty"`
 }
 
 // ThresholdResult is one threshold and its verdict.

@@ -36,6 +36,17 @@ const GeneratorBusy = 0.5
 // library; more is memory pressure.
 const MajorFaults = 10
 
+// MachineBusy is the share of the machine's CPUs that other processes
+// (everything but loadlab and the server under test's tree) may use during
+// the load before a run is called suspect: they compete for the CPUs, and
+// repeats of one point then differ.
+const MachineBusy = 0.10
+
+// CPUSteal is the share of CPU time a virtual machine's hypervisor may steal
+// (give to other guests while this one wanted to run) before a run is
+// called suspect.
+const CPUSteal = 0.05
+
 // NoResponseShare is the share of requests that may end without any
 // response (connect, timeout, reset...) before the latency figures are said
 // to describe failures rather than the server's answers.
@@ -78,6 +89,16 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	}
 	if out != nil && out.Stopped != nil {
 		add("stopped", "the run stopped early: %s", strings.TrimPrefix(out.Stopped.Error(), "stop: "))
+	}
+	if m := res.Machine; m != nil {
+		if m.OthersPct > 100*MachineBusy && !m.ServerUnwatched {
+			add("machine_busy", "other processes used %.0f%% of the machine's %d CPUs during the load (over %.0f%%; loadlab %.0f%%, the server under test %.0f%%): they competed with the server and loadlab for CPU, so the figures are lower and vary between runs. Quiet the machine, or give the test one of its own.",
+				m.OthersPct, m.CPUs, 100*MachineBusy, m.LoadlabPct, m.ServerPct)
+		}
+		if m.StealPct > 100*CPUSteal {
+			add("cpu_steal", "the hypervisor stole %.0f%% of the CPU time (over %.0f%%): the virtual machine's host ran other guests on its CPUs, so throughput is lower and varies between runs. Use dedicated CPUs, or repeat when the host is quieter.",
+				m.StealPct, 100*CPUSteal)
+		}
 	}
 	if sv := res.Server; sv != nil {
 		if sv.SwapPeak > 0 {
@@ -136,7 +157,7 @@ func lateCause(res *result.Result) string {
 		if g != nil {
 			why += fmt.Sprintf(", and loadlab used %.0f%% of a core", g.CPUAvg)
 		}
-		return fmt.Sprintf("%s: this is the machine's scheduling jitter, not a lack of VUs; more VUs would not help. Their latency counts from the due time. If it matters, quiet the machine.", why)
+		return fmt.Sprintf("%s: this is the machine's scheduling jitter, not a lack of VUs; more VUs would not help. Their latency counts from the due time. If it matters, quiet the machine (see machine_busy and cpu_steal).", why)
 	}
 }
 

@@ -19,6 +19,7 @@ func TestValidity(t *testing.T) {
 			Summary:   result.Summary{Requests: 1000, Responses: 1000, Iterations: 1000},
 			Generator: &result.Generator{CPUAvg: 50, Cores: 2},
 			Server:    &result.Server{MajorFaults: MajorFaults - 1},
+			Machine:   &result.Machine{CPUs: 2, BusyPct: 40, LoadlabPct: 25, ServerPct: 10, OthersPct: 5, StealPct: 1},
 		}
 	}
 	tests := []struct {
@@ -41,6 +42,10 @@ func TestValidity(t *testing.T) {
 		}},
 		{"server_exited", func(r *result.Result, _ *engine.Outcome) { r.Server.Exit = "exit status 1" }},
 		{"server_unmeasured", func(r *result.Result, _ *engine.Outcome) { r.Server.Unmeasured = []string{"pss", "swap"} }},
+		{"machine_busy", func(r *result.Result, _ *engine.Outcome) { r.Machine.OthersPct = 100*MachineBusy + 1 }},
+		{"cpu_steal", func(r *result.Result, _ *engine.Outcome) { r.Machine.StealPct = 100*CPUSteal + 1 }},
+		// A server loadlab did not start, on this machine, is among the others.
+		{"", func(r *result.Result, _ *engine.Outcome) { r.Machine.OthersPct, r.Machine.ServerUnwatched = 60, true }},
 	}
 	for _, tt := range tests {
 		r, out := clean(), &engine.Outcome{}
@@ -146,4 +151,13 @@ func TestLateDiagnosis(t *testing.T) {
 	if m := late(busy); !strings.Contains(m, "loadlab itself was busy") || strings.Contains(m, "raise") {
 		t.Errorf("generator busy: %s", m)
 	}
+}
+
+func hasCode(ws []result.Warning, code string) bool {
+	for _, w := range ws {
+		if w.Code == code {
+			return true
+		}
+	}
+	return false
 }
