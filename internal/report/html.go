@@ -28,9 +28,12 @@ var funcs = template.FuncMap{
 	"time":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"lines": func(s string) []string { return strings.Split(s, "\n") },
 	"add":   func(a, b int64) int64 { return a + b },
-	"drain": func(s result.Summary) string { return DrainNote(&s) },
 	// heading names what a verdict table's cells hold.
 	"heading": cellHeading,
+
+	// What a run's throughput counted, and what else ran on the machine.
+	"drain":   func(s result.Summary) string { return DrainNote(&s) },
+	"machine": MachineText,
 }
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))

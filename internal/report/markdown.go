@@ -88,6 +88,9 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 	if d := DrainNote(s); d != "" {
 		ew.printf("%s.\n\n", md(strings.ToUpper(d[:1])+d[1:]))
 	}
+	if m := r.Machine; m != nil {
+		ew.printf("The machine during the load: %s.\n\n", md(MachineText(m)))
+	}
 	if len(r.Thresholds) > 0 {
 		ew.printf("| threshold | verdict | measured |\n|---|---|---|\n")
 		for _, t := range r.Thresholds {

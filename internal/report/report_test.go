@@ -403,3 +403,20 @@ func TestDriftIsAValidityLine(t *testing.T) {
 		t.Errorf("validity %q, want a line starting %q", d.Validity, want)
 	}
 }
+
+// TestMachineSaid: the machine's figures are in the text, HTML and markdown reports,
+// with the server among the others when loadlab did not start it.
+func TestMachineSaid(t *testing.T) {
+	r := fixture(t)
+	r.Machine = &result.Machine{CPUs: 2, BusyPct: 99, LoadlabPct: 1, OthersPct: 98, StealPct: 0.8, ServerUnwatched: true}
+	want := "2 CPUs 99% busy: loadlab 1%, the server 0%, others (the server among them: loadlab did not start it) 98%; 1% stolen by the hypervisor"
+	for name, render1 := range map[string]func(io.Writer) error{
+		"text":     func(w io.Writer) error { return Text(w, r) },
+		"html":     func(w io.Writer) error { return HTML(w, r) },
+		"markdown": func(w io.Writer) error { return Markdown(w, "", r) },
+	} {
+		if out := render(t, render1); !bytes.Contains(out, []byte(want)) {
+			t.Errorf("%s lacks %q:\n%s", name, want, out)
+		}
+	}
+}

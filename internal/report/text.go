@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,6 +155,9 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	if g := r.Generator; g != nil && g.Cores > 0 {
 		ew.printf("loadlab     CPU %.0f%% of one core (peak %.0f%%) of the %g it may use, RSS peak %s\n", g.CPUAvg, g.CPUPeak, g.Cores, quantity.FormatBytes(g.RSSPeak))
+	}
+	if m := r.Machine; m != nil {
+		ew.printf("machine     %s\n", MachineText(m))
 	}
 	if len(r.Thresholds) > 0 {
 		ew.printf("\nthresholds\n")
@@ -392,9 +396,24 @@ func plural(n int, thing string) string {
 // DrainNote says, for a run whose journeys went on past the load's window
 // into the grace period, what throughput counts; "" when there was no drain.
 func DrainNote(s *result.Summary) string {
-	if s.DrainS <= 0 || s.WindowS <= 0 {
+	// A drain of a few milliseconds (the last responses of the window) is
+	// not worth a line.
+	if s.DrainS < 0.01 || s.WindowS <= 0 || s.Responses == s.WindowResponses {
 		return ""
 	}
 	return fmt.Sprintf("throughput: the %s responses within the load's %.2fs, over it; journeys in progress then took %.2fs more (the drain), whose %s responses count in latency, not in throughput",
 		count(s.WindowResponses), s.WindowS, s.DrainS, count(s.Responses-s.WindowResponses))
+}
+
+// MachineText sums up what ran on the machine during the load.
+func MachineText(m *result.Machine) string {
+	others := "others"
+	if m.ServerUnwatched {
+		others = "others (the server among them: loadlab did not start it)"
+	}
+	steal := fmt.Sprintf("%.0f%% stolen by the hypervisor", m.StealPct)
+	if slices.Contains(m.Unmeasured, "steal") {
+		steal = "steal not measured here"
+	}
+	return fmt.Sprintf("%d CPUs %.0f%% busy: loadlab %.0f%%, the server %.0f%%, %s %.0f%%; %s", m.CPUs, m.BusyPct, m.LoadlabPct, m.ServerPct, others, m.OthersPct, steal)
 }

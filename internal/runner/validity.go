@@ -130,7 +130,7 @@ func lateCause(res *result.Result) string {
 	s := &res.Summary
 	vus := ""
 	if s.VUs > 0 {
-		vus = fmt.Sprintf("at most %d of %d VUs were busy (%.1f on average)", s.VUsPeak, s.VUs, s.VUsAvg)
+		vus = fmt.Sprintf("at most %d of %d VUs were busy, %.1f on average", s.VUsPeak, s.VUs, s.VUsAvg)
 	}
 	g := res.Generator
 	loops := 0.0
@@ -146,7 +146,7 @@ func lateCause(res *result.Result) string {
 		if res.Plan != "" {
 			raise = "raise max_vus"
 		}
-		return fmt.Sprintf("%d arrivals found every connection busy and waited for one (%s). Their latency counts from the due time; %s if the server can take more.", s.Late.Waited, vus, raise)
+		return fmt.Sprintf("%d arrivals found every connection busy and waited for one; %s. Their latency counts from the due time; %s if the server can take more.", s.Late.Waited, vus, raise)
 	case loops > 0 && g.CPUAvg/100 >= GeneratorBusy*loops:
 		return fmt.Sprintf("loadlab itself was busy, at %.0f%% of a core on average for its %g event loops, and sent late. Give it more CPUs (or a machine of its own), or send less load.", g.CPUAvg, loops)
 	default:
@@ -157,7 +157,11 @@ func lateCause(res *result.Result) string {
 		if g != nil {
 			why += fmt.Sprintf(", and loadlab used %.0f%% of a core", g.CPUAvg)
 		}
-		return fmt.Sprintf("%s: this is the machine's scheduling jitter, not a lack of VUs; more VUs would not help. Their latency counts from the due time. If it matters, quiet the machine (see machine_busy and cpu_steal).", why)
+		machine := ""
+		if m := res.Machine; m != nil {
+			machine = fmt.Sprintf(" (the machine's %d CPUs were %.0f%% busy, %.0f%% of their time stolen by the hypervisor)", m.CPUs, m.BusyPct, m.StealPct)
+		}
+		return fmt.Sprintf("%s: this is the machine's scheduling jitter%s, not a lack of VUs; more VUs would not help. Their latency counts from the due time. If it matters, quiet the machine.", why, machine)
 	}
 }
 

@@ -123,8 +123,10 @@ func TestLateDiagnosis(t *testing.T) {
 		t.Errorf("2 of 110 late: %s", m)
 	}
 	// Enough of them to count: still jitter, and no advice to raise max_vus.
-	m := late(jitter(2000, 60))
-	for _, want := range []string{"60 of 2000 requests (3.0%)", "by 4 ms at the median, 19 at p99, 20 at most", "at most 3 of 40 VUs were busy (1.2 on average)", "scheduling jitter", "loadlab used 2% of a core"} {
+	r := jitter(2000, 60)
+	r.Machine = &result.Machine{CPUs: 2, BusyPct: 97, StealPct: 1}
+	m := late(r)
+	for _, want := range []string{"the machine's 2 CPUs were 97% busy, 1% of their time stolen", "60 of 2000 requests (3.0%)", "by 4 ms at the median, 19 at p99, 20 at most", "at most 3 of 40 VUs were busy, 1.2 on average", "scheduling jitter", "loadlab used 2% of a core"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("jitter: %q lacks %q", m, want)
 		}
