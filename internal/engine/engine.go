@@ -220,11 +220,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 	out.Elapsed = max(end-cfg.Warmup, 0)
+	// Ctrl-C before the workload's end ends the window with the run (no
+	// drain); during the drain, the window stays what it was.
 	out.Window = max(windowEnd-cfg.Warmup, 0)
-	if interrupted {
-		// Ctrl-C ends the window where it ends the run: no drain.
-		out.Window = out.Elapsed
-	}
 	out.Stopped = run.stopReason
 	out.VUs, out.PeakVUs = cfg.maxVUs(), int(run.peakBusy.Load())
 	return out, errors.Join(errs...)

@@ -237,6 +237,15 @@ func TestWarmupIsLeftOut(t *testing.T) {
 	if out.Elapsed < 900*time.Millisecond || out.Elapsed > 1200*time.Millisecond {
 		t.Errorf("measured window %v, want about 1 s after a 1 s warmup", out.Elapsed)
 	}
+	// The load's window is after the warmup too, and holds what was counted
+	// but the last few responses of the drain.
+	var window int64
+	for _, n := range out.WindowResponses {
+		window += n
+	}
+	if out.Window < 990*time.Millisecond || out.Window > out.Elapsed || window > s.Responses || window < s.Responses-2 {
+		t.Errorf("window %v with %d of %d responses, elapsed %v", out.Window, window, s.Responses, out.Elapsed)
+	}
 	if s.Requests < all*35/100 || s.Requests > all*65/100 {
 		t.Errorf("the totals hold %d of %d requests; the warmup's half should be left out", s.Requests, all)
 	}
