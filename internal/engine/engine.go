@@ -106,7 +106,10 @@ type Outcome struct {
 	WindowResponses []int64
 
 	// VUs is the most VUs (connections in quick mode) the workload may run
-	// at once; PeakVUs the most that were in an iteration at once.
+	// at once; PeakVUs the most that were in an iteration at once: exact
+	// for an open load's shared pool, otherwise the sum of each worker's
+	// peak, exact with one worker and never below the true peak (so "at
+	// most PeakVUs were busy" holds), at no cost shared between workers.
 	VUs, PeakVUs int
 
 	warmup time.Duration
@@ -205,6 +208,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var end, windowEnd time.Duration
 	out.WindowResponses = make([]int64, len(cfg.Program.Steps))
 	for _, wk := range run.workers {
+		out.PeakVUs += wk.peakActive
 		out.Totals.Merge(wk.rec)
 		end = max(end, wk.end)
 		out.InFlight += wk.abandoned
@@ -224,7 +228,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	// drain); during the drain, the window stays what it was.
 	out.Window = max(windowEnd-cfg.Warmup, 0)
 	out.Stopped = run.stopReason
-	out.VUs, out.PeakVUs = cfg.maxVUs(), int(run.peakBusy.Load())
+	out.VUs = cfg.maxVUs()
+	if run.pooled() {
+		out.PeakVUs = run.peakPooled
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -281,16 +288,8 @@ type run struct {
 	stopOnce   sync.Once
 	stopReason error
 
-	// busy counts the VUs in an iteration across workers, peakBusy the
-	// most at once: two atomic operations an iteration, none a request.
-	busy, peakBusy atomic.Int64
-}
-
-// vuBusy counts a VU that begins (+1) or ends (-1) an iteration.
-func (r *run) vuBusy(delta int64) {
-	n := r.busy.Add(delta)
-	for p := r.peakBusy.Load(); n > p && !r.peakBusy.CompareAndSwap(p, n); p = r.peakBusy.Load() {
-	}
+	// peakPooled is the most VUs of the shared pool taken at once.
+	peakPooled int
 }
 
 // pooled says whether the workers share a pool of VUs: an open workload
@@ -313,6 +312,7 @@ func (r *run) takeVU() (vuSlot, bool) {
 	}
 	s := r.slots[n-1]
 	r.slots = r.slots[:n-1]
+	r.peakPooled = max(r.peakPooled, r.cfg.Workload.MaxVUs-len(r.slots))
 	return s, true
 }
 

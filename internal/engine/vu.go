@@ -101,7 +101,7 @@ func (v *VU) begin(due time.Duration) {
 	w := v.w
 	v.running = true
 	w.active++
-	w.run.vuBusy(1)
+	w.peakActive = max(w.peakActive, w.active)
 	v.iterations++
 	v.scenario = w.pick()
 	v.step = 0
@@ -110,7 +110,6 @@ func (v *VU) begin(due time.Duration) {
 		if err := begin(v); err != nil {
 			v.running = false
 			w.active--
-			w.run.vuBusy(-1)
 			w.run.stopAll(err)
 			w.checkDone()
 			return

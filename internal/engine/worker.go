@@ -32,6 +32,8 @@ type worker struct {
 	finished  bool
 	end       time.Duration
 	abandoned int64
+	// peakActive is the most VUs in an iteration at once on this worker.
+	peakActive int
 	// When the workload's end (or an early stop) came, and each step's
 	// responses by then: the load's window, without the drain.
 	stoppedAt       time.Duration
@@ -148,7 +150,6 @@ func (w *worker) iterationDone(v *VU, completed bool) {
 	}
 	v.running = false
 	w.active--
-	w.run.vuBusy(-1)
 	now := w.loop.Now()
 	again := false
 	if !w.stopping {
