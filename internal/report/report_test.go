@@ -420,3 +420,19 @@ func TestMachineSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestVUsBusySaid: an open run's summary says how many VUs were busy beside
+// its lateness, and how many arrivals waited for one.
+func TestVUsBusySaid(t *testing.T) {
+	r := fixture(t)
+	r.Settings.Mode = "open"
+	r.Summary.VUs, r.Summary.VUsPeak, r.Summary.VUsAvg, r.Summary.Late.Waited = 40, 3, 1.25, 0
+	text := string(render(t, func(w io.Writer) error { return Text(w, r) }))
+	if !strings.Contains(text, "VUs busy    at most 3 of 40, 1.2 on average\n") {
+		t.Errorf("no VUs busy line:\n%s", text)
+	}
+	r.Summary.VUsPeak, r.Summary.Late.Waited = 40, 12
+	if text := string(render(t, func(w io.Writer) error { return Text(w, r) })); !strings.Contains(text, "at most 40 of 40, 1.2 on average; 12 arrivals found every one busy and waited\n") {
+		t.Errorf("no waited:\n%s", text)
+	}
+}

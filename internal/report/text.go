@@ -111,6 +111,13 @@ func Text(w io.Writer, r *result.Result) error {
 	if open || s.Late.Count > 0 {
 		ew.printf("late        %s requests went out 1 ms or more after their due time (lateness of all: p50 %s ms, p99 %s ms, max %s ms)\n",
 			count(s.Late.Count), ms(s.Late.P50), ms(s.Late.P99), ms(s.Late.Max))
+		if s.VUs > 0 {
+			ew.printf("VUs busy    at most %s of %s, %.1f on average", count(int64(s.VUsPeak)), count(int64(s.VUs)), s.VUsAvg)
+			if s.Late.Waited > 0 {
+				ew.printf("; %s arrivals found every one busy and waited", count(s.Late.Waited))
+			}
+			ew.printf("\n")
+		}
 	}
 	if s.Unsent > 0 {
 		ew.printf("unsent      %s requests were due but never sent before the run ended\n", count(s.Unsent))
