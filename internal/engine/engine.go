@@ -94,6 +94,25 @@ type Outcome struct {
 	// Stopped says why the run ended before its workload did (a unique data
 	// source ran out); nil otherwise.
 	Stopped error
+
+	// Window is the load's own window, after any warmup: until the
+	// workload's end (its duration, its stages, its arrivals) or an early
+	// stop, without the grace period that journeys in progress then took
+	// to finish (the drain). A load of fixed work (iterations) has no end
+	// but its last response: its window is Elapsed.
+	Window time.Duration
+	// WindowResponses are each step's responses (of any status) that
+	// finished within Window.
+	WindowResponses []int64
+
+	// VUs is the most VUs (connections in quick mode) the workload may run
+	// at once; PeakVUs the most that were in an iteration at once: exact
+	// for an open load's shared pool, otherwise the sum of each worker's
+	// peak, exact with one worker and never below the true peak (so "at
+	// most PeakVUs were busy" holds), at no cost shared between workers.
+	VUs, PeakVUs int
+
+	warmup time.Duration
 }
 
 // Run runs the program under the workload until it ends or ctx is done.
@@ -184,15 +203,35 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Started:     epoch,
 		Interrupted: interrupted,
 		Workers:     workers,
+		warmup:      cfg.Warmup,
 	}
-	var end time.Duration
+	var end, windowEnd time.Duration
+	out.WindowResponses = make([]int64, len(cfg.Program.Steps))
 	for _, wk := range run.workers {
+		out.PeakVUs += wk.peakActive
 		out.Totals.Merge(wk.rec)
 		end = max(end, wk.end)
 		out.InFlight += wk.abandoned
+		// A worker that was stopped counts what had finished then; one that
+		// finished its work by itself, everything.
+		counts, stoppedAt := wk.windowResponses, wk.stoppedAt
+		if counts == nil {
+			counts, stoppedAt = wk.rec.StepResponses(), wk.end
+		}
+		windowEnd = max(windowEnd, min(stoppedAt, wk.end))
+		for i, n := range counts {
+			out.WindowResponses[i] += n
+		}
 	}
 	out.Elapsed = max(end-cfg.Warmup, 0)
+	// Ctrl-C before the workload's end ends the window with the run (no
+	// drain); during the drain, the window stays what it was.
+	out.Window = max(windowEnd-cfg.Warmup, 0)
 	out.Stopped = run.stopReason
+	out.VUs = cfg.maxVUs()
+	if run.pooled() {
+		out.PeakVUs = run.peakPooled
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -248,6 +287,9 @@ type run struct {
 
 	stopOnce   sync.Once
 	stopReason error
+
+	// peakPooled is the most VUs of the shared pool taken at once.
+	peakPooled int
 }
 
 // pooled says whether the workers share a pool of VUs: an open workload
@@ -270,6 +312,7 @@ func (r *run) takeVU() (vuSlot, bool) {
 	}
 	s := r.slots[n-1]
 	r.slots = r.slots[:n-1]
+	r.peakPooled = max(r.peakPooled, r.cfg.Workload.MaxVUs-len(r.slots))
 	return s, true
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -236,6 +237,15 @@ func TestWarmupIsLeftOut(t *testing.T) {
 	if out.Elapsed < 900*time.Millisecond || out.Elapsed > 1200*time.Millisecond {
 		t.Errorf("measured window %v, want about 1 s after a 1 s warmup", out.Elapsed)
 	}
+	// The load's window is after the warmup too, and holds what was counted
+	// but the last few responses of the drain.
+	var window int64
+	for _, n := range out.WindowResponses {
+		window += n
+	}
+	if out.Window < 990*time.Millisecond || out.Window > out.Elapsed || window > s.Responses || window < s.Responses-2 {
+		t.Errorf("window %v with %d of %d responses, elapsed %v", out.Window, window, s.Responses, out.Elapsed)
+	}
 	if s.Requests < all*35/100 || s.Requests > all*65/100 {
 		t.Errorf("the totals hold %d of %d requests; the warmup's half should be left out", s.Requests, all)
 	}
@@ -365,5 +375,91 @@ func TestDroppedOnlyWhenEveryVUIsBusy(t *testing.T) {
 		if s.Dropped < tt.dropLo || s.Dropped > tt.dropHi || s.Iterations+s.Dropped != 30 {
 			t.Errorf("max_vus %d: %d started, %d dropped; want %d..%d dropped of 30", tt.maxVUs, s.Iterations, s.Dropped, tt.dropLo, tt.dropHi)
 		}
+	}
+}
+
+// TestBusyVUsAndWaited: the peak of VUs in an iteration is measured across
+// workers, and an arrival that found every connection busy is counted as
+// having waited, so that lateness can be told from jitter (issue 20, item 5).
+func TestBusyVUsAndWaited(t *testing.T) {
+	srv := okServer(t, 150*time.Millisecond)
+	arr, err := schedule.Constant(schedule.Rate{Count: 20, Per: time.Second}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		maxVUs    int
+		peakLo    int
+		peakHi    int
+		waitedAny bool
+	}{{2, 2, 2, true}, {40, 2, 6, false}} {
+		out, err := Run(context.Background(), Config{
+			Program:  quick(t, srv.URL),
+			Workload: Workload{Kind: Open, Arrivals: arr, MaxVUs: tt.maxVUs, Queue: true},
+			Workers:  2,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := out.Result(quick(t, srv.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.VUs != tt.maxVUs || s.VUsPeak < tt.peakLo || s.VUsPeak > tt.peakHi || (s.Late.Waited > 0) != tt.waitedAny {
+			t.Errorf("max_vus %d: peak %d of %d VUs, %d waited; want peak %d..%d, waited %v", tt.maxVUs, s.VUsPeak, s.VUs, s.Late.Waited, tt.peakLo, tt.peakHi, tt.waitedAny)
+		}
+		if s.VUsAvg <= 0 || s.VUsAvg > float64(s.VUsPeak) {
+			t.Errorf("max_vus %d: average %v VUs busy, peak %d", tt.maxVUs, s.VUsAvg, s.VUsPeak)
+		}
+	}
+}
+
+// TestThroughputOverTheWindow: a 1 s load whose requests take 700 ms runs
+// on into its grace period to about 1.4 s; throughput counts the responses
+// that finished within the 1 s window, over 1 s, and the drain is reported
+// apart (issue 20, item 6).
+func TestThroughputOverTheWindow(t *testing.T) {
+	srv := okServer(t, 700*time.Millisecond)
+	out, err := Run(context.Background(), Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Closed, VUs: 4, Duration: time.Second},
+		Workers:  2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := out.Result(quick(t, srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	// Sent at 0 and at 0.7 s: four answered by 0.7 s, four more by 1.4 s.
+	if s.Responses != 8 || s.WindowResponses != 4 {
+		t.Fatalf("%d responses, %d within the window; want 8 and 4", s.Responses, s.WindowResponses)
+	}
+	if s.WindowS < 0.99 || s.WindowS > 1.1 || s.DurationS < 1.35 || s.DrainS < 0.3 || math.Abs(s.WindowS+s.DrainS-s.DurationS) > 1e-9 {
+		t.Errorf("window %v s, drain %v s, elapsed %v s; want about 1, 0.4 and 1.4", s.WindowS, s.DrainS, s.DurationS)
+	}
+	if want := 4 / s.WindowS; s.ThroughputRPS != want {
+		t.Errorf("throughput %v req/s, want %v (4 over the window), not %v (8 over the elapsed time)", s.ThroughputRPS, want, 8/s.DurationS)
+	}
+	if st := res.Steps[0].Summary; st.WindowResponses != 4 || st.ThroughputRPS != s.ThroughputRPS {
+		t.Errorf("the step's window: %d responses, %v req/s", st.WindowResponses, st.ThroughputRPS)
+	}
+
+	// Fixed work has no end but its last response: no drain.
+	out, err = Run(context.Background(), Config{
+		Program:  quick(t, srv.URL),
+		Workload: Workload{Kind: Closed, VUs: 2, IterationsPerVU: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = out.Result(quick(t, srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Summary; s.DrainS != 0 || s.WindowS != s.DurationS || s.WindowResponses != 2 {
+		t.Errorf("fixed work: window %v s, drain %v s, elapsed %v s, %d in the window", s.WindowS, s.DrainS, s.DurationS, s.WindowResponses)
 	}
 }

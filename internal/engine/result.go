@@ -18,6 +18,8 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		Series:  o.Series,
 	}
 	r.Summary.Interrupted = o.Interrupted
+	metrics.Window(&r.Summary, o.Window, sum(o.WindowResponses, nil))
+	r.Summary.VUs, r.Summary.VUsPeak, r.Summary.VUsAvg = o.VUs, o.PeakVUs, o.averageVUs()
 	if len(o.Totals.Reasons) > 0 {
 		r.Aborts = o.Totals.Reasons
 	}
@@ -36,6 +38,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 			Summary:    metrics.Summarize(o.Totals, []int{i}, o.Elapsed),
 			Histograms: h,
 		}
+		metrics.Window(&step.Summary, o.Window, sum(o.WindowResponses, []int{i}))
 		if f := st.FirstFailed; f != nil {
 			// The response is not here: it is masked and explained by the
 			// caller, who knows the plan's secrets (package failure).
@@ -51,6 +54,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		for i, sc := range p.Scenarios {
 			if steps := byScenario[sc.Name]; len(steps) > 0 {
 				st := result.ScenarioTotals{Scenario: sc.Name, Summary: metrics.Summarize(o.Totals, steps, o.Elapsed)}
+				metrics.Window(&st.Summary, o.Window, sum(o.WindowResponses, steps))
 				if i < len(o.Totals.Scenarios) {
 					st.Summary.Iterations = o.Totals.Scenarios[i]
 				}
@@ -66,4 +70,38 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// sum adds the counts of the given steps (nil: of every step).
+func sum(counts []int64, steps []int) int64 {
+	var n int64
+	if steps == nil {
+		for _, c := range counts {
+			n += c
+		}
+		return n
+	}
+	for _, i := range steps {
+		if i < len(counts) {
+			n += counts[i]
+		}
+	}
+	return n
+}
+
+// averageVUs is the average of the VUs in an iteration at the end of each
+// second of the series, after any warmup, weighted by the points' lengths.
+func (o *Outcome) averageVUs() float64 {
+	var total, length float64
+	for _, p := range o.Series {
+		if p.T-p.Len < o.warmup.Seconds() || p.Len <= 0 {
+			continue
+		}
+		total += float64(p.Active) * p.Len
+		length += p.Len
+	}
+	if length == 0 {
+		return 0
+	}
+	return total / length
 }

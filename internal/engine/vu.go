@@ -119,6 +119,7 @@ func (v *VU) begin(due time.Duration) {
 	w := v.w
 	v.running = true
 	w.active++
+	w.peakActive = max(w.peakActive, w.active)
 	v.iterations++
 	v.scenario = w.pick()
 	v.step = 0

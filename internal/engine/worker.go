@@ -32,6 +32,12 @@ type worker struct {
 	finished  bool
 	end       time.Duration
 	abandoned int64
+	// peakActive is the most VUs in an iteration at once on this worker.
+	peakActive int
+	// When the workload's end (or an early stop) came, and each step's
+	// responses by then: the load's window, without the drain.
+	stoppedAt       time.Duration
+	windowResponses []int64
 
 	// open workloads
 	nextArrival  int64 // the next arrival index this worker owns
@@ -231,6 +237,9 @@ func (w *worker) stop() {
 		return
 	}
 	w.stopping = true
+	if !w.finished {
+		w.stoppedAt, w.windowResponses = w.loop.Now(), w.rec.StepResponses()
+	}
 	// The run's time is up: arrivals still waiting for a connection are
 	// not sent late into the grace period, which is for requests in flight;
 	// nor are those already due that a schedule far ahead of the machine
@@ -361,6 +370,7 @@ func (t *arrivalTimer) Fire(now time.Duration) {
 		case w.queued == 0 && len(w.idle) > 0:
 			w.beginArrival(now, due)
 		case w.wl.Queue:
+			w.rec.Waited()
 			if w.queued == 0 {
 				w.queueNext = w.nextArrival - step
 			}

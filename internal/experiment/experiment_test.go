@@ -693,3 +693,42 @@ knee: 3%
 		t.Errorf("reanalyzed knee %v at share %v, want threads=4 at 3%%", s.Knee, s.KneeShare)
 	}
 }
+
+// TestDriftBetweenRounds: a point whose throughput falls round after round
+// (a Thin point from 500 to 300 req/s on a host that began to steal time)
+// is flagged; one whose repeats go up and down, however far, is not, nor is
+// a trend of under 10% (issue 20, item 9).
+func TestDriftBetweenRounds(t *testing.T) {
+	p := load(t, sweepPlan)
+	points := Points(p.Experiment)
+	order := Order(len(points), 5, 7)
+	results := make([]*result.Result, len(order))
+	falling := []float64{500, 450, 420, 350, 300}
+	noisy := []float64{500, 300, 480, 320, 510}
+	gentle := []float64{500, 495, 490, 480, 470}
+	for i, s := range order {
+		rps := 400.0
+		switch points[s.Point].Key {
+		case "threads=3 allocator=glibc":
+			rps = falling[s.Rep-1]
+		case "threads=1 allocator=glibc":
+			rps = noisy[s.Rep-1]
+		case "threads=4 allocator=glibc":
+			rps = gentle[s.Rep-1]
+		}
+		results[i] = fake(rps, 10)
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if len(v.Drifts) != 1 {
+		t.Fatalf("drifts %+v, want threads=3's alone", v.Drifts)
+	}
+	d := v.Drifts[0]
+	if d.Point != "threads=3 allocator=glibc" || len(d.Runs) != 5 || d.Throughput[4] != 300 || math.Abs(d.Change+0.4) > 1e-9 {
+		t.Errorf("drift %+v", d)
+	}
+	for j := 1; j < len(d.Runs); j++ {
+		if d.Runs[j] <= d.Runs[j-1] {
+			t.Errorf("runs %v are not in the order they ran", d.Runs)
+		}
+	}
+}

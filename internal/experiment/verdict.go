@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"math"
 	"sort"
 	"strconv"
 
@@ -47,6 +48,8 @@ type Verdict struct {
 	ThresholdTallies []ThresholdTally `json:"threshold_tallies,omitempty"`
 	QuotaTallies     []QuotaTally     `json:"quota_tallies,omitempty"`
 	ValidityTallies  []ValidityTally  `json:"validity_tallies,omitempty"`
+	// Drifts are the points whose throughput drifted between rounds.
+	Drifts []Drift `json:"drifts,omitempty"`
 
 	// Text, filled by report.Describe.
 	Recommendation string   `json:"recommendation,omitempty"`
@@ -270,8 +273,13 @@ const MinUSLPoints = 5
 
 // Throughput is a run's responses (of any status) per second, computed from
 // its counts so that results written when throughput_rps still counted
-// failed requests compare alike.
+// failed requests compare alike: those that finished within the load's
+// window over the window, or, in results written before there was one, all
+// of them over the elapsed time.
 func Throughput(r *result.Result) float64 {
+	if s := &r.Summary; s.WindowS > 0 {
+		return float64(s.WindowResponses) / s.WindowS
+	}
 	if s := &r.Summary; s.DurationS > 0 {
 		return float64(s.Responses) / s.DurationS
 	}
@@ -424,6 +432,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.ThresholdTallies = thresholdTally(points, order, results)
 	v.QuotaTallies = quotaTally(points, byPoint)
 	v.ValidityTallies = validityTally(points, order, results)
+	v.Drifts = drifts(points, order, results)
 	v.Sweeps = sweeps(params, points, v, e.KneeShare)
 	v.Named = namedComparisons(e, params, points, v)
 	return v
@@ -513,6 +522,55 @@ func validityTally(points []Point, order []Slot, results []*result.Result) []Val
 			c := counts[code]
 			c.Of = runs
 			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// Drift is a point whose throughput drifted between rounds: run after run,
+// in the order they ran, it only rose or only fell, by DriftShare or more
+// from the first to the last, over at least DriftMinRuns runs. Noise
+// between repeats goes up and down; a trend says the machine changed under
+// the experiment (a neighbour that started, a host that began to steal
+// time, a server that warms up or leaks), which the shuffled order spreads
+// over every point but does not remove.
+type Drift struct {
+	Point      string    `json:"point"`
+	Throughput []float64 `json:"throughput"` // req/s, run by run in the order they ran
+	Runs       []int     `json:"runs"`       // their run numbers, from 1
+	Change     float64   `json:"change"`     // the last against the first, a fraction: -0.4 fell by 40%
+}
+
+// DriftMinRuns and DriftShare define a drift: a random order of 4 runs is
+// monotone 1 time in 12, of 5 runs 1 in 60, and it must move 10% too.
+const (
+	DriftMinRuns = 4
+	DriftShare   = 0.10
+)
+
+// drifts finds the points whose throughput drifted between rounds.
+func drifts(points []Point, order []Slot, results []*result.Result) []Drift {
+	var out []Drift
+	for i := range points {
+		d := Drift{Point: points[i].Key}
+		for _, s := range order {
+			if r := results[s.Index]; s.Point == i && r != nil {
+				d.Throughput = append(d.Throughput, Throughput(r))
+				d.Runs = append(d.Runs, s.Index+1)
+			}
+		}
+		x := d.Throughput
+		if len(x) < DriftMinRuns || x[0] <= 0 {
+			continue
+		}
+		rising, falling := true, true
+		for j := 1; j < len(x); j++ {
+			rising = rising && x[j] > x[j-1]
+			falling = falling && x[j] < x[j-1]
+		}
+		d.Change = x[len(x)-1]/x[0] - 1
+		if (rising || falling) && math.Abs(d.Change) >= DriftShare {
+			out = append(out, d)
 		}
 	}
 	return out

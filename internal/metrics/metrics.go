@@ -134,6 +134,7 @@ type Counters struct {
 	Iterations int64 // journeys (or quick-mode requests) completed
 	Dropped    int64 // arrivals that found no free VU and were not started
 	Late       int64 // sent 1 ms or more after their due time
+	Waited     int64 // open load with a queue: arrivals that found every VU busy and waited for one
 	Unsent     int64 // due within the run but never sent
 	Aborted    int64 // iterations that could not go on (a request that could not be built)
 }
@@ -223,6 +224,19 @@ func (r *Recorder) RecordLateness(late time.Duration) {
 		r.Counters.Late++
 		r.iv.Late++
 	}
+}
+
+// Waited counts an arrival that found every VU busy and waited for one.
+func (r *Recorder) Waited() { r.Counters.Waited++ }
+
+// StepResponses are each step's responses of any status so far.
+func (r *Recorder) StepResponses() []int64 {
+	out := make([]int64, len(r.Steps))
+	for i := range r.Steps {
+		c := &r.Steps[i].Count
+		out[i] = c[ClassOK] + c[Class4xx] + c[Class5xx]
+	}
+	return out
 }
 
 // Iteration counts a completed journey.
@@ -361,6 +375,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.Counters.Iterations += o.Counters.Iterations
 	r.Counters.Dropped += o.Counters.Dropped
 	r.Counters.Late += o.Counters.Late
+	r.Counters.Waited += o.Counters.Waited
 	r.Counters.Unsent += o.Counters.Unsent
 	r.Counters.Aborted += o.Counters.Aborted
 	for i, n := range o.Scenarios {

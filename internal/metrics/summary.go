@@ -131,11 +131,30 @@ func RunSummary(r *Recorder, elapsed time.Duration) result.Summary {
 		s.Late.P99 = ms(r.Lateness.ValueAtQuantile(99))
 		s.Late.Max = ms(r.Lateness.Max())
 	}
+	s.Late.Waited = r.Counters.Waited
 	s.Unsent = r.Counters.Unsent
 	s.Iterations = r.Counters.Iterations
 	s.Aborted = r.Counters.Aborted
 	s.Dropped = r.Counters.Dropped
 	return s
+}
+
+// Window sets s's window figures: the load's own window (at most the
+// elapsed time), the drain after it, and the responses that finished within
+// it, over which throughput is counted, as wrk counts it: a journey that
+// overran the load's end into the grace period adds its latency, not
+// requests per second.
+func Window(s *result.Summary, window time.Duration, responses int64) {
+	elapsed := s.DurationS
+	w := min(window.Seconds(), elapsed)
+	if w <= 0 {
+		return
+	}
+	s.WindowS, s.WindowResponses = w, min(responses, s.Responses)
+	if drain := elapsed - w; drain > 0 {
+		s.DrainS = drain
+	}
+	s.ThroughputRPS = float64(s.WindowResponses) / w
 }
 
 // Encode returns h in HdrHistogram's V2 compressed base64 encoding, or "" for

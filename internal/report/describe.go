@@ -87,6 +87,9 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		for _, t := range d.ValidityTallies {
 			d.Validity = append(d.Validity, fmt.Sprintf("%s: %s in %d of %d runs (run %d: %s)", t.Point, t.Code, t.Runs, t.Of, t.ExampleRun, t.ExampleMessage))
 		}
+		for _, dr := range d.Drifts {
+			d.Validity = append(d.Validity, driftText(dr))
+		}
 	}
 	return &d
 }
@@ -451,4 +454,26 @@ func FailureText(f experiment.Failure) string {
 		return fmt.Sprintf("%s changed %s, beyond %s (median against median: with %d and %d runs no test can tell it from noise)", row.Figure, changed, f.Rule.Text, row.A.N, row.B.N)
 	}
 	return fmt.Sprintf("%s changed %s (p=%.3f), beyond %s", row.Figure, changed, row.Change.P, f.Rule.Text)
+}
+
+// driftText says that a point's throughput drifted between rounds.
+func driftText(d experiment.Drift) string {
+	way := "rose"
+	if d.Change < 0 {
+		way = "fell"
+	}
+	figures := make([]string, len(d.Throughput))
+	for i, x := range d.Throughput {
+		figures[i] = rate(x)
+	}
+	return fmt.Sprintf("%s: throughput drifted between rounds: it %s run after run (%s req/s in runs %s), %+.0f%% from the first to the last. Noise goes up and down; a trend says the machine changed during the experiment (see machine_busy and cpu_steal): repeat the point on a quiet machine",
+		d.Point, way, strings.Join(figures, ", "), joinInts(d.Runs), 100*d.Change)
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ", ")
 }

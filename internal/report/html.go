@@ -30,6 +30,10 @@ var funcs = template.FuncMap{
 	"add":   func(a, b int64) int64 { return a + b },
 	// heading names what a verdict table's cells hold.
 	"heading": cellHeading,
+
+	// What a run's throughput counted, and what else ran on the machine.
+	"drain":   func(s result.Summary) string { return DrainNote(&s) },
+	"machine": MachineText,
 }
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))

@@ -85,6 +85,12 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 	ew.printf("| requests | throughput | errors | p50 | p95 | p99 | max |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 	ew.printf("| %s | %s/s | %s (%.2f%%) | %s ms | %s ms | %s ms | %s ms |\n\n",
 		count(s.Requests), rate(s.ThroughputRPS), count(s.Errors.Total), 100*s.ErrorRate, ms(s.Latency.P50), ms(s.Latency.P95), ms(s.Latency.P99), ms(s.Latency.Max))
+	if d := DrainNote(s); d != "" {
+		ew.printf("%s.\n\n", md(strings.ToUpper(d[:1])+d[1:]))
+	}
+	if m := r.Machine; m != nil {
+		ew.printf("The machine during the load: %s.\n\n", md(MachineText(m)))
+	}
 	if len(r.Thresholds) > 0 {
 		ew.printf("| threshold | verdict | measured |\n|---|---|---|\n")
 		for _, t := range r.Thresholds {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -361,5 +363,76 @@ func TestCSVInjection(t *testing.T) {
 		if got := csvCell(tt.in); got != tt.want {
 			t.Errorf("csvCell(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestDrainSaidEverywhere: a run whose journeys went on past its 15 s into
+// the grace period says in every report that throughput counts the window,
+// and the drain apart (issue 20, item 6).
+func TestDrainSaidEverywhere(t *testing.T) {
+	r := fixture(t)
+	s := &r.Summary
+	s.DurationS, s.WindowS, s.DrainS, s.WindowResponses = 21.4, 15, 6.4, s.Responses-100
+	s.ThroughputRPS = float64(s.WindowResponses) / s.WindowS
+	want := fmt.Sprintf("the %s responses within the load's 15.00s, over it; journeys in progress then took 6.40s more (the drain), whose 100 responses", count(s.WindowResponses))
+	for name, render1 := range map[string]func(io.Writer) error{
+		"text":     func(w io.Writer) error { return Text(w, r) },
+		"markdown": func(w io.Writer) error { return Markdown(w, "", r) },
+		"html":     func(w io.Writer) error { return HTML(w, r) },
+	} {
+		out := string(render(t, render1))
+		if !strings.Contains(strings.ReplaceAll(out, "&#39;", "'"), want) {
+			t.Errorf("%s lacks %q:\n%s", name, want, out)
+		}
+	}
+	// Without a drain, nothing is said.
+	s.DrainS = 0
+	if text := render(t, func(w io.Writer) error { return Text(w, r) }); bytes.Contains(text, []byte("drain")) {
+		t.Errorf("no drain, yet:\n%s", text)
+	}
+}
+
+// TestDriftIsAValidityLine: a point that drifted between rounds is said
+// among the runs whose figures are suspect, in every renderer of a verdict.
+func TestDriftIsAValidityLine(t *testing.T) {
+	o := fixtureExperiment(t)
+	o.Verdict.Drifts = []experiment.Drift{{Point: "thin", Throughput: []float64{500, 450, 380, 300}, Runs: []int{2, 7, 9, 15}, Change: -0.4}}
+	o.Verdict.Validity = nil
+	want := "thin: throughput drifted between rounds: it fell run after run (500, 450, 380, 300 req/s in runs 2, 7, 9, 15), -40% from the first to the last"
+	if d := Describe(o.Verdict); !slices.ContainsFunc(d.Validity, func(s string) bool { return strings.HasPrefix(s, want) }) {
+		t.Errorf("validity %q, want a line starting %q", d.Validity, want)
+	}
+}
+
+// TestMachineSaid: the machine's figures are in the text, HTML and markdown reports,
+// with the server among the others when loadlab did not start it.
+func TestMachineSaid(t *testing.T) {
+	r := fixture(t)
+	r.Machine = &result.Machine{CPUs: 2, BusyPct: 99, LoadlabPct: 1, OthersPct: 98, StealPct: 0.8, ServerUnwatched: true}
+	want := "2 CPUs 99% busy: loadlab 1%, the server 0%, others (the server among them: loadlab did not start it) 98%; 1% stolen by the hypervisor"
+	for name, render1 := range map[string]func(io.Writer) error{
+		"text":     func(w io.Writer) error { return Text(w, r) },
+		"html":     func(w io.Writer) error { return HTML(w, r) },
+		"markdown": func(w io.Writer) error { return Markdown(w, "", r) },
+	} {
+		if out := render(t, render1); !bytes.Contains(out, []byte(want)) {
+			t.Errorf("%s lacks %q:\n%s", name, want, out)
+		}
+	}
+}
+
+// TestVUsBusySaid: an open run's summary says how many VUs were busy beside
+// its lateness, and how many arrivals waited for one.
+func TestVUsBusySaid(t *testing.T) {
+	r := fixture(t)
+	r.Settings.Mode = "open"
+	r.Summary.VUs, r.Summary.VUsPeak, r.Summary.VUsAvg, r.Summary.Late.Waited = 40, 3, 1.25, 0
+	text := string(render(t, func(w io.Writer) error { return Text(w, r) }))
+	if !strings.Contains(text, "VUs busy    at most 3 of 40, 1.2 on average\n") {
+		t.Errorf("no VUs busy line:\n%s", text)
+	}
+	r.Summary.VUsPeak, r.Summary.Late.Waited = 40, 12
+	if text := string(render(t, func(w io.Writer) error { return Text(w, r) })); !strings.Contains(text, "at most 40 of 40, 1.2 on average; 12 arrivals found every one busy and waited\n") {
+		t.Errorf("no waited:\n%s", text)
 	}
 }

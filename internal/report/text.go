@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,6 +85,9 @@ func Text(w io.Writer, r *result.Result) error {
 		errs += fmt.Sprintf(", %s still in flight when it ended (not counted)", count(s.Abandoned))
 	}
 	ew.printf("%s in %.2fs, %s/s, %s\n", counted(s.Requests, "request"), s.DurationS, rate(s.ThroughputRPS), errs)
+	if d := DrainNote(s); d != "" {
+		ew.printf("%s\n", d)
+	}
 	if s.Interrupted {
 		ew.printf("interrupted: these are the figures measured until then\n")
 	}
@@ -107,6 +111,13 @@ func Text(w io.Writer, r *result.Result) error {
 	if open || s.Late.Count > 0 {
 		ew.printf("late        %s requests went out 1 ms or more after their due time (lateness of all: p50 %s ms, p99 %s ms, max %s ms)\n",
 			count(s.Late.Count), ms(s.Late.P50), ms(s.Late.P99), ms(s.Late.Max))
+		if s.VUs > 0 {
+			ew.printf("VUs busy    at most %s of %s, %.1f on average", count(int64(s.VUsPeak)), count(int64(s.VUs)), s.VUsAvg)
+			if s.Late.Waited > 0 {
+				ew.printf("; %s arrivals found every one busy and waited", count(s.Late.Waited))
+			}
+			ew.printf("\n")
+		}
 	}
 	if s.Unsent > 0 {
 		ew.printf("unsent      %s requests were due but never sent before the run ended\n", count(s.Unsent))
@@ -154,6 +165,9 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	if g := r.Generator; g != nil && g.Cores > 0 {
 		ew.printf("loadlab     CPU %.0f%% of one core (peak %.0f%%) of the %g it may use, RSS peak %s\n", g.CPUAvg, g.CPUPeak, g.Cores, quantity.FormatBytes(g.RSSPeak))
+	}
+	if m := r.Machine; m != nil {
+		ew.printf("machine     %s\n", MachineText(m))
 	}
 	if len(r.Thresholds) > 0 {
 		ew.printf("\nthresholds\n")
@@ -402,4 +416,29 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// DrainNote says, for a run whose journeys went on past the load's window
+// into the grace period, what throughput counts; "" when there was no drain.
+func DrainNote(s *result.Summary) string {
+	// A drain of a few milliseconds (the last responses of the window) is
+	// not worth a line.
+	if s.DrainS < 0.01 || s.WindowS <= 0 || s.Responses == s.WindowResponses {
+		return ""
+	}
+	return fmt.Sprintf("throughput: the %s responses within the load's %.2fs, over it; journeys in progress then took %.2fs more (the drain), whose %s responses count in latency, not in throughput",
+		count(s.WindowResponses), s.WindowS, s.DrainS, count(s.Responses-s.WindowResponses))
+}
+
+// MachineText sums up what ran on the machine during the load.
+func MachineText(m *result.Machine) string {
+	others := "others"
+	if m.ServerUnwatched {
+		others = "others (the server among them: loadlab did not start it)"
+	}
+	steal := fmt.Sprintf("%.0f%% stolen by the hypervisor", m.StealPct)
+	if slices.Contains(m.Unmeasured, "steal") {
+		steal = "steal not measured here"
+	}
+	return fmt.Sprintf("%d CPUs %.0f%% busy: loadlab %.0f%%, the server %.0f%%, %s %.0f%%; %s", m.CPUs, m.BusyPct, m.LoadlabPct, m.ServerPct, others, m.OthersPct, steal)
 }

@@ -55,6 +55,10 @@ type Result struct {
 	Aborts map[string]int64 `json:"aborts,omitempty"`
 	// Stopped says why the run ended before its workload did.
 	Stopped string `json:"stopped,omitempty"`
+
+	// Machine is what else ran on the machine during the load: other
+	// processes, and the hypervisor's steal.
+	Machine *Machine `json:"machine,omitempty"`
 }
 
 // Settings are what the run was asked to do.
@@ -84,7 +88,7 @@ type Summary struct {
 	Requests      int64        `json:"requests"`  // exchanges finished: responses of any status plus failures
 	Responses     int64        `json:"responses"` // of any status
 	DurationS     float64      `json:"duration_s"`
-	ThroughputRPS float64      `json:"throughput_rps"` // responses (any status) / duration_s
+	ThroughputRPS float64      `json:"throughput_rps"` // window_responses / window_s; without a window, responses / duration_s
 	Errors        Errors       `json:"errors"`
 	ErrorRate     float64      `json:"error_rate"` // errors.total / requests
 	Latency       Percentiles  `json:"latency_ms"`
@@ -103,6 +107,26 @@ type Summary struct {
 	Interrupted   bool   `json:"interrupted"`        // stopped early by Ctrl-C or a signal
 	BytesReceived int64  `json:"bytes_received"`
 	Resolution    string `json:"resolution"` // of every latency figure
+
+	// DurationS above is the elapsed time: from the start of the
+	// measurement (after any warmup) to the last response. WindowS is the
+	// load's own window within it: until the workload's end (its duration,
+	// stages or arrivals) or an early stop, without the DrainS that journeys
+	// in progress then took to finish in the grace period (DurationS =
+	// WindowS + DrainS). With fixed work (iterations) the window is the
+	// elapsed time. WindowResponses (any status) finished within the
+	// window: throughput counts them, over it. All absent in results
+	// written before they were.
+	WindowS         float64 `json:"window_s,omitempty"`
+	DrainS          float64 `json:"drain_s,omitempty"`
+	WindowResponses int64   `json:"window_responses,omitempty"`
+
+	// VUs is the most VUs (quick mode: connections) the workload could run
+	// at once, VUsPeak the most that were in an iteration at once, VUsAvg
+	// their average (of the per-second series, after any warmup).
+	VUs     int     `json:"vus,omitempty"`
+	VUsPeak int     `json:"vus_peak,omitempty"`
+	VUsAvg  float64 `json:"vus_avg,omitempty"`
 }
 
 // Checks count the outcomes of expectations and captures.
@@ -154,6 +178,10 @@ type Late struct {
 	P50   float64 `json:"p50_ms"`
 	P99   float64 `json:"p99_ms"`
 	Max   float64 `json:"max_ms"`
+
+	// Waited arrivals found every VU (connection) busy and waited for one:
+	// quick mode's --rate with -c. A plan's open load drops them instead.
+	Waited int64 `json:"waited,omitempty"`
 }
 
 // Step is the figures of one step of one scenario. Quick mode has one.
@@ -303,6 +331,28 @@ type Generator struct {
 	CPUPeak float64 `json:"cpu_peak_pct"`
 	Cores   float64 `json:"cores"` // the CPUs loadlab may use
 	RSSPeak int64   `json:"rss_peak_bytes"`
+}
+
+// Machine is the whole machine's CPU over the measured window, from
+// /proc/stat (gopsutil outside Linux), as percentages of all its CPUs.
+type Machine struct {
+	CPUs int `json:"cpus"` // online CPUs
+	// BusyPct is everything that ran; LoadlabPct loadlab itself, ServerPct
+	// the server under test's tree (0 when loadlab did not start it);
+	// OthersPct the rest: BusyPct less the two.
+	BusyPct    float64 `json:"busy_pct"`
+	LoadlabPct float64 `json:"loadlab_pct"`
+	ServerPct  float64 `json:"server_pct"`
+	OthersPct  float64 `json:"others_pct"`
+	// StealPct is the CPU time the hypervisor gave the virtual CPUs to
+	// others while they wanted to run.
+	StealPct float64 `json:"steal_pct"`
+	// ServerUnwatched: loadlab did not start the server and the target is on
+	// a loopback address, so the server is likely among the others.
+	ServerUnwatched bool `json:"server_unwatched,omitempty"`
+	// Unmeasured lists what this platform cannot read: "steal" outside
+	// Linux (it reads 0 there).
+	Unmeasured []string `json:"unmeasured,omitempty"`
 }
 
 // ThresholdResult is one threshold and its verdict.

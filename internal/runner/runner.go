@@ -95,7 +95,14 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (*result.Result, erro
 		}
 		defer t.proc.Stop()
 	}
-	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed}, resolver(p))
+	resolve := resolver(p)
+	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed}, func(ctx context.Context, u *url.URL) (*httpx.Origin, error) {
+		o, err := resolve(ctx, u)
+		if err == nil && o.Addr.Addr().IsLoopback() {
+			t.local = true
+		}
+		return o, err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +144,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 		return nil, err
 	}
 	name := q.Method + " " + q.URL.Path
-	t := &test{name: name, settings: q.Settings, cfg: q.Engine}
+	t := &test{name: name, settings: q.Settings, cfg: q.Engine, local: target.Addr.Addr().IsLoopback()}
 	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close)
 	return t.run(ctx, opts)
 }
@@ -150,6 +157,9 @@ type test struct {
 	settings result.Settings
 	proc     *server.Process // nil: no server under test
 	plan     *plan.Plan      // nil in quick mode
+	// local is set when a target is on a loopback address: a server there
+	// that loadlab did not start counts among the machine's other processes.
+	local bool
 }
 
 // run sends the load while sampling loadlab itself and the server (if
@@ -161,8 +171,10 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 		return nil, err
 	}
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
-	sampled := make(chan struct{})
-	go func() { self.Run(sampleCtx, server.DefaultSampleInterval); close(sampled) }()
+	sampled := make(chan struct{}, 2)
+	go func() { self.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
+	machine := server.NewMachineSampler()
+	go func() { machine.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
 
 	cfg := t.cfg
 	if opts.OnProgress != nil {
@@ -192,6 +204,7 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 	out, err := engine.Run(runCtx, cfg)
 	stopSampling()
 	<-sampled
+	<-sampled
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +217,7 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 		default:
 		}
 	}
-	res, err := t.result(out, self, crashed, opts)
+	res, err := t.result(out, self, machine, crashed, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +244,7 @@ func (t *test) exitErr() error {
 // result builds the run's result from what the engine measured, the
 // samples of loadlab itself and of the server, and the plan: every field of
 // result.json is set here.
-func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, opts Options) (*result.Result, error) {
+func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server.MachineSampler, crashed bool, opts Options) (*result.Result, error) {
 	res, err := out.Result(t.cfg.Program)
 	if err != nil {
 		return nil, err
@@ -271,6 +284,7 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 			res.Summary.Interrupted = false
 		}
 	}
+	res.Machine = machineFigures(machine, from, to, res.Generator, res.Server, t.local)
 	if p := t.plan; p != nil {
 		res.Plan = p.Masked() // before Validity, whose advice differs for plans
 		res.PlanInputs = p.Inputs()
@@ -337,4 +351,31 @@ func generator(self *server.Sampler, from, to time.Time) *result.Generator {
 		g.Cores = procs
 	}
 	return g
+}
+
+// machineFigures is what ran on the whole machine over the measured window,
+// as shares of its CPUs: everything, loadlab, the server's tree, and the
+// rest; nil when the machine could not be read or the run was too short to
+// measure loadlab itself.
+func machineFigures(machine *server.MachineSampler, from, to time.Time, g *result.Generator, sv *result.Server, local bool) *result.Machine {
+	sum, ok := machine.Summary(from, to)
+	if !ok || g == nil || sum.CPUs <= 0 {
+		return nil
+	}
+	share := func(cores float64) float64 { return 100 * cores / float64(sum.CPUs) }
+	m := &result.Machine{
+		CPUs:       sum.CPUs,
+		BusyPct:    share(sum.BusyCores),
+		LoadlabPct: share(g.CPUAvg / 100),
+		StealPct:   100 * sum.StealShare,
+	}
+	if sv != nil {
+		m.ServerPct = share(sv.CPUAvg / 100)
+	}
+	m.OthersPct = max(0, m.BusyPct-m.LoadlabPct-m.ServerPct)
+	m.ServerUnwatched = sv == nil && local
+	if sum.StealUnmeasured {
+		m.Unmeasured = []string{"steal"}
+	}
+	return m
 }

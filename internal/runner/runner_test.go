@@ -207,3 +207,45 @@ func TestExplainFailuresMasks(t *testing.T) {
 		t.Errorf("explained %+v", f)
 	}
 }
+
+// TestThroughputOverTheLoadsWindow: a plan's 1 s load whose journeys think
+// for 800 ms between two requests ends with every VU mid-journey; they
+// finish in the grace period, about 1.6 s in all. Throughput, and the rate
+// threshold, count the responses within the 1 s over 1 s; the drain is
+// reported apart (issue 20, item 6).
+func TestThroughputOverTheLoadsWindow(t *testing.T) {
+	p, err := plan.Parse("test.yaml", []byte(`
+name: overrun
+target: `+shop(t)+`
+scenarios:
+  browse:
+    steps:
+      - get: /
+      - think: 800ms
+      - get: /
+load: { closed: { vus: 3, duration: 1s } }
+thresholds:
+  - rate >= 8.5/s
+`), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Plan(context.Background(), p, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	// Each VU: responses at 0, 0.8 and 0.8 s (its next journey), then 1.6 s.
+	if s.Responses != 12 || s.WindowResponses != 9 || s.Iterations != 6 {
+		t.Fatalf("%d responses, %d within the window, %d journeys; want 12, 9 and 6", s.Responses, s.WindowResponses, s.Iterations)
+	}
+	if s.WindowS < 0.99 || s.WindowS > 1.1 || s.DurationS < 1.55 || s.DrainS < 0.45 {
+		t.Errorf("window %v s, drain %v s, elapsed %v s; want about 1, 0.6 and 1.6", s.WindowS, s.DrainS, s.DurationS)
+	}
+	if want := 9 / s.WindowS; s.ThroughputRPS != want {
+		t.Errorf("throughput %v/s, want %v/s (9 over the window), not %v/s (12 over the elapsed time)", s.ThroughputRPS, want, 12/s.DurationS)
+	}
+	if len(res.Thresholds) != 1 || !res.Thresholds[0].Pass {
+		t.Errorf("rate >= 8.5/s over the window: %+v", res.Thresholds)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/engine"
@@ -16,13 +17,35 @@ import (
 const Saturated = 0.90
 
 // LateShare is the share of requests that may go out late (1 ms or more
-// after their due time) before a run is called suspect.
-const LateShare = 0.01
+// after their due time) before a run is called suspect, when there are at
+// least LateMinRequests requests and LateMinCount late ones: 2 late of 110
+// is a share, not evidence.
+const (
+	LateShare       = 0.01
+	LateMinRequests = 500
+	LateMinCount    = 10
+)
+
+// GeneratorBusy is the share of the CPUs its event loops can use (one
+// thread each) above which loadlab, not the schedule, is the likely cause
+// of requests going out late.
+const GeneratorBusy = 0.5
 
 // MajorFaults is how many major page faults the server may take during the
 // load before a run is called suspect: a handful is a cold start reading a
 // library; more is memory pressure.
 const MajorFaults = 10
+
+// MachineBusy is the share of the machine's CPUs that other processes
+// (everything but loadlab and the server under test's tree) may use during
+// the load before a run is called suspect: they compete for the CPUs, and
+// repeats of one point then differ.
+const MachineBusy = 0.10
+
+// CPUSteal is the share of CPU time a virtual machine's hypervisor may steal
+// (give to other guests while this one wanted to run) before a run is
+// called suspect.
+const CPUSteal = 0.05
 
 // NoResponseShare is the share of requests that may end without any
 // response (connect, timeout, reset...) before the latency figures are said
@@ -41,14 +64,10 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	if g := res.Generator; g != nil && g.Cores > 0 && g.CPUAvg/100 > Saturated*g.Cores {
 		add("generator_saturated", "loadlab used %.0f%% of the %g CPUs it may use (over %.0f%%): it was saturated, so part of the latency is its own queueing; give it more CPUs or send less load", g.CPUAvg/g.Cores, g.Cores, 100*Saturated)
 	}
-	if s.Requests > 0 && float64(s.Late.Count) > LateShare*float64(s.Requests) {
-		sent := max(s.Requests, s.Late.Count) // late ones may still be in flight at the end
-		raise := "raise -c"
-		if res.Plan != "" {
-			raise = "raise max_vus"
-		}
-		add("late", "%d of %d requests (%.1f%%) went out late: every connection was busy when they were due, or loadlab was. Their latency counts from the due time; %s if the server can take more.",
-			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), raise)
+	if sent := max(s.Requests, s.Late.Count); sent >= LateMinRequests && s.Late.Count >= LateMinCount && float64(s.Late.Count) > LateShare*float64(sent) {
+		// sent: late ones may still be in flight at the end.
+		add("late", "%d of %d requests (%.1f%%) went out late (by %s ms at the median, %s at p99, %s at most): %s",
+			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), num(s.Late.P50), num(s.Late.P99), num(s.Late.Max), lateCause(res))
 	}
 	if failed := s.Requests - s.Responses; s.Requests > 0 && float64(failed) > NoResponseShare*float64(s.Requests) {
 		add("no_response", "%d of %d requests (%.1f%%) got no response%s: the latency figures describe failures, not the server's answers",
@@ -71,6 +90,16 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	if out != nil && out.Stopped != nil {
 		add("stopped", "the run stopped early: %s", strings.TrimPrefix(out.Stopped.Error(), "stop: "))
 	}
+	if m := res.Machine; m != nil {
+		if m.OthersPct > 100*MachineBusy && !m.ServerUnwatched {
+			add("machine_busy", "other processes used %.0f%% of the machine's %d CPUs during the load (over %.0f%%; loadlab %.0f%%, the server under test %.0f%%): they competed with the server and loadlab for CPU, so the figures are lower and vary between runs. Quiet the machine, or give the test one of its own.",
+				m.OthersPct, m.CPUs, 100*MachineBusy, m.LoadlabPct, m.ServerPct)
+		}
+		if m.StealPct > 100*CPUSteal {
+			add("cpu_steal", "the hypervisor stole %.0f%% of the CPU time (over %.0f%%): the virtual machine's host ran other guests on its CPUs, so throughput is lower and varies between runs. Use dedicated CPUs, or repeat when the host is quieter.",
+				m.StealPct, 100*CPUSteal)
+		}
+	}
 	if sv := res.Server; sv != nil {
 		if sv.SwapPeak > 0 {
 			add("server_swapped", "the server had %s in swap: memory was short, and its latency includes paging", quantity.FormatBytes(sv.SwapPeak))
@@ -91,6 +120,57 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 		}
 	}
 	return w
+}
+
+// lateCause says why requests went out late, from what was measured, and
+// what to do: every VU (connection) was busy, so arrivals waited for one;
+// loadlab's event loops were busy; or neither, and the lateness is the
+// machine's scheduling jitter, which raising -c or max_vus would not cure.
+func lateCause(res *result.Result) string {
+	s := &res.Summary
+	vus := ""
+	if s.VUs > 0 {
+		vus = fmt.Sprintf("at most %d of %d VUs were busy, %.1f on average", s.VUsPeak, s.VUs, s.VUsAvg)
+	}
+	g := res.Generator
+	loops := 0.0
+	if g != nil {
+		loops = g.Cores
+		if w := float64(res.Settings.Workers); w > 0 && w < loops {
+			loops = w
+		}
+	}
+	switch {
+	case 2*s.Late.Waited >= s.Late.Count:
+		raise := "raise -c"
+		if res.Plan != "" {
+			raise = "raise max_vus"
+		}
+		return fmt.Sprintf("%d arrivals found every connection busy and waited for one; %s. Their latency counts from the due time; %s if the server can take more.", s.Late.Waited, vus, raise)
+	case loops > 0 && g.CPUAvg/100 >= GeneratorBusy*loops:
+		return fmt.Sprintf("loadlab itself was busy, at %.0f%% of a core on average for its %g event loops, and sent late. Give it more CPUs (or a machine of its own), or send less load.", g.CPUAvg, loops)
+	default:
+		why := "no arrival waited for a VU"
+		if vus != "" {
+			why = vus + ", none waited for one"
+		}
+		if g != nil {
+			why += fmt.Sprintf(", and loadlab used %.0f%% of a core", g.CPUAvg)
+		}
+		machine := ""
+		if m := res.Machine; m != nil {
+			machine = fmt.Sprintf(" (the machine's %d CPUs were %.0f%% busy, %.0f%% of their time stolen by the hypervisor)", m.CPUs, m.BusyPct, m.StealPct)
+		}
+		return fmt.Sprintf("%s: this is the machine's scheduling jitter%s, not a lack of VUs; more VUs would not help. Their latency counts from the due time. If it matters, quiet the machine.", why, machine)
+	}
+}
+
+// num formats a figure in milliseconds with up to three significant digits.
+func num(v float64) string {
+	if v >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // firstExample is " (class: message)" for the first class of failure without

@@ -242,6 +242,10 @@ func reduce(t *Threshold, h histogram) float64 {
 type tally struct {
 	requests, errors, ok, status4xx, status5xx, failed int64
 	durationS                                          float64
+	// The load's window (result.Summary.WindowS) and the responses within
+	// it, over which throughput counts; 0 in results without a window.
+	windowS         float64
+	windowResponses int64
 }
 
 func (c *tally) add(s *result.Summary) {
@@ -251,6 +255,7 @@ func (c *tally) add(s *result.Summary) {
 	c.status5xx += s.Errors.Status5xx
 	c.ok += s.Responses - s.Errors.Status4xx - s.Errors.Status5xx
 	c.failed += s.Requests - s.Responses
+	c.windowResponses += s.WindowResponses
 }
 
 // of counts the requests of one status class.
@@ -261,7 +266,7 @@ func (c *tally) of(class string) int64 {
 // requestCounts measures error_rate, rate and requests.
 func requestCounts(t *Threshold, r *result.Result) measurement {
 	var c tally
-	c.durationS = r.Summary.DurationS
+	c.durationS, c.windowS = r.Summary.DurationS, r.Summary.WindowS
 	if t.Filters.Step == "" && t.Filters.Scenario == "" {
 		// The run's own summary, which holds the same sums as its steps.
 		c.add(&r.Summary)
@@ -276,6 +281,9 @@ func requestCounts(t *Threshold, r *result.Result) measurement {
 			if c.durationS == 0 {
 				c.durationS = st.Summary.DurationS
 			}
+			if c.windowS == 0 {
+				c.windowS = st.Summary.WindowS
+			}
 		}
 	}
 	counted, what := c.requests, "requests"
@@ -283,6 +291,14 @@ func requestCounts(t *Threshold, r *result.Result) measurement {
 		// Throughput: what was answered, of any status, as the summary
 		// counts it; requests that got no response are not throughput.
 		counted, what = c.requests-c.failed, "responses"
+	}
+	durationS, over := c.durationS, "s"
+	if t.Metric == Rate && t.Filters.Status == "" && c.windowS > 0 {
+		// As the summary's throughput: what finished within the load's
+		// window, over the window, not the drain after it.
+		counted, durationS, over = c.windowResponses, c.windowS, "s of load"
+	} else if t.Metric == Rate && c.windowS > 0 && c.durationS > c.windowS {
+		over = "s, the drain included"
 	}
 	if t.Filters.Status != "" {
 		counted = c.of(t.Filters.Status)
@@ -305,12 +321,12 @@ func requestCounts(t *Threshold, r *result.Result) measurement {
 			note:  fmt.Sprintf(" (%d errors in %d requests)", errorCount, c.requests),
 		}
 	case Rate:
-		if c.durationS <= 0 {
+		if durationS <= 0 {
 			return missing("the run measured no time, so there is no rate")
 		}
 		return measurement{
-			value: float64(counted) / c.durationS,
-			note:  fmt.Sprintf(" (%d %s in %s s)", counted, what, significant(c.durationS, 4)),
+			value: float64(counted) / durationS,
+			note:  fmt.Sprintf(" (%d %s in %s %s)", counted, what, significant(durationS, 4), over),
 		}
 	}
 	return measurement{value: float64(counted)}

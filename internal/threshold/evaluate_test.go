@@ -345,3 +345,16 @@ func TestEvaluateAll(t *testing.T) {
 		t.Errorf("EvaluateAll passes = %v, outcomes %+v", got, outs)
 	}
 }
+
+// TestRateOverTheWindow: with a window (a 15 s load that drained to 21.4 s),
+// rate counts the responses within the window over the window, as the
+// summary's throughput does (issue 20, item 6).
+func TestRateOverTheWindow(t *testing.T) {
+	r := &result.Result{Schema: result.SchemaResult, Summary: result.Summary{
+		Requests: 1600, Responses: 1600, DurationS: 21.4, WindowS: 15, DrainS: 6.4, WindowResponses: 1500,
+	}}
+	out := Evaluate(mustParse(t, "rate >= 100/s"), r, Stored(r), nil)
+	if out.Missing || out.Measured != 100 || !out.Pass || !strings.Contains(out.Detail, "(1500 responses in 15 s of load)") {
+		t.Errorf("rate %v (pass %v): %s; want 100/s, 1500 responses over 15 s", out.Measured, out.Pass, out.Detail)
+	}
+}
