@@ -15,6 +15,7 @@ func newCompareCommand(io *stdio) *cobra.Command {
 	var (
 		failOn         []string
 		pointA, pointB string
+		allowDifferent bool
 	)
 	c := &cobra.Command{
 		Use:   "compare A B",
@@ -33,6 +34,14 @@ n2 can give, 2/C(n1+n2, n1), is above 0.05: 3 against 3 or 4; 3 against 5
 is tested), the change of the medians decides, and the message says so. Changes are relative, but the error
 rate's are in percentage points: 'error_rate +1%' fails when it rises by
 more than one point (0% to 1.5%, or 2% to 3.5%).
+
+Like with like: every result keeps a fingerprint of what it measured (the
+load's kind and shape, the requests, the target, the server command). When A
+and B differ in any of these, compare lists each difference, A against B,
+and refuses (exit 2): pass --allow-different to compare them anyway, the
+differences then heading the output. Two points of one experiment differ
+where its params do: their differences are listed, and do not refuse.
+Results written before fingerprints existed are compared with a note.
 
 Figures: throughput, p50, p95, p99, error_rate, elapsed, cpu, rss_peak,
 rss_avg, pss_peak, pss_avg.`,
@@ -57,6 +66,9 @@ rss_avg, pss_peak, pss_avg.`,
 				return usageError(fmt.Errorf("compare: %w", err))
 			}
 			cmp := experiment.Compare(a, b)
+			if err := refuseUnlike(cmp, allowDifferent, "compare"); err != nil {
+				return err
+			}
 			if err := report.Comparison(io.out, cmp); err != nil {
 				return failedError(err)
 			}
@@ -78,7 +90,22 @@ rss_avg, pss_peak, pss_avg.`,
 		},
 	}
 	c.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 3 when B is worse than A beyond this: 'FIGURE +N%' or 'FIGURE -N%' (repeatable)")
+	c.Flags().BoolVar(&allowDifferent, "allow-different", false, "compare A and B even when they measured different things (load, requests, target, server): the differences head the output")
 	c.Flags().StringVar(&pointA, "point-a", "", "the point of experiment A to compare (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "the point of experiment B to compare (default: its baseline)")
 	return c
+}
+
+// refuseUnlike refuses, as invalid input (exit 2), to compare two sides
+// that measured different things, unless allowed; the error lists each
+// difference, A against B.
+func refuseUnlike(cmp *experiment.Comparison, allowed bool, command string) error {
+	if !cmp.Unlike() || allowed {
+		return nil
+	}
+	var lines []string
+	for _, d := range cmp.Differences {
+		lines = append(lines, fmt.Sprintf("  %s: A %s · B %s", d.Field, d.A, d.B))
+	}
+	return usageError(fmt.Errorf("%s: A and B measured different things, so their figures would differ for these reasons too, not only for the change under test:\n%s\npass --allow-different to compare them anyway", command, strings.Join(lines, "\n")))
 }

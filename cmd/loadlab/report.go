@@ -30,6 +30,7 @@ func render(name string, by map[string]func() error, want string) error {
 
 func newReportCommand(io *stdio) *cobra.Command {
 	var format, table, pointA, pointB string
+	var allowDifferent bool
 	c := &cobra.Command{
 		Use:   "report RESULT [OTHER]",
 		Short: "Render a stored result or experiment again, or compare two",
@@ -40,7 +41,10 @@ one table: a run's steps or its per-second series, an experiment's runs or
 its points (--table).
 
 With two arguments, compare them (as loadlab compare does, without rules),
-in any of the formats.`,
+in any of the formats. Two inputs that measured different things (load,
+requests, target, server) are refused, each difference listed, unless
+--allow-different: then the differences head the output (on stderr with
+--format csv).`,
 		Example: `  loadlab report results/run1
   loadlab report results/sweep --format html > sweep.html
   loadlab report results/sweep --format csv --table points > points.csv
@@ -69,6 +73,15 @@ in any of the formats.`,
 					return usageError(fmt.Errorf("report: %w", err))
 				}
 				cmp := experiment.Compare(a, b)
+				if err := refuseUnlike(cmp, allowDifferent, "report"); err != nil {
+					return err
+				}
+				if format == "csv" {
+					// A CSV file has one table: the header goes to stderr.
+					for _, l := range report.Likeness(cmp) {
+						fmt.Fprintln(io.err, l)
+					}
+				}
 				return render(format, map[string]func() error{
 					"text": func() error { return report.Comparison(out, cmp) },
 					"json": func() error { return report.ComparisonJSON(out, cmp) },
@@ -127,6 +140,7 @@ in any of the formats.`,
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, json, html, md or csv")
 	c.Flags().StringVar(&table, "table", "", "with --format csv: steps (default) or series of a run; runs (default) or points of an experiment")
+	c.Flags().BoolVar(&allowDifferent, "allow-different", false, "with two inputs: compare them even when they measured different things; the differences head the output")
 	c.Flags().StringVar(&pointA, "point-a", "", "with two experiments: the point of the first (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "with two experiments: the point of the second (default: its baseline)")
 	return c

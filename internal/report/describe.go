@@ -435,6 +435,39 @@ func comparisonNotes(c *experiment.Comparison) []string {
 	return out
 }
 
+// Likeness is what a comparison's header says of whether A and B measured
+// the same thing: a first line, then one line a differing field ("shape:
+// A 10 VUs for 10s · B 1.5/s for 10s, at most 20 VUs"). Nothing when their
+// fingerprints are equal.
+func Likeness(c *experiment.Comparison) []string {
+	var out []string
+	switch {
+	case len(c.Differences) == 0:
+	case c.SamePlan:
+		points := ""
+		if c.PointA != "" || c.PointB != "" {
+			points = fmt.Sprintf(" (A %s, B %s)", orBaseline(c.PointA), orBaseline(c.PointB))
+		}
+		out = append(out, fmt.Sprintf("A and B ran one plan at different points%s; they differ where its params do:", points))
+	default:
+		out = append(out, "A and B measured different things; their figures differ for these reasons too, not only for the change under test:")
+	}
+	for _, d := range c.Differences {
+		out = append(out, fmt.Sprintf("  %s: A %s · B %s", d.Field, d.A, d.B))
+	}
+	for _, side := range c.Unchecked {
+		out = append(out, fmt.Sprintf("%s has no plan fingerprint (written by an older loadlab): whether A and B measured the same load, requests, target and server is not checked", side))
+	}
+	return out
+}
+
+func orBaseline(point string) string {
+	if point == "" {
+		return "a single run"
+	}
+	return point
+}
+
 // FailureText says why a comparison broke a --fail-on rule.
 func FailureText(f experiment.Failure) string {
 	row := f.Row

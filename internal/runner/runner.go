@@ -78,12 +78,13 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (*result.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	t := &test{name: p.Name, settings: settings, plan: p}
+	t := &test{name: p.Name, settings: settings, plan: p, fingerprint: planFingerprint(p, nil)}
 	if p.Server != nil {
 		spec, err := p.ServerSpec(opts.Params)
 		if err != nil {
 			return nil, err
 		}
+		t.fingerprint = planFingerprint(p, &spec)
 		if opts.Dir != "" {
 			spec.LogPath = filepath.Join(opts.Dir, "server.log")
 		}
@@ -135,7 +136,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 		return nil, err
 	}
 	name := q.Method + " " + q.URL.Path
-	t := &test{name: name, settings: q.Settings, cfg: q.Engine}
+	t := &test{name: name, settings: q.Settings, cfg: q.Engine, fingerprint: quickFingerprint(q)}
 	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close)
 	return t.run(ctx, opts)
 }
@@ -148,6 +149,8 @@ type test struct {
 	settings result.Settings
 	proc     *server.Process // nil: no server under test
 	plan     *plan.Plan      // nil in quick mode
+	// fingerprint is what the run measures, for compare.
+	fingerprint *result.Fingerprint
 }
 
 // run sends the load while sampling loadlab itself and the server (if
@@ -251,6 +254,7 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 		res.Settings.Extra["point"] = opts.Point
 	}
 	res.Summary.Abandoned = out.InFlight
+	res.Fingerprint = t.fingerprint
 
 	from := out.Started.Add(t.cfg.Warmup)
 	to := out.Started.Add(t.cfg.Warmup + out.Elapsed)
