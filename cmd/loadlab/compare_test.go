@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
 
 // TestCompareRefusesUnlike is the issue's case: an open 1.5/s experiment
@@ -96,5 +99,95 @@ func TestCompareRefusesUnlike(t *testing.T) {
 	stdout, stderr, code = cli(ctx, t, "compare", closedOut, closedAgain)
 	if code != 0 || !strings.Contains(stdout, "B has no plan fingerprint") {
 		t.Errorf("an older B: exit %d %s\n%s", code, stderr, stdout)
+	}
+}
+
+// TestMatrixFactorThinVsPuma is the issue's matrix: a server param listed
+// first (two loadlab target configurations: one worker, "thin", against
+// four, "puma"), then the conditions c (VUs) and per_vu (iterations per
+// VU), with the baseline naming server. The verdict says it compares
+// server, and why; compares Puma with Thin at each c and per_vu; and never
+// recommends a c or a per_vu, as it did when it compared along the last
+// param.
+func TestMatrixFactorThinVsPuma(t *testing.T) {
+	if testing.Short() {
+		t.Skip("16 runs, each with a server started")
+	}
+	addr := targettest.FreeAddr(t)
+	argv, _ := targettest.Command(t, target.Options{}, addr)
+	marker := fmt.Sprintf("-test.run=^NoMatrix%d$", time.Now().UnixNano())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	delay := int64(3 * time.Millisecond)
+	os.WriteFile(path, []byte(fmt.Sprintf(`
+name: thin-vs-puma
+target: http://%[1]s
+steps: [ { get: / } ]
+load: { closed: { vus: "{{ c }}", iterations: "{{ per_vu }}" } }
+server:
+  run: "exec %[2]s '%[3]s'"
+  env:
+    LOADLAB_TARGETTEST_ADDR: %[1]s
+    LOADLAB_TARGETTEST_OPTIONS: "{{ server }}"
+  ready: http://%[1]s/health
+params:
+  server:
+    thin: '{"Delay": %[4]d, "Workers": 1}'
+    puma: '{"Delay": %[4]d, "Workers": 4}'
+  c: [2, 4]
+  per_vu: [5, 10]
+vary: matrix
+baseline: { server: thin }
+repeat: 2
+seed: 5
+`, addr, argv[0], marker, delay)), 0o644)
+	out := filepath.Join(dir, "results")
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	noOrphans(t, marker)
+	const factor = "factor: server, each value against server=thin, at each combination of c and per_vu (the only param the baseline names; compare: PARAM names another)"
+	if !strings.Contains(stdout, "\n"+factor+"\n") || !strings.Contains(stdout, "vs the same point with server=thin") {
+		t.Errorf("the verdict does not say which factor it compares:\n%s", stdout)
+	}
+	if !strings.Contains(stderr+stdout, "factor: server, compared at each combination of the other params (the only param the baseline names)") {
+		t.Errorf("the start of the run does not say which factor it compares:\n%s", stderr)
+	}
+	_, rec, _ := strings.Cut(stdout, "\nrecommendation\n")
+	rec, _, _ = strings.Cut(rec, "\n\n")
+	lines := strings.Split(strings.TrimSpace(rec), "\n")
+	conditions := map[string]bool{}
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		at, said, ok := strings.Cut(l, ", server=puma vs thin: ")
+		if !ok || !strings.HasPrefix(at, "at c=") {
+			t.Errorf("a recommendation line not about server at a condition: %q", l)
+			continue
+		}
+		conditions[at] = true
+		// 2 VUs: four workers serve them twice as fast as one; 4 VUs, four times.
+		if !strings.HasPrefix(said, "throughput +") && !strings.Contains(said, "untested") {
+			t.Errorf("%s: %q, want Puma's throughput higher", at, said)
+		}
+	}
+	if len(conditions) != 4 || !conditions["at c=4 per_vu=10"] {
+		t.Errorf("recommendation for %v, want the 4 combinations of c and per_vu:\n%s", conditions, rec)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "experiment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o experiment.Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatal(err)
+	}
+	if v := o.Verdict; o.Compare != "server" || o.CompareWhy != "baseline" || v.ComparedParam != "server" || v.ComparedWhy != "baseline" || len(v.Sweeps) != 0 || len(v.Named) != 4 {
+		t.Errorf("experiment.json: compare %q (%s), verdict along %q (%s), %d sweeps, %d named comparisons", o.Compare, o.CompareWhy, v.ComparedParam, v.ComparedWhy, len(v.Sweeps), len(v.Named))
+	}
+	// report reads it back alike.
+	again, _, code := cli(context.Background(), t, "report", out)
+	if code != 0 || !strings.Contains(again, "\n"+factor+"\n") || !strings.Contains(again, rec) {
+		t.Errorf("report of the experiment: exit %d\n%s", code, again)
 	}
 }

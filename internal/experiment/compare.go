@@ -438,7 +438,8 @@ func (o *Outcome) reanalyze() {
 	if len(o.Params) == 0 || o.Repeat < 1 {
 		return
 	}
-	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{}}
+	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{},
+		Compare: o.Compare, CompareWhy: plan.CompareReason(o.CompareWhy)}
 	for _, op := range o.Params {
 		prm := plan.Param{Name: op.Name, Numeric: op.Numeric}
 		for i, label := range op.Values {

@@ -26,6 +26,9 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 		return ew.err
 	}
 	v = Describe(v)
+	if v.Factor != "" {
+		ew.printf("factor: %s\n", v.Factor)
+	}
 	if done == 0 {
 		// No figures to show: one line, not a table of "no runs" per
 		// figure, then why the runs failed.
