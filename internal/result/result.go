@@ -76,8 +76,9 @@ type Fingerprint struct {
 	// Shape is how much load and for how long: "10 VUs, 1 iteration each",
 	// "1.5/s for 10s, at most 20 VUs".
 	Shape string `json:"shape"`
-	// Steps are the journeys' requests in plan order, "scenario: METHOD
-	// path" with the path's template as written ("GET /products/{{ id }}").
+	// Steps are the journeys' requests in plan order, "METHOD path" with
+	// the path's template as written ("GET /products/{{ id }}"), after
+	// "scenario (weight N): " when the plan has several.
 	Steps []string `json:"steps"`
 	// Target is the origin the load went to: scheme://host:port.
 	Target string `json:"target,omitempty"`

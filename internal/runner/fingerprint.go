@@ -17,7 +17,9 @@ import (
 // planFingerprint is what a plan's run measures: its load as rendered for
 // this run (an experiment point's params filled in), its requests as
 // written, its target, and the server command it started (spec is nil
-// when it starts none).
+// when it starts none). It is written as quick mode's is, so that a plan
+// of one scenario and quick mode doing the same compare alike: "GET /",
+// "10 VUs for 30s".
 func planFingerprint(p *plan.Plan, spec *server.Spec) *result.Fingerprint {
 	f := &result.Fingerprint{Workload: string(p.Load.Kind), Shape: shape(&p.Load), Plan: p.Fingerprint()}
 	origins := map[string]bool{}
@@ -27,7 +29,12 @@ func planFingerprint(p *plan.Plan, spec *server.Spec) *result.Fingerprint {
 				continue
 			}
 			path := st.URL.Written()
-			f.Steps = append(f.Steps, fmt.Sprintf("%s: %s %s", sc.Name, st.Method, p.MaskSecrets(secret.URL(path))))
+			step := st.Method + " " + p.MaskSecrets(secret.URL(path))
+			if len(p.Scenarios) > 1 {
+				// The mix is a part of the load: each scenario's weight.
+				step = fmt.Sprintf("%s (weight %d): %s", sc.Name, sc.Weight, step)
+			}
+			f.Steps = append(f.Steps, step)
 			if p.Target == nil && !strings.Contains(path, "{{") {
 				if u, err := url.Parse(path); err == nil && u.Host != "" {
 					origins[origin(u)] = true
@@ -52,7 +59,9 @@ func planFingerprint(p *plan.Plan, spec *server.Spec) *result.Fingerprint {
 	return f
 }
 
-// quickFingerprint is quick mode's: one request, again and again.
+// quickFingerprint is quick mode's: one request, again and again, by
+// connections that are its VUs (each sends when its last response came, in
+// closed load).
 func quickFingerprint(q QuickRun) *result.Fingerprint {
 	s := q.Settings
 	f := &result.Fingerprint{Workload: s.Mode, Target: origin(q.URL)}
@@ -71,12 +80,12 @@ func quickFingerprint(q QuickRun) *result.Fingerprint {
 			f.Shape += " for " + time.Duration(s.Duration).String()
 		}
 		if s.Connections > 0 {
-			f.Shape += fmt.Sprintf(", at most %d connections", s.Connections)
+			f.Shape += fmt.Sprintf(", at most %d VUs", s.Connections)
 		}
 	case s.Requests > 0:
-		f.Shape = fmt.Sprintf("%d connections, %d requests in all", s.Connections, s.Requests)
+		f.Shape = fmt.Sprintf("%d VUs, %d requests in all", s.Connections, s.Requests)
 	default:
-		f.Shape = fmt.Sprintf("%d connections for %s", s.Connections, time.Duration(s.Duration))
+		f.Shape = fmt.Sprintf("%d VUs for %s", s.Connections, time.Duration(s.Duration))
 	}
 	f.Hash = f.Sum()
 	return f

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"net/url"
 	"reflect"
 	"strings"
@@ -26,6 +27,9 @@ scenarios:
       - think: 1s
       - post: /cart
         form: { id: "1" }
+    weight: 3
+  admin:
+    steps: [ { get: /admin } ]
 load: { open: { rate: 1.5/s, duration: 10s, max_vus: 20 } }
 server:
   run: "{{ server }} --port 3000 --key {{ api_key }}"
@@ -47,7 +51,7 @@ params: { server: [thin, puma] }
 	want := &result.Fingerprint{
 		Workload: "open",
 		Shape:    "1.5/s for 10s, at most 20 VUs",
-		Steps:    []string{"guest: GET /products/{{ iteration }}?api_key=***", "guest: POST /cart"},
+		Steps:    []string{"guest (weight 3): GET /products/{{ iteration }}?api_key=***", "guest (weight 3): POST /cart", "admin (weight 1): GET /admin"},
 		Target:   "http://127.0.0.1:3000",
 		Server:   "DB_PASSWORD=*** MALLOC=thin thin --port 3000 --key ***",
 		Plan:     thin.Plan,
@@ -61,17 +65,29 @@ params: { server: [thin, puma] }
 	}
 }
 
+// TestQuickFingerprint: quick mode's fingerprint is written as a plan's,
+// so that the same test both ways compares alike.
 func TestQuickFingerprint(t *testing.T) {
 	u, _ := url.Parse("http://localhost/a?token=abc&page=2")
 	for _, c := range []struct {
 		settings result.Settings
 		shape    string
 	}{
-		{result.Settings{Mode: "closed", Connections: 50, Duration: result.Duration(30e9)}, "50 connections for 30s"},
-		{result.Settings{Mode: "closed", Connections: 10, Requests: 1000}, "10 connections, 1000 requests in all"},
-		{result.Settings{Mode: "open", Connections: 100, Rate: 2000, Duration: result.Duration(10e9)}, "2000/s for 10s, at most 100 connections"},
+		{result.Settings{Mode: "closed", Connections: 50, Duration: result.Duration(30e9)}, "50 VUs for 30s"},
+		{result.Settings{Mode: "closed", Connections: 10, Requests: 1000}, "10 VUs, 1000 requests in all"},
+		{result.Settings{Mode: "open", Connections: 100, Rate: 2000, Duration: result.Duration(10e9)}, "2000/s for 10s, at most 100 VUs"},
 	} {
 		f := quickFingerprint(QuickRun{URL: u, Method: "GET", Settings: c.settings})
+		if c.settings.Requests == 0 {
+			p, err := plan.Parse("plan.yaml", []byte(fmt.Sprintf("target: http://localhost\nsteps: [ { get: \"/a?token=abc&page=2\" } ]\nload: { %s }\n", map[string]string{
+				"closed": "closed: { vus: 50, duration: 30s }", "open": "open: { rate: 2000/s, duration: 10s, max_vus: 100 }"}[c.settings.Mode])), plan.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pf := planFingerprint(p, nil); pf.Hash != f.Hash {
+				t.Errorf("%s: the plan's fingerprint %+v, quick mode's %+v", c.settings.Mode, pf, f)
+			}
+		}
 		if f.Workload != c.settings.Mode || f.Shape != c.shape || f.Target != "http://localhost:80" || !reflect.DeepEqual(f.Steps, []string{"GET /a?token=***&page=2"}) || f.Hash != f.Sum() || f.Plan != "" {
 			t.Errorf("%+v: %+v", c.settings, f)
 		}
