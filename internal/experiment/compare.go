@@ -450,6 +450,9 @@ func (o *Outcome) reanalyze() {
 		}
 		e.Params = append(e.Params, prm)
 	}
+	if e.Vary == plan.Matrix && len(e.Params) > 1 && e.Compare == "" {
+		e.Compare, e.CompareWhy = e.Params[len(e.Params)-1].Name, plan.CompareOlder
+	}
 	pointOf := map[string]int{}
 	for i, p := range o.Points {
 		pointOf[p.Key] = i

@@ -1,12 +1,16 @@
 package experiment
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
 )
 
 // matrixResults fakes every run of a matrix: throughput from rps at each
@@ -112,5 +116,63 @@ repeat: 5
 	}
 	if strings.Join(at, ", ") != "c=1, c=2" {
 		t.Errorf("sweeps at %q, want c=1, c=2", at)
+	}
+}
+
+// TestStoredFactor: experiment.json keeps the factor and how it was chosen,
+// and loadlab report analyses it again along the same factor; a file
+// written before compare: is analysed along its last param, as it was, and
+// says so.
+func TestStoredFactor(t *testing.T) {
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: "{{ c }}", duration: 1s } }
+params:
+  server: [thin, puma]
+  c: [1, 2]
+vary: matrix
+compare: server
+repeat: 3
+`)
+	_, order, results := matrixResults(p, func(pt Point) float64 { return 100 })
+	o := Assemble(p, 3, results)
+	for _, stored := range []struct {
+		name      string
+		drop      bool
+		factor    string
+		why       string
+		condition string
+	}{{"with compare", false, "server", "named", "c"}, {"before compare", true, "c", "older", "server"}} {
+		dir := t.TempDir()
+		for i := range o.Runs {
+			run := filepath.Join(dir, o.Runs[i].Dir)
+			if err := os.MkdirAll(run, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			results[order[i].Index].Schema = result.SchemaResult
+			if err := store.WriteResult(run, results[order[i].Index]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, _ := json.Marshal(o)
+		var raw map[string]any
+		json.Unmarshal(data, &raw)
+		if raw["compare"] != "server" || raw["compare_why"] != "named" {
+			t.Fatalf("experiment.json compare %v (%v)", raw["compare"], raw["compare_why"])
+		}
+		if stored.drop {
+			delete(raw, "compare")
+			delete(raw, "compare_why")
+		}
+		data, _ = json.Marshal(raw)
+		os.WriteFile(filepath.Join(dir, "experiment.json"), data, 0o644)
+		back, err := LoadOutcome(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := back.Verdict; v.ComparedParam != stored.factor || v.ComparedWhy != stored.why || strings.Join(v.Conditions, " ") != stored.condition {
+			t.Errorf("%s: read back along %s (%s) at %v, want %s (%s)", stored.name, v.ComparedParam, v.ComparedWhy, v.Conditions, stored.factor, stored.why)
+		}
 	}
 }

@@ -437,6 +437,8 @@ func chosen(why plan.CompareReason) string {
 		return "the plan's compare:"
 	case plan.CompareBaseline:
 		return "the only param the baseline names"
+	case plan.CompareOlder:
+		return "the last param, as loadlab compared before compare:"
 	}
 	return "the last param in the file; compare: PARAM names another"
 }

@@ -280,6 +280,9 @@ const (
 	CompareNamed    CompareReason = "named"    // the plan's compare:
 	CompareBaseline CompareReason = "baseline" // the only param the baseline names
 	CompareLast     CompareReason = "last"     // the last param in the file: no compare:, and the baseline names none or several
+	// CompareOlder: an experiment.json written before compare: existed,
+	// whose matrix was compared along its last param, as it still is.
+	CompareOlder CompareReason = "older"
 )
 
 // Vary says which points an experiment runs.

@@ -111,6 +111,8 @@ func factor(v *experiment.Verdict) string {
 		out += " (the plan's compare:)"
 	case plan.CompareBaseline:
 		out += " (the only param the baseline names; compare: PARAM names another)"
+	case plan.CompareOlder:
+		out += " (the last param in the file: the experiment was run by a loadlab before compare:, which compared along the last param)"
 	default:
 		out += " (the last param in the file: the plan has no compare:, and its baseline does not name one param alone; compare: PARAM names another)"
 	}
