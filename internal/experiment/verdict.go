@@ -30,7 +30,8 @@ type Verdict struct {
 	ComparedValue string `json:"compared_value,omitempty"`
 	// ComparedWhy says how ComparedParam was chosen (plan.CompareReason):
 	// "named" by the plan's compare:, "baseline" (the only param the
-	// baseline names) or "last" (the last param in the file).
+	// baseline names), "last" (the last param in the file) or "older" (a
+	// file written before compare:, compared along its last param).
 	ComparedWhy string `json:"compared_why,omitempty"`
 	// Conditions are the matrix's other params: the factor is compared at
 	// each combination of their values, and never recommended among.
@@ -115,7 +116,8 @@ type FigureRow struct {
 }
 
 // SweepVerdict describes one numeric param swept with the others held at
-// their baseline values.
+// their baseline values; in a matrix, the factor swept at one condition
+// (At).
 type SweepVerdict struct {
 	Param string `json:"param"`
 	// At is the condition of a matrix's sweep: the other params' values
