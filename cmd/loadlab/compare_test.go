@@ -74,6 +74,11 @@ func TestCompareRefusesUnlike(t *testing.T) {
 		t.Errorf("report --format json --allow-different: exit %d, %v, %+v", code, err, view.Differences)
 	}
 
+	stdout, stderr, code = cli(ctx, t, "report", openOut, closedOut, "--allow-different", "--format", "csv")
+	if code != 0 || !strings.HasPrefix(stdout, "figure,") || !strings.Contains(stderr, "  workload: A open · B closed\n") {
+		t.Errorf("report --format csv --allow-different: exit %d, the differences not on stderr:\n%s\n%s", code, stderr, stdout)
+	}
+
 	stdout, stderr, code = cli(ctx, t, "compare", closedOut, closedAgain)
 	if code != 0 || strings.Contains(stdout, "different") || strings.Contains(stdout, "fingerprint") || strings.Contains(stdout, " · B ") {
 		t.Errorf("the same plan twice: exit %d %s\n%s", code, stderr, stdout)
