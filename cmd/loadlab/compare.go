@@ -17,6 +17,7 @@ func newCompareCommand(io *stdio) *cobra.Command {
 		pointA, pointB string
 		baseline, hist string
 		last           int
+		allowDifferent bool
 	)
 	c := &cobra.Command{
 		Use:   "compare A B",
@@ -39,6 +40,14 @@ more than one point (0% to 1.5%, or 2% to 3.5%).
 With --baseline history[:BRANCH], side A is the last --last runs (default 5)
 of B's plan (and B's point, for an experiment) in the history (see loadlab
 history), on BRANCH when given; B's own runs are left out.
+
+Like with like: every result keeps a fingerprint of what it measured (the
+load's kind and shape, the requests, the target, the server command). When A
+and B differ in any of these, compare lists each difference, A against B,
+and refuses (exit 2): pass --allow-different to compare them anyway, the
+differences then heading the output. Two points of one experiment differ
+where its params do: their differences are listed, and do not refuse.
+Results written before fingerprints existed are compared with a note.
 
 Figures: throughput, p50, p95, p99, error_rate, elapsed, cpu, rss_peak,
 rss_avg, pss_peak, pss_avg.`,
@@ -67,7 +76,7 @@ rss_avg, pss_peak, pss_avg.`,
 				if err != nil {
 					return usageError(fmt.Errorf("compare: %w", err))
 				}
-				return compareSides(io, a, b, rules)
+				return compareSides(io, a, b, rules, allowDifferent)
 			}
 			a, err := experiment.LoadSide(args[0], pointA)
 			if err != nil {
@@ -77,10 +86,11 @@ rss_avg, pss_peak, pss_avg.`,
 			if err != nil {
 				return usageError(fmt.Errorf("compare: %w", err))
 			}
-			return compareSides(io, a, b, rules)
+			return compareSides(io, a, b, rules, allowDifferent)
 		},
 	}
 	c.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 3 when B is worse than A beyond this: 'FIGURE +N%' or 'FIGURE -N%' (repeatable)")
+	c.Flags().BoolVar(&allowDifferent, "allow-different", false, "compare A and B even when they measured different things (load, requests, target, server): the differences head the output")
 	c.Flags().StringVar(&pointA, "point-a", "", "the point of experiment A to compare (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "the point of experiment B to compare (default: its baseline)")
 	c.Flags().StringVar(&baseline, "baseline", "", "compare B with the history instead of A: history (any branch) or history:BRANCH")
@@ -90,8 +100,11 @@ rss_avg, pss_peak, pss_avg.`,
 }
 
 // compareSides prints the comparison of a and b and applies the rules.
-func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule) error {
+func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule, allowDifferent bool) error {
 	cmp := experiment.Compare(a, b)
+	if err := refuseUnlike(cmp, allowDifferent, "compare"); err != nil {
+		return err
+	}
 	if err := report.Comparison(io.out, cmp); err != nil {
 		return failedError(err)
 	}
@@ -110,4 +123,18 @@ func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule) erro
 		return thresholdError(fmt.Errorf("compare: regression: %s", strings.Join(why, "; ")))
 	}
 	return nil
+}
+
+// refuseUnlike refuses, as invalid input (exit 2), to compare two sides
+// that measured different things, unless allowed; the error lists each
+// difference, A against B.
+func refuseUnlike(cmp *experiment.Comparison, allowed bool, command string) error {
+	if !cmp.Unlike() || allowed {
+		return nil
+	}
+	var lines []string
+	for _, d := range cmp.Differences {
+		lines = append(lines, fmt.Sprintf("  %s: A %s · B %s", d.Field, d.A, d.B))
+	}
+	return usageError(fmt.Errorf("%s: A and B measured different things, so their figures would differ for these reasons too, not only for the change under test:\n%s\npass --allow-different to compare them anyway", command, strings.Join(lines, "\n")))
 }

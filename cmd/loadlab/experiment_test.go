@@ -202,11 +202,15 @@ func TestCompareCommand(t *testing.T) {
 			t.Fatal(stderr)
 		}
 	}
-	stdout, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "p95 +50%")
+	// Two servers, two origins: unlike, compared when told so.
+	if _, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "p95 +50%"); code != exitUsage || !strings.Contains(stderr, "target: A http://127.0.0.1:") {
+		t.Errorf("another target: exit %d %s", code, stderr)
+	}
+	stdout, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "p95 +50%", "--allow-different")
 	if code != exitThreshold || !strings.Contains(stderr, "regression") || !strings.Contains(stdout, "p95 latency") {
 		t.Errorf("slower B: exit %d\n%s\n%s", code, stderr, stdout)
 	}
-	if _, _, code := cli(context.Background(), t, "compare", b, a, "--fail-on", "p95 +50%"); code != 0 {
+	if _, _, code := cli(context.Background(), t, "compare", b, a, "--fail-on", "p95 +50%", "--allow-different"); code != 0 {
 		t.Errorf("faster B: exit %d", code)
 	}
 	if _, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "latency up"); code != exitUsage {

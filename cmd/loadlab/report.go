@@ -34,6 +34,7 @@ func render(name string, by map[string]func() error, want string) error {
 func newReportCommand(io *stdio) *cobra.Command {
 	var format, table, pointA, pointB string
 	var failures bool
+	var allowDifferent bool
 	c := &cobra.Command{
 		Use:   "report RESULT [OTHER]",
 		Short: "Render a stored result or experiment again, or compare two",
@@ -44,7 +45,10 @@ one table: a run's steps or its per-second series, an experiment's runs or
 its points (--table).
 
 With two arguments, compare them (as loadlab compare does, without rules),
-in any of the formats.
+in any of the formats. Two inputs that measured different things (load,
+requests, target, server) are refused, each difference listed, unless
+--allow-different: then the differences head the output (on stderr with
+--format csv).
 
 With --failures, print the failing responses the run kept (the first of
 each step: status line, headers, the body up to 256 KiB, secrets masked;
@@ -84,6 +88,15 @@ experiment.`,
 					return usageError(fmt.Errorf("report: %w", err))
 				}
 				cmp := experiment.Compare(a, b)
+				if err := refuseUnlike(cmp, allowDifferent, "report"); err != nil {
+					return err
+				}
+				if format == "csv" {
+					// A CSV file has one table: the header goes to stderr.
+					for _, l := range report.Likeness(cmp) {
+						fmt.Fprintln(io.err, l)
+					}
+				}
 				return render(format, map[string]func() error{
 					"text": func() error { return report.Comparison(out, cmp) },
 					"json": func() error { return report.ComparisonJSON(out, cmp) },
@@ -143,6 +156,7 @@ experiment.`,
 	c.Flags().StringVar(&format, "format", "text", "text, json, html, md or csv")
 	c.Flags().StringVar(&table, "table", "", "with --format csv: steps (default) or series of a run; runs (default) or points of an experiment")
 	c.Flags().BoolVar(&failures, "failures", false, "print the failing responses kept (failures/STEP.http), the first of each step, of the run or of every run of the experiment")
+	c.Flags().BoolVar(&allowDifferent, "allow-different", false, "with two inputs: compare them even when they measured different things; the differences head the output")
 	c.Flags().StringVar(&pointA, "point-a", "", "with two experiments: the point of the first (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "with two experiments: the point of the second (default: its baseline)")
 	return c

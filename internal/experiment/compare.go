@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,6 +112,92 @@ type Comparison struct {
 	Sampling Sampling
 	// Suspect lists the runs of either side that carry a validity warning.
 	Suspect []SuspectRun
+	// Differences are the fields of the plan fingerprint (result.Fingerprint)
+	// where A and B differ, in its order; none when they measured the same
+	// thing, or when a side has no fingerprint (see Unchecked).
+	Differences []Difference
+	// SamePlan is true when both sides ran one plan with the same inputs,
+	// so that they differ only where their params do: two points of one
+	// experiment. Their differences are shown, and do not refuse.
+	SamePlan bool
+	// PointA and PointB are the sides' experiment points ("threads=4"),
+	// empty for a plain run.
+	PointA, PointB string
+	// Unchecked names the sides ("A", "B") whose results were written by a
+	// loadlab that kept no fingerprint: whether they measured the same
+	// thing is not known.
+	Unchecked []string
+}
+
+// Difference is one field of the plan fingerprint where A and B differ.
+type Difference struct {
+	Field string `json:"field"` // workload, shape, steps, target, server
+	A     string `json:"a"`
+	B     string `json:"b"`
+}
+
+// Unlike reports whether A and B measured different things (not only the
+// params of one plan): compare refuses them unless told otherwise.
+func (c *Comparison) Unlike() bool { return len(c.Differences) > 0 && !c.SamePlan }
+
+// fingerprintOf is a side's fingerprint (its first run's: the runs of one
+// point share it), nil when its results have none.
+func fingerprintOf(s Side) (*result.Fingerprint, string) {
+	for _, r := range s.Results {
+		if r.Fingerprint != nil {
+			return r.Fingerprint, r.Settings.Extra["point"]
+		}
+	}
+	return nil, ""
+}
+
+// Differences lists the fields where two fingerprints differ, A's value
+// against B's. Of the steps, each side's that the other lacks are given, or
+// both lists when they hold the same steps in another order.
+func Differences(a, b *result.Fingerprint) []Difference {
+	var out []Difference
+	field := func(name, x, y string) {
+		if x != y {
+			out = append(out, Difference{Field: name, A: orNone(x), B: orNone(y)})
+		}
+	}
+	field("workload", a.Workload, b.Workload)
+	field("shape", a.Shape, b.Shape)
+	if !slices.Equal(a.Steps, b.Steps) {
+		onlyA, onlyB := missing(a.Steps, b.Steps), missing(b.Steps, a.Steps)
+		if len(onlyA) == 0 && len(onlyB) == 0 {
+			out = append(out, Difference{Field: "steps (order)", A: strings.Join(a.Steps, "; "), B: strings.Join(b.Steps, "; ")})
+		} else {
+			out = append(out, Difference{Field: "steps", A: "only here: " + orNone(strings.Join(onlyA, "; ")), B: "only here: " + orNone(strings.Join(onlyB, "; "))})
+		}
+	}
+	field("target", a.Target, b.Target)
+	field("server", a.Server, b.Server)
+	return out
+}
+
+// missing lists the items of x that y lacks, counting repeats.
+func missing(x, y []string) []string {
+	left := map[string]int{}
+	for _, s := range y {
+		left[s]++
+	}
+	var out []string
+	for _, s := range x {
+		if left[s] > 0 {
+			left[s]--
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // SuspectRun is a run of one side with a validity warning.
@@ -156,6 +243,19 @@ func Compare(a, b Side) *Comparison {
 		c.Rows = append(c.Rows, row)
 	}
 	c.Sampling = newSampling([]int{len(a.Results), len(b.Results)}, changes)
+	fa, pointA := fingerprintOf(a)
+	fb, pointB := fingerprintOf(b)
+	c.PointA, c.PointB = pointA, pointB
+	if fa == nil {
+		c.Unchecked = append(c.Unchecked, "A")
+	}
+	if fb == nil {
+		c.Unchecked = append(c.Unchecked, "B")
+	}
+	if fa != nil && fb != nil && fa.Hash != fb.Hash {
+		c.Differences = Differences(fa, fb)
+		c.SamePlan = fa.Plan != "" && fa.Plan == fb.Plan
+	}
 	for _, side := range []struct {
 		name string
 		s    Side
@@ -338,7 +438,8 @@ func (o *Outcome) reanalyze() {
 	if len(o.Params) == 0 || o.Repeat < 1 {
 		return
 	}
-	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{}}
+	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{},
+		Compare: o.Compare, CompareWhy: plan.CompareReason(o.CompareWhy)}
 	for _, op := range o.Params {
 		prm := plan.Param{Name: op.Name, Numeric: op.Numeric}
 		for i, label := range op.Values {
@@ -348,6 +449,9 @@ func (o *Outcome) reanalyze() {
 			}
 		}
 		e.Params = append(e.Params, prm)
+	}
+	if e.Vary == plan.Matrix && len(e.Params) > 1 && e.Compare == "" {
+		e.Compare, e.CompareWhy = e.Params[len(e.Params)-1].Name, plan.CompareOlder
 	}
 	pointOf := map[string]int{}
 	for i, p := range o.Points {

@@ -150,7 +150,12 @@ type Outcome struct {
 	Repeat     int      `json:"repeat"`
 	// KneeShare is the plan's knee: share (0.05 for 5%); absent for the
 	// default, stats.DefaultKneeShare.
-	KneeShare   float64   `json:"knee_share,omitempty"`
+	KneeShare float64 `json:"knee_share,omitempty"`
+	// Compare is a matrix's factor under study, and CompareWhy how it
+	// was chosen (plan.CompareReason); absent in files written before
+	// compare:, whose matrices compared along the last param.
+	Compare     string    `json:"compare,omitempty"`
+	CompareWhy  string    `json:"compare_why,omitempty"`
 	Warmup      string    `json:"warmup,omitempty"`
 	Params      []Param   `json:"params"`
 	Points      []Point   `json:"points"`
@@ -254,6 +259,9 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		done[r.Index] = r
 	}
 	logf("experiment %s: %s × %s = %s, in an order shuffled with seed %d", p.Name, plural(len(points), "point"), plural(e.Repeat, "repeat"), plural(len(order), "run"), seed)
+	if factor, why := Factor(e); factor != "" {
+		logf("factor: %s, compared at each combination of the other params (%s)", factor, chosen(why))
+	}
 
 	for _, slot := range order {
 		pt := points[slot.Point]
@@ -344,6 +352,9 @@ func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
 	if e.Warmup > 0 {
 		out.Warmup = e.Warmup.String()
 	}
+	if factor, why := Factor(e); factor != "" {
+		out.Compare, out.CompareWhy = factor, string(why)
+	}
 	out.Params = outcomeParams(e)
 	return out
 }
@@ -417,6 +428,19 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 		}
 	}
 	return res, err
+}
+
+// chosen says in words how a matrix's factor was chosen.
+func chosen(why plan.CompareReason) string {
+	switch why {
+	case plan.CompareNamed:
+		return "the plan's compare:"
+	case plan.CompareBaseline:
+		return "the only param the baseline names"
+	case plan.CompareOlder:
+		return "the last param, as loadlab compared before compare:"
+	}
+	return "the last param in the file; compare: PARAM names another"
 }
 
 func firstLine(s string) string {

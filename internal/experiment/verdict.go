@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
@@ -23,16 +24,29 @@ import (
 type Verdict struct {
 	Baseline string `json:"baseline"`
 	// ComparedParam is, in a matrix, the param each point is compared
-	// along: a point's reference is the same point with this param at
-	// ComparedValue. Empty when every point is compared with the baseline.
+	// along (the factor under study): a point's reference is the same point
+	// with this param at ComparedValue. Empty when every point is compared
+	// with the baseline.
 	ComparedParam string `json:"compared_param,omitempty"`
 	ComparedValue string `json:"compared_value,omitempty"`
+	// ComparedWhy says how ComparedParam was chosen (plan.CompareReason):
+	// "named" by the plan's compare:, "baseline" (the only param the
+	// baseline names), "last" (the last param in the file) or "older" (a
+	// file written before compare:, compared along its last param).
+	ComparedWhy string `json:"compared_why,omitempty"`
+	// Conditions are the matrix's other params: the factor is compared at
+	// each combination of their values, and never recommended among.
+	Conditions []string `json:"conditions,omitempty"`
+	// Factor is the text of which param is compared, at which conditions,
+	// and why that param: "server, each value against server=thin, at each
+	// combination of c and per_vu (the plan's compare:)".
+	Factor string `json:"factor,omitempty"`
 	// Against is the text of what each point is compared with.
 	Against string         `json:"against"`
 	Figures []FigureTable  `json:"figures"`
 	Sweeps  []SweepVerdict `json:"sweeps,omitempty"`
 	// Named sums up each non-numeric param's values against its baseline
-	// value (in a matrix, the last param's, at each combination of the
+	// value (in a matrix, the factor's, at each combination of the
 	// others).
 	Named []NamedComparison `json:"named,omitempty"`
 	// Sampling says what the numbers of runs allow.
@@ -105,9 +119,13 @@ type FigureRow struct {
 }
 
 // SweepVerdict describes one numeric param swept with the others held at
-// their baseline values.
+// their baseline values; in a matrix, the factor swept at one condition
+// (At).
 type SweepVerdict struct {
-	Param      string    `json:"param"`
+	Param string `json:"param"`
+	// At is the condition of a matrix's sweep: the other params' values
+	// ("c=200", "per_vu=50"); empty when the others are at baseline.
+	At         []string  `json:"at,omitempty"`
 	X          []float64 `json:"x"`
 	Points     []string  `json:"points"`     // the point of each level
 	Throughput []float64 `json:"throughput"` // medians
@@ -373,10 +391,16 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			v.Baseline = p.Key
 		}
 	}
-	refs := references(e, points, base)
-	if e.Vary == plan.Matrix && len(e.Params) > 1 {
-		last := params[len(params)-1]
-		v.ComparedParam, v.ComparedValue = last.Name, last.Baseline
+	factor, why := Factor(e)
+	refs := references(e, points, base, factor)
+	for _, prm := range params {
+		switch {
+		case factor == "":
+		case prm.Name == factor:
+			v.ComparedParam, v.ComparedValue, v.ComparedWhy = prm.Name, prm.Baseline, string(why)
+		default:
+			v.Conditions = append(v.Conditions, prm.Name)
+		}
 	}
 	var runs []int
 	for i, rs := range byPoint {
@@ -433,9 +457,25 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.QuotaTallies = quotaTally(points, byPoint)
 	v.ValidityTallies = validityTally(points, order, results)
 	v.Drifts = drifts(points, order, results)
-	v.Sweeps = sweeps(params, points, v, e.KneeShare)
-	v.Named = namedComparisons(e, params, points, v)
+	v.Sweeps = sweeps(params, points, v, e.KneeShare, factor)
+	v.Named = namedComparisons(params, points, v, factor)
 	return v
+}
+
+// Factor is the param a matrix of two params or more studies, and how it
+// was chosen: the plan's compare:, or (a plan that did not say, or an
+// experiment.json written before compare:) the last param. Empty for
+// other experiments, whose points are each compared with the baseline.
+func Factor(e *plan.Experiment) (string, plan.CompareReason) {
+	if e.Vary != plan.Matrix || len(e.Params) < 2 {
+		return "", ""
+	}
+	for _, prm := range e.Params {
+		if prm.Name == e.Compare && e.CompareWhy != "" {
+			return prm.Name, e.CompareWhy
+		}
+	}
+	return e.Params[len(e.Params)-1].Name, plan.CompareLast
 }
 
 // outcomeParams are the plan's params with their baseline values.
@@ -618,25 +658,29 @@ func samplesOf(rs []*result.Result) []float64 {
 }
 
 // references says which point each point is compared with: the baseline;
-// in a matrix, the point that differs only in the last param, set to its
-// baseline value (list the param you compare last: server, allocator). A
-// point that is its own reference has none (-1 when there is none at all).
-func references(e *plan.Experiment, points []Point, base int) []int {
+// in a matrix, the point that differs only in the factor (Factor), set to
+// its baseline value. A point that is its own reference has none (-1 when
+// there is none at all).
+func references(e *plan.Experiment, points []Point, base int, factor string) []int {
 	refs := make([]int, len(points))
 	for i := range points {
 		refs[i] = base
 	}
-	if e.Vary != plan.Matrix || len(e.Params) < 2 {
+	if factor == "" {
 		return refs
 	}
-	last := e.Params[len(e.Params)-1]
-	baseLabel := last.Values[e.Baseline[last.Name]].Label
+	var baseLabel string
+	for _, prm := range e.Params {
+		if prm.Name == factor {
+			baseLabel = prm.Values[e.Baseline[prm.Name]].Label
+		}
+	}
 	for i, p := range points {
 		refs[i] = -1
 		for j, q := range points {
-			same := q.Labels[last.Name] == baseLabel
-			for _, prm := range e.Params[:len(e.Params)-1] {
-				same = same && q.Labels[prm.Name] == p.Labels[prm.Name]
+			same := q.Labels[factor] == baseLabel
+			for _, prm := range e.Params {
+				same = same && (prm.Name == factor || q.Labels[prm.Name] == p.Labels[prm.Name])
 			}
 			if same {
 				refs[i] = j
@@ -656,8 +700,58 @@ func (v *Verdict) Table(id FigureID) *FigureTable {
 	return nil
 }
 
-// sweeps looks along each numeric param with the other params at baseline.
-func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64) []SweepVerdict {
+// sweepLine is the points along which a numeric param is swept, and the
+// other params' values there, in a matrix.
+type sweepLine struct {
+	prm    Param
+	at     []string
+	points []int
+}
+
+// sweepLines are the lines to sweep: each numeric param with the other
+// params at baseline; in a matrix, only its factor (when numeric), at each
+// combination of the other params, the baseline's first. A condition of a
+// matrix is never swept: it is not a setting to recommend.
+func sweepLines(params []Param, points []Point, factor string) []sweepLine {
+	var out []sweepLine
+	for _, prm := range params {
+		if !prm.Numeric || len(prm.Values) < 2 || (factor != "" && prm.Name != factor) {
+			continue
+		}
+		if factor == "" {
+			l := sweepLine{prm: prm}
+			for i, p := range points {
+				if p.OthersAtBaseline(params, prm.Name) {
+					l.points = append(l.points, i)
+				}
+			}
+			out = append(out, l)
+			continue
+		}
+		byCondition := map[string]int{}
+		for i, p := range points {
+			var at []string
+			for _, o := range params {
+				if o.Name != factor {
+					at = append(at, o.Name+"="+p.Labels[o.Name])
+				}
+			}
+			key := strings.Join(at, " ")
+			k, ok := byCondition[key]
+			if !ok {
+				k = len(out)
+				byCondition[key] = k
+				out = append(out, sweepLine{prm: prm, at: at})
+			}
+			out[k].points = append(out[k].points, i)
+		}
+	}
+	return out
+}
+
+// sweeps looks along each numeric param with the other params at baseline;
+// in a matrix, along its factor at each condition.
+func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64, factor string) []SweepVerdict {
 	tp, p95, cpu := v.Table(FigureThroughput), v.Table(FigureP95), v.Table(FigureCPU)
 	if tp == nil || p95 == nil {
 		return nil
@@ -666,18 +760,17 @@ func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64) []Swe
 		kneeShare = stats.DefaultKneeShare
 	}
 	var out []SweepVerdict
-	for _, prm := range params {
-		if !prm.Numeric || len(prm.Values) < 2 {
-			continue
-		}
+	for _, line := range sweepLines(params, points, factor) {
+		prm := line.prm
 		type pt struct {
 			x       float64
 			tp, p95 float64
 			point   int
 		}
 		var pts []pt
-		for i, p := range points {
-			if !p.OthersAtBaseline(params, prm.Name) || tp.Rows[i].N == 0 {
+		for _, i := range line.points {
+			p := points[i]
+			if tp.Rows[i].N == 0 {
 				continue
 			}
 			x, err := strconv.ParseFloat(p.Labels[prm.Name], 64)
@@ -690,7 +783,7 @@ func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64) []Swe
 			continue
 		}
 		sort.Slice(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
-		s := SweepVerdict{Param: prm.Name, KneeShare: kneeShare}
+		s := SweepVerdict{Param: prm.Name, At: line.at, KneeShare: kneeShare}
 		var lo, hi []float64
 		for _, p := range pts {
 			s.X = append(s.X, p.x)
@@ -798,13 +891,14 @@ func evidence(s SweepVerdict, test func(fig FigureID, from, to int) *Change) []E
 }
 
 // namedComparisons sums up non-numeric params (glibc vs jemalloc): each
-// figure's change against the baseline value.
-func namedComparisons(e *plan.Experiment, params []Param, points []Point, v *Verdict) []NamedComparison {
+// figure's change against the baseline value; in a matrix, the factor's
+// values, numeric or not, at each combination of the other params.
+func namedComparisons(params []Param, points []Point, v *Verdict, factor string) []NamedComparison {
 	var out []NamedComparison
-	matrix := e.Vary == plan.Matrix && len(params) > 1
-	for pi, prm := range params {
-		if matrix && pi != len(params)-1 {
-			continue // in a matrix, the last param is the one compared
+	matrix := factor != ""
+	for _, prm := range params {
+		if matrix && prm.Name != factor {
+			continue // in a matrix, the factor is the one compared
 		}
 		if prm.Numeric && !matrix {
 			continue
@@ -818,8 +912,10 @@ func namedComparisons(e *plan.Experiment, params []Param, points []Point, v *Ver
 			}
 			nc := NamedComparison{Param: prm.Name, Value: p.Labels[prm.Name], Baseline: prm.Baseline, Point: p.Key}
 			if matrix {
-				for _, o := range params[:len(params)-1] {
-					nc.At = append(nc.At, o.Name+"="+p.Labels[o.Name])
+				for _, o := range params {
+					if o.Name != factor {
+						nc.At = append(nc.At, o.Name+"="+p.Labels[o.Name])
+					}
 				}
 			}
 			for _, t := range v.Figures {

@@ -3,13 +3,14 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee"}
+var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare"}
 
-// experiment reads params, vary, baseline, repeat, warmup, cooldown, seed and knee.
+// experiment reads params, vary, baseline, repeat, warmup, cooldown, seed, knee and compare.
 func (d *decoder) experiment(p *Plan, top *node) {
 	var first *node
 	for _, k := range experimentKeys {
@@ -53,6 +54,7 @@ func (d *decoder) experiment(p *Plan, top *node) {
 	for _, prm := range e.Params {
 		e.Baseline[prm.Name] = 0
 	}
+	var named []string // the params the baseline names
 	if n := top.get("baseline"); n != nil {
 		if n.kind != kindMap {
 			d.errorf(n.pos, "baseline must map params to one of their values, such as {threads: 5}")
@@ -83,8 +85,10 @@ func (d *decoder) experiment(p *Plan, top *node) {
 				continue
 			}
 			e.Baseline[k.value] = found
+			named = append(named, k.value)
 		}
 	}
+	d.factor(e, top.get("compare"), named)
 	if n := top.get("repeat"); n != nil {
 		if v, ok := d.integer(n, "repeat", 1); ok {
 			e.Repeat = int(v)
@@ -106,6 +110,37 @@ func (d *decoder) experiment(p *Plan, top *node) {
 		e.KneeShare = d.kneeShare(n)
 	}
 	p.Experiment = e
+}
+
+// factor reads compare: the param a matrix studies, compared at each
+// combination of the others (its conditions). Without it, a matrix studies
+// the only param the baseline names, or else the last param.
+func (d *decoder) factor(e *Experiment, n *node, named []string) {
+	var names []string
+	for _, prm := range e.Params {
+		names = append(names, prm.Name)
+	}
+	if n != nil {
+		s, ok := d.str(n, "compare")
+		switch {
+		case !ok:
+		case !slices.Contains(names, s):
+			d.errorf(n.pos, "compare names %q, which is not a param (params: %s)%s", s, strings.Join(names, ", "), didYouMean(s, names))
+		case e.Vary != Matrix && len(e.Params) > 1:
+			d.errorf(n.pos, "compare names the param a matrix studies at each combination of the others; add vary: matrix, or leave compare out: one at a time, each param is compared with the baseline")
+		default:
+			e.Compare, e.CompareWhy = s, CompareNamed
+		}
+		return
+	}
+	if e.Vary != Matrix || len(e.Params) < 2 {
+		return
+	}
+	if len(named) == 1 {
+		e.Compare, e.CompareWhy = named[0], CompareBaseline
+		return
+	}
+	e.Compare, e.CompareWhy = names[len(names)-1], CompareLast
 }
 
 // kneeShare reads knee: the share of throughput a step of a sweep must add

@@ -263,7 +263,27 @@ type Experiment struct {
 	// KneeShare is the share of throughput a step must add to count as a
 	// gain (knee: 5% is 0.05); zero: stats.DefaultKneeShare.
 	KneeShare float64
+	// Compare is the param a matrix studies (its factor): each point is
+	// compared with the point that differs only in it, set to its baseline
+	// value, at each combination of the other params (the conditions it is
+	// studied under), and the recommendation speaks of it alone. Empty
+	// unless the plan is a matrix of two params or more, or names one.
+	Compare string
+	// CompareWhy says how Compare was chosen.
+	CompareWhy CompareReason
 }
+
+// CompareReason says how a matrix's factor was chosen.
+type CompareReason string
+
+const (
+	CompareNamed    CompareReason = "named"    // the plan's compare:
+	CompareBaseline CompareReason = "baseline" // the only param the baseline names
+	CompareLast     CompareReason = "last"     // the last param in the file: no compare:, and the baseline names none or several
+	// CompareOlder: an experiment.json written before compare: existed,
+	// whose matrix was compared along its last param, as it still is.
+	CompareOlder CompareReason = "older"
+)
 
 // Vary says which points an experiment runs.
 type Vary string

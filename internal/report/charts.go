@@ -69,7 +69,10 @@ func sweepFigures(o *experiment.Outcome) []figure {
 		var sweep *experiment.SweepVerdict
 		for i := range v.Sweeps {
 			if v.Sweeps[i].Param == prm.Name {
+				// The first: a matrix's factor is swept at each condition,
+				// the baseline's first, and the chart's axis is the baseline's.
 				sweep = &v.Sweeps[i]
+				break
 			}
 		}
 		mk := func(ids []experiment.FigureID, title, ylabel string, unit chart.Unit, scale float64) *chart.Chart {

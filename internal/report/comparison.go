@@ -4,14 +4,24 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/loadlab/loadlab/internal/experiment"
 )
 
 // comparisonJSON is a comparison as JSON: the two sides and each figure.
 type comparisonJSON struct {
-	A     sideJSON  `json:"a"`
-	B     sideJSON  `json:"b"`
+	A sideJSON `json:"a"`
+	B sideJSON `json:"b"`
+	// Likeness is the header's text on whether A and B measured the same
+	// thing (Likeness); Differences the same as data, and SamePlan whether
+	// they are points of one plan; Unchecked the sides without a
+	// fingerprint.
+	Likeness    []string                `json:"likeness,omitempty"`
+	Differences []experiment.Difference `json:"differences,omitempty"`
+	SamePlan    bool                    `json:"same_plan,omitempty"`
+	Unchecked   []string                `json:"unchecked,omitempty"`
+
 	Rows  []rowJSON `json:"figures"`
 	Notes []string  `json:"notes,omitempty"`
 }
@@ -42,9 +52,10 @@ type rowJSON struct {
 
 func comparisonView(c *experiment.Comparison) comparisonJSON {
 	out := comparisonJSON{
-		A:     sideJSON{c.A.Label, len(c.A.Results)},
-		B:     sideJSON{c.B.Label, len(c.B.Results)},
-		Notes: comparisonNotes(c),
+		A:        sideJSON{c.A.Label, len(c.A.Results)},
+		B:        sideJSON{c.B.Label, len(c.B.Results)},
+		Notes:    comparisonNotes(c),
+		Likeness: Likeness(c), Differences: c.Differences, SamePlan: c.SamePlan, Unchecked: c.Unchecked,
 	}
 	for _, r := range c.Rows {
 		ch := r.Change
@@ -66,8 +77,21 @@ func ComparisonJSON(w io.Writer, c *experiment.Comparison) error {
 func ComparisonMarkdown(w io.Writer, c *experiment.Comparison) error {
 	ew := &errWriter{w: w}
 	ew.printf("**A:** %s (%s)  \n**B:** %s (%s)\n\n", md(c.A.Label), plural(len(c.A.Results), "run"), md(c.B.Label), plural(len(c.B.Results), "run"))
-	ew.printf("| figure | A | B | B vs A |\n|---|---:|---:|---|\n")
 	view := comparisonView(c)
+	if len(view.Likeness) > 0 {
+		for i, l := range view.Likeness {
+			if item, ok := strings.CutPrefix(l, "  "); ok {
+				ew.printf("- %s\n", md(item)) // a field that differs
+				continue
+			}
+			if i > 0 {
+				ew.printf("\n")
+			}
+			ew.printf("%s\n\n", md(l))
+		}
+		ew.printf("\n")
+	}
+	ew.printf("| figure | A | B | B vs A |\n|---|---:|---:|---|\n")
 	for _, r := range view.Rows {
 		versus := md(r.Versus)
 		if r.Significant {

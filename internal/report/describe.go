@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/stats"
 )
@@ -29,6 +30,9 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		if d.ComparedParam != "" {
 			d.Against = fmt.Sprintf("the same point with %s=%s", d.ComparedParam, d.ComparedValue)
 		}
+	}
+	if d.Factor == "" {
+		d.Factor = factor(v)
 	}
 	d.Figures = slices.Clone(v.Figures)
 	for i := range d.Figures {
@@ -92,6 +96,30 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		}
 	}
 	return &d
+}
+
+// factor says which param a matrix compares (its factor), at which
+// conditions, and why that one; "" when every point is compared with the
+// baseline.
+func factor(v *experiment.Verdict) string {
+	if v.ComparedParam == "" {
+		return ""
+	}
+	out := fmt.Sprintf("%s, each value against %s=%s", v.ComparedParam, v.ComparedParam, v.ComparedValue)
+	if len(v.Conditions) > 0 {
+		out += ", at each combination of " + strings.Join(v.Conditions, " and ")
+	}
+	switch plan.CompareReason(v.ComparedWhy) {
+	case plan.CompareNamed:
+		out += " (the plan's compare:)"
+	case plan.CompareBaseline:
+		out += " (the only param the baseline names; compare: PARAM names another)"
+	case plan.CompareOlder:
+		out += " (the last param in the file: the experiment was run by a loadlab before compare:, which compared along the last param)"
+	default:
+		out += " (the last param in the file: the plan has no compare:, and its baseline does not name one param alone; compare: PARAM names another)"
+	}
+	return out
 }
 
 // FailedThresholds lists each threshold that failed in some run of the
@@ -286,7 +314,11 @@ func recommendation(s experiment.SweepVerdict) string {
 	if w := noUSL(s); w != "" {
 		parts = append(parts, w)
 	}
-	return fmt.Sprintf("%s=%s: %s", param, num(s.X[s.Pick]), strings.Join(parts, "; "))
+	line := fmt.Sprintf("%s=%s: %s", param, num(s.X[s.Pick]), strings.Join(parts, "; "))
+	if len(s.At) > 0 {
+		line = "at " + strings.Join(s.At, " ") + ", " + line
+	}
+	return line
 }
 
 // share is a knee's share as the plan writes it: "5%".
@@ -390,7 +422,9 @@ func named(n experiment.NamedComparison) string {
 	}
 	line := fmt.Sprintf("%s=%s vs %s:", n.Param, n.Value, n.Baseline)
 	if len(n.At) > 0 {
-		line = fmt.Sprintf("%s=%s vs %s at %s:", n.Param, n.Value, n.Baseline, strings.Join(n.At, " "))
+		// A matrix's condition first: the recommendation speaks of the
+		// factor at each condition, never of the condition.
+		line = fmt.Sprintf("at %s, %s=%s vs %s:", strings.Join(n.At, " "), n.Param, n.Value, n.Baseline)
 	}
 	switch {
 	case len(sig) > 0:
@@ -436,6 +470,39 @@ func comparisonNotes(c *experiment.Comparison) []string {
 		add(fmt.Sprintf("%s run %d is suspect (%s): %s", s.Side, s.Run, s.Warning.Code, s.Warning.Message))
 	}
 	return out
+}
+
+// Likeness is what a comparison's header says of whether A and B measured
+// the same thing: a first line, then one line a differing field ("shape:
+// A 10 VUs for 10s · B 1.5/s for 10s, at most 20 VUs"). Nothing when their
+// fingerprints are equal.
+func Likeness(c *experiment.Comparison) []string {
+	var out []string
+	switch {
+	case len(c.Differences) == 0:
+	case c.SamePlan:
+		points := ""
+		if c.PointA != "" || c.PointB != "" {
+			points = fmt.Sprintf(" (A %s, B %s)", orBaseline(c.PointA), orBaseline(c.PointB))
+		}
+		out = append(out, fmt.Sprintf("A and B ran one plan at different points%s; they differ where its params do:", points))
+	default:
+		out = append(out, "A and B measured different things; their figures differ for these reasons too, not only for the change under test:")
+	}
+	for _, d := range c.Differences {
+		out = append(out, fmt.Sprintf("  %s: A %s · B %s", d.Field, d.A, d.B))
+	}
+	for _, side := range c.Unchecked {
+		out = append(out, fmt.Sprintf("%s has no plan fingerprint (written by an older loadlab): whether A and B measured the same load, requests, target and server is not checked", side))
+	}
+	return out
+}
+
+func orBaseline(point string) string {
+	if point == "" {
+		return "a single run"
+	}
+	return point
 }
 
 // FailureText says why a comparison broke a --fail-on rule.

@@ -164,6 +164,9 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 	if v == nil {
 		return ew.err
 	}
+	if v.Factor != "" {
+		ew.printf("**Factor:** %s\n\n", md(v.Factor))
+	}
 	if !anyRunDone(o) {
 		ew.printf("No runs done: no figures to show.\n")
 		for _, r := range o.Runs {

@@ -26,6 +26,9 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 		return ew.err
 	}
 	v = Describe(v)
+	if v.Factor != "" {
+		ew.printf("factor: %s\n", v.Factor)
+	}
 	if done == 0 {
 		// No figures to show: one line, not a table of "no runs" per
 		// figure, then why the runs failed.
@@ -150,6 +153,12 @@ func Comparison(w io.Writer, c *experiment.Comparison) error {
 	ew := &errWriter{w: w}
 	ew.printf("A: %s (%s)\nB: %s (%s)\n\n", c.A.Label, plural(len(c.A.Results), "run"), c.B.Label, plural(len(c.B.Results), "run"))
 	view := comparisonView(c)
+	if len(view.Likeness) > 0 {
+		for _, l := range view.Likeness {
+			ew.printf("%s\n", l)
+		}
+		ew.printf("\n")
+	}
 	nameW, aW, bW := len("figure"), len("A"), len("B")
 	for _, r := range view.Rows {
 		nameW = max(nameW, len(r.Figure)+len(r.Unit)+3)

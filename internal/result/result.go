@@ -9,6 +9,8 @@
 package result
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,6 +53,9 @@ type Result struct {
 	// PlanInputs are what the plan's text does not say: --set overrides,
 	// -e values, the environment it read, an experiment point's params.
 	PlanInputs []string `json:"plan_inputs,omitempty"`
+	// Fingerprint is what the run measured, in the terms compare checks
+	// before it compares two results; absent in results of loadlab before it.
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
 	// Aborts counts why journeys could not go on, by reason.
 	Aborts map[string]int64 `json:"aborts,omitempty"`
 	// Stopped says why the run ended before its workload did.
@@ -59,6 +64,35 @@ type Result struct {
 	// Machine is what else ran on the machine during the load: other
 	// processes, and the hypervisor's steal.
 	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Fingerprint is what a run measured: the load's kind and shape, the
+// requests of its journeys, the target and the server under test. Two runs
+// with the same Hash measured the same thing; compare lists the fields that
+// differ and refuses to compare unlike runs unless told to.
+type Fingerprint struct {
+	// Hash is a hash of the fields below (not of Plan): equal fingerprints
+	// have equal hashes, whichever plan file they came from.
+	Hash string `json:"hash"`
+	// Workload is the load's kind: "closed", "open", "ramping VUs",
+	// "ramping arrival rate".
+	Workload string `json:"workload"`
+	// Shape is how much load and for how long: "10 VUs, 1 iteration each",
+	// "1.5/s for 10s, at most 20 VUs".
+	Shape string `json:"shape"`
+	// Steps are the journeys' requests in plan order, "METHOD path" with
+	// the path's template as written ("GET /products/{{ id }}"), after
+	// "scenario (weight N): " when the plan has several.
+	Steps []string `json:"steps"`
+	// Target is the origin the load went to: scheme://host:port.
+	Target string `json:"target,omitempty"`
+	// Server is the server under test's command line, after its env
+	// (NAME=value, sorted), secrets masked; empty when loadlab started none.
+	Server string `json:"server,omitempty"`
+	// Plan identifies the plan file and its inputs (--set, -e, the
+	// environment and files it read), an experiment's params left out: two
+	// runs of one plan differ only where their params do.
+	Plan string `json:"plan,omitempty"`
 }
 
 // Settings are what the run was asked to do.
@@ -410,3 +444,14 @@ func Decode(rd io.Reader) (*Result, error) {
 }
 
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// Sum is the hash of the fingerprint's compared fields (all but Hash and
+// Plan): 16 hex digits of their SHA-256.
+func (f *Fingerprint) Sum() string {
+	h := sha256.New()
+	for _, s := range append([]string{f.Workload, f.Shape, f.Target, f.Server}, f.Steps...) {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

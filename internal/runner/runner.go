@@ -80,12 +80,13 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (*result.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	t := &test{name: p.Name, settings: settings, plan: p}
+	t := &test{name: p.Name, settings: settings, plan: p, fingerprint: planFingerprint(p, nil)}
 	if p.Server != nil {
 		spec, err := p.ServerSpec(opts.Params)
 		if err != nil {
 			return nil, err
 		}
+		t.fingerprint = planFingerprint(p, &spec)
 		if opts.Dir != "" {
 			spec.LogPath = filepath.Join(opts.Dir, "server.log")
 		}
@@ -144,7 +145,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 		return nil, err
 	}
 	name := q.Method + " " + q.URL.Path
-	t := &test{name: name, settings: q.Settings, cfg: q.Engine, local: target.Addr.Addr().IsLoopback()}
+	t := &test{name: name, settings: q.Settings, cfg: q.Engine, local: target.Addr.Addr().IsLoopback(), fingerprint: quickFingerprint(q)}
 	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close)
 	return t.run(ctx, opts)
 }
@@ -160,6 +161,8 @@ type test struct {
 	// local is set when a target is on a loopback address: a server there
 	// that loadlab did not start counts among the machine's other processes.
 	local bool
+	// fingerprint is what the run measures, for compare.
+	fingerprint *result.Fingerprint
 }
 
 // run sends the load while sampling loadlab itself and the server (if
@@ -266,6 +269,7 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 		res.Settings.Extra["point"] = opts.Point
 	}
 	res.Summary.Abandoned = out.InFlight
+	res.Fingerprint = t.fingerprint
 
 	from := out.Started.Add(t.cfg.Warmup)
 	to := out.Started.Add(t.cfg.Warmup + out.Elapsed)

@@ -67,7 +67,7 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	if sent := max(s.Requests, s.Late.Count); sent >= LateMinRequests && s.Late.Count >= LateMinCount && float64(s.Late.Count) > LateShare*float64(sent) {
 		// sent: late ones may still be in flight at the end.
 		add("late", "%d of %d requests (%.1f%%) went out late (by %s ms at the median, %s at p99, %s at most): %s",
-			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), num(s.Late.P50), num(s.Late.P99), num(s.Late.Max), lateCause(res))
+			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), msNum(s.Late.P50), msNum(s.Late.P99), msNum(s.Late.Max), lateCause(res))
 	}
 	if failed := s.Requests - s.Responses; s.Requests > 0 && float64(failed) > NoResponseShare*float64(s.Requests) {
 		add("no_response", "%d of %d requests (%.1f%%) got no response%s: the latency figures describe failures, not the server's answers",
@@ -165,8 +165,8 @@ func lateCause(res *result.Result) string {
 	}
 }
 
-// num formats a figure in milliseconds with up to three significant digits.
-func num(v float64) string {
+// msNum formats a figure in milliseconds with up to three significant digits.
+func msNum(v float64) string {
 	if v >= 100 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
