@@ -7,6 +7,7 @@ import (
 	goio "io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -36,7 +37,13 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("run: %w", err))
 	}
-	popts := plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv}
+	set := f.set
+	if f.noServer {
+		// Last, so that it wins over any --set server.x: the server is
+		// already running, whatever the plan or the flags say about it.
+		set = append(slices.Clone(set), "server=null")
+	}
+	popts := plan.Options{Set: set, Env: env, LookupEnv: os.LookupEnv}
 	load := func(o plan.Options) (*plan.Plan, error) { return plan.Load(path, o) }
 	if path == "-" {
 		// A plan on stdin: relative paths in it are relative to the working

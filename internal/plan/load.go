@@ -190,6 +190,17 @@ func (d *decoder) override(root *node, set string) {
 	if v.kind == kindNull && val == "" {
 		v = &node{kind: kindScalar, quoted: true}
 	}
+	// A null value removes the field: --set server=null runs the plan
+	// against a server that is already up. Removing what the plan does not
+	// have is no error (a script may pass it to every plan), unless the
+	// first key names no section at all: that is a typo.
+	remove := v.kind == kindNull
+	if remove {
+		if first, _, _ := strings.Cut(key, "."); !slices.Contains(topKeys, first) {
+			d.errorf(src, "cannot remove %q: the plan has no such section%s (known sections: %s)", first, didYouMean(first, topKeys), strings.Join(topKeys, ", "))
+			return
+		}
+	}
 	var place func(n *node)
 	place = func(n *node) { // errors in the value point at the flag
 		n.pos = src
@@ -202,6 +213,9 @@ func (d *decoder) override(root *node, set string) {
 	}
 	place(v)
 	if root.kind == kindNull {
+		if remove {
+			return
+		}
 		*root = node{kind: kindMap, pos: root.pos}
 	}
 	cur := root
@@ -211,6 +225,16 @@ func (d *decoder) override(root *node, set string) {
 		switch cur.kind {
 		case kindMap:
 			next := cur.get(part)
+			if last && remove {
+				if at := slices.IndexFunc(cur.keys, func(k *node) bool { return k.value == part }); at >= 0 {
+					cur.keys = slices.Delete(cur.keys, at, at+1)
+					cur.vals = slices.Delete(cur.vals, at, at+1)
+				}
+				return
+			}
+			if next == nil && remove {
+				return
+			}
 			if last {
 				if next != nil {
 					*next = *v
@@ -235,8 +259,15 @@ func (d *decoder) override(root *node, set string) {
 			cur = next
 		case kindSeq:
 			idx, err := strconv.Atoi(part)
+			if remove && err == nil && idx >= len(cur.vals) {
+				return
+			}
 			if err != nil || idx < 0 || idx > len(cur.vals) {
 				d.errorf(src, "%q is not an index of the list at %s (it has %d items; %d adds one)", part, strings.Join(parts[:i], "."), len(cur.vals), len(cur.vals))
+				return
+			}
+			if last && remove {
+				cur.vals = slices.Delete(cur.vals, idx, idx+1)
 				return
 			}
 			if idx == len(cur.vals) { // one past the end: a new item
