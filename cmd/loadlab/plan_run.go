@@ -206,7 +206,8 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	})
 	prog.done()
 	if err != nil {
-		if errors.Is(err, experiment.ErrPlanChanged) {
+		var perr plan.Errors
+		if errors.Is(err, experiment.ErrPlanChanged) || errors.As(err, &perr) {
 			return usageError(fmt.Errorf("run: %w", err))
 		}
 		if diskFull(err) {

@@ -136,6 +136,7 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	d.httpOptions(p, top.get("http"))
 	d.scenarios(p, top)
 	d.load(p, root, top.get("load"))
+	d.checkRowsPerVU(p)
 	d.checkWarmup(p)
 	d.thresholds(p, top.get("thresholds"))
 	if n := top.get("server"); n != nil {
@@ -410,11 +411,12 @@ func (d *decoder) data(p *Plan, n *node) {
 		f := &Feeder{Name: k.value, Pick: PickSequential, Pos: k.pos, Secret: map[string]bool{}}
 		if pn := m.get("pick"); pn != nil {
 			if s, ok := d.scalar(pn, "pick"); ok {
+				f.PickPos = pn.pos
 				switch Pick(s) {
-				case PickUnique, PickSequential, PickRandom:
+				case PickUnique, PickSequential, PickRandom, PickVU:
 					f.Pick = Pick(s)
 				default:
-					d.errorf(pn.pos, "pick must be unique, sequential or random, got %q%s", s, didYouMean(s, []string{"unique", "sequential", "random"}))
+					d.errorf(pn.pos, "pick must be unique, sequential, random or vu, got %q%s", s, didYouMean(s, []string{"unique", "sequential", "random", "vu"}))
 				}
 			}
 		}

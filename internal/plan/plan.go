@@ -66,6 +66,7 @@ const (
 	PickSequential Pick = "sequential" // row after row, starting over at the end
 	PickUnique     Pick = "unique"     // each row once in the whole run; then no new iterations
 	PickRandom     Pick = "random"     // any row, with replacement
+	PickVU         Pick = "vu"         // VU n (from 0) always row n+1: one user per VU
 )
 
 // Feeder is a CSV data source.
@@ -77,6 +78,7 @@ type Feeder struct {
 	Rows    [][]string
 	Secret  map[string]bool // columns whose values are masked
 	Pos     Pos
+	PickPos Pos // where pick: is, when given
 }
 
 // Scenario is one user journey.
