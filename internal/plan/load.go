@@ -148,7 +148,11 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 		}
 	}
 	if p.Server != nil && len(d.errs) == 0 {
-		if _, err := p.ServerSpec(p.sampleParams()); err != nil {
+		_, _, err := p.EachRunSpecs(p.sampleParams())
+		if err == nil {
+			_, err = p.ServerSpec(p.sampleParams())
+		}
+		if err != nil {
 			var es Errors
 			var e *Error
 			switch {
