@@ -55,3 +55,30 @@ server:
 		t.Errorf("quick mode with --no-server: exit %d: %s", code, stderr)
 	}
 }
+
+// TestSetParamsNotice: --set params.x=[...] without the file's baseline
+// runs the experiment with the first value as baseline, and says so on
+// stderr before the first run.
+func TestSetParamsNotice(t *testing.T) {
+	url, hits := counting(t)
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
+target: %s
+steps: [ { get: "/?n={{ n }}" } ]
+load: { closed: { vus: 1, iterations: 2 } }
+params: { n: [1, 5, 8] }
+baseline: { n: 5 }
+repeat: 1
+`, url)})
+	out := t.TempDir()
+	_, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--set", "params.n=[2, 3]")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	notice := "loadlab: notice: --set params.n=[2, 3]: the baseline n=5 (" + path + ":6:16) is not among these values (2, 3): the first, 2, is the baseline"
+	if first, _, _ := strings.Cut(stderr, "\n"); first != notice {
+		t.Errorf("stderr starts\n%s\nwant\n%s", first, notice)
+	}
+	if n := hits.Load(); n != 4 {
+		t.Errorf("%d requests, want 2 runs of 2", n)
+	}
+}

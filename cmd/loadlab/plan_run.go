@@ -58,6 +58,9 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	for _, n := range p.Notices {
+		fmt.Fprintf(io.err, "loadlab: notice: %s\n", n)
+	}
 	if err := fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs())); err != nil {
 		return usageError(fmt.Errorf("run: %s: %w", path, err))
 	}

@@ -37,6 +37,9 @@ type Plan struct {
 	HTTP       HTTP
 	Server     *Server
 	Experiment *Experiment // params and friends; nil for a single run
+	// Notices are what loadlab decided for the user while loading, to be
+	// shown before any run: "the first value, 1, is the baseline".
+	Notices []string
 
 	opts Options // as loaded, for rendering later
 	// baselineParams: opts.Params are the baseline's, filled in to check
