@@ -7,6 +7,7 @@ import (
 	goio "io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -37,7 +38,13 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("run: %w", err))
 	}
-	popts := plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv}
+	set := f.set
+	if f.noServer {
+		// Last, so that it wins over any --set server.x: the server is
+		// already running, whatever the plan or the flags say about it.
+		set = append(slices.Clone(set), "server=null")
+	}
+	popts := plan.Options{Set: set, Env: env, LookupEnv: os.LookupEnv}
 	load := func(o plan.Options) (*plan.Plan, error) { return plan.Load(path, o) }
 	if path == "-" {
 		// A plan on stdin: relative paths in it are relative to the working
@@ -51,6 +58,9 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	p, err := load(popts)
 	if err != nil {
 		return usageError(err)
+	}
+	for _, n := range p.Notices {
+		fmt.Fprintf(io.err, "loadlab: notice: %s\n", n)
 	}
 	if err := fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs())); err != nil {
 		return usageError(fmt.Errorf("run: %s: %w", path, err))
@@ -233,7 +243,8 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	})
 	prog.done()
 	if err != nil {
-		if errors.Is(err, experiment.ErrPlanChanged) {
+		var perr plan.Errors
+		if errors.Is(err, experiment.ErrPlanChanged) || errors.As(err, &perr) {
 			return usageError(fmt.Errorf("run: %w", err))
 		}
 		if diskFull(err) {

@@ -42,6 +42,7 @@ type quickFlags struct {
 	json        bool
 	out         string
 	set         []string
+	noServer    bool
 	fresh       bool
 	env         []string
 	maxBody     int64
@@ -96,6 +97,9 @@ slow server cannot hide its queue (coordinated omission).`,
 			if len(f.set) > 0 || len(f.env) > 0 {
 				return usageError(errors.New("run: --set and -e change a plan file; give one"))
 			}
+			if f.noServer {
+				return usageError(errors.New("run: --no-server drops a plan's server section; quick mode starts no server"))
+			}
 			if f.fresh {
 				return usageError(errors.New("run: --fresh starts an experiment (a plan with params) over; quick mode keeps nothing to resume"))
 			}
@@ -126,7 +130,8 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
 	fl.StringVar(&f.out, "out", "", "write result.json, report.html, report.md with its charts, the CSVs and server.log into this directory")
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
-	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
+	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable); key=null removes it")
+	fl.BoolVar(&f.noServer, "no-server", false, "ignore the plan's server section and load the target as it runs now (as --set server=null)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }} (and the plan variable KEY, if any): KEY=VALUE (repeatable)")
 	fl.Var(refused.hold("max-body", newSizeFlag(&f.maxBody, "16MiB", "--max-body", 1, math.MaxInt64, "")), "max-body", "a larger response body is an error")
 	fl.Var(refused.hold("max-header", newSizeFlag(&f.maxHeader, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)")), "max-header", "a larger response header block is an error")

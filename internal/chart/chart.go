@@ -182,6 +182,7 @@ var (
 	}
 	gridColor  = color.Gray{0xE0}
 	guideColor = color.Gray{0x40} // marks and levels
+	labelVeil  = color.NRGBA{0xFF, 0xFF, 0xFF, 0xC0}
 )
 
 // Layout.
@@ -192,6 +193,13 @@ const (
 	maxTitleRunes    = 120
 	maxLabelRunes    = 80
 	maxNameRunes     = 32 // legend entries and category names
+	// legendFontSize is the legend's text in points: a size above the tick
+	// labels', since a legend is read, not glanced at.
+	legendFontSize = 10
+	// legendGap is the space between the plot's data area and the legend,
+	// so that lines ending at the right edge do not run into it.
+	legendGap = 14
+	legendPad = 8 // around the legend
 )
 
 // figure is a chart ready to draw: the plot, and the legend drawn beside it.
@@ -227,7 +235,7 @@ func (c *Chart) build(width float64) (*figure, error) {
 	p.Add(grid)
 
 	legend := plot.NewLegend()
-	legend.TextStyle.Font = sans(9, xfont.WeightNormal)
+	legend.TextStyle.Font = sans(legendFontSize, xfont.WeightNormal)
 	legend.Top, legend.Left = true, true
 	legend.Padding = vg.Points(2)
 
@@ -477,19 +485,25 @@ func (f *figure) draw(c draw.Canvas) {
 	}
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
+	plotArea, legendArea := f.layout(c)
+	f.plot.Draw(plotArea)
+	f.legend.Draw(legendArea)
+}
 
-	pad := vg.Points(8)
-	width := f.legend.Rectangle(c).Size().X + 2*pad
+// layout splits the canvas between the plot and the legend beside it: the
+// legend's column is as wide as its longest entry (at most half the canvas),
+// starts legendGap right of the plot's canvas, and begins below the title.
+func (f *figure) layout(c draw.Canvas) (plotArea, legendArea draw.Canvas) {
+	pad := vg.Points(legendPad)
+	width := f.legend.Rectangle(c).Size().X + vg.Points(legendGap) + pad
 	if width > c.Size().X/2 { // too narrow a canvas: keep the plot
 		width = c.Size().X / 2
 	}
-	f.plot.Draw(draw.Crop(c, 0, -width, 0, 0))
-
 	top := pad
 	if f.plot.Title.Text != "" {
 		top += f.plot.Title.TextStyle.Rectangle(f.plot.Title.Text).Size().Y + f.plot.Title.Padding
 	}
-	f.legend.Draw(draw.Crop(c, c.Size().X-width+pad, 0, 0, -top))
+	return draw.Crop(c, 0, -width, 0, 0), draw.Crop(c, c.Size().X-width+vg.Points(legendGap), 0, 0, -top)
 }
 
 // A point is one finite (x, y), with its spread when it has one.
@@ -589,7 +603,15 @@ func (g guides) Plot(c draw.Canvas, p *plot.Plot) {
 		// Stagger labels so that neighbouring marks do not overwrite each other.
 		style.XAlign, style.YAlign = draw.XLeft, draw.YTop
 		y := c.Max.Y - pad - vg.Length(i%3)*height
-		c.FillText(style, vg.Point{X: x + pad, Y: y}, clean(m.Label, maxLabelRunes))
+		label := clean(m.Label, maxLabelRunes)
+		at := vg.Point{X: x + pad, Y: y}
+		// A veil behind the label keeps it readable where a line passes
+		// under it (the memory chart's lines run near its top), and lets
+		// the line show through.
+		r := style.Rectangle(label)
+		c.SetColor(labelVeil)
+		c.Fill(vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}.Path())
+		c.FillText(style, at, label)
 	}
 	line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
 	for _, l := range g.levels {

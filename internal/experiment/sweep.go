@@ -211,6 +211,14 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	// Every point's plan is checked before anything is written or run, so
+	// that a point whose plan is wrong (pick: vu with fewer rows than that
+	// point's VUs) stops the experiment before any load, not half way.
+	for _, pt := range Points(e) {
+		if _, err := load(pt.Params); err != nil {
+			return nil, fmt.Errorf("point %s: %w", pt.Key, err)
+		}
+	}
 	h, err := store.OpenHistory(opts.Dir)
 	if err != nil {
 		return nil, err

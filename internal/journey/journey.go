@@ -125,7 +125,7 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) e
 	}
 	s.vars.Set(r.ScenarioSlot, sc.name)
 	for _, src := range sc.Sources {
-		row, err := src.pick(s.rng)
+		row, err := src.pick(s.rng, vu)
 		if err != nil {
 			return err
 		}
@@ -147,6 +147,7 @@ const (
 	Sequential Pick = iota // row after row, starting over at the end
 	Unique                 // each row once in the whole run; then no new iterations
 	Random                 // any row, with replacement
+	PerVU                  // VU n (from 0) always reads row n: one user per VU
 )
 
 // Source is a data source: its rows, and the slots of its columns.
@@ -159,9 +160,16 @@ type Source struct {
 }
 
 // pick takes the data row for an iteration.
-func (src *Source) pick(rnd *rand.Rand) ([]string, error) {
+func (src *Source) pick(rnd *rand.Rand, vu int) ([]string, error) {
 	rows := src.Rows
 	switch src.Pick {
+	case PerVU:
+		// The plan checks before the load that there is a row for every
+		// VU; this is the guard should a VU ever be numbered past them.
+		if vu < 0 || vu >= len(rows) {
+			return nil, fmt.Errorf("%w: data source %s (%s) has %d rows, none for VU %d; pick: vu needs a row per VU", engine.ErrStop, src.Name, src.File, len(rows), vu)
+		}
+		return rows[vu], nil
 	case Unique:
 		i := src.next.Add(1) - 1
 		if i >= int64(len(rows)) {

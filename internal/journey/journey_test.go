@@ -383,6 +383,26 @@ func TestBegin(t *testing.T) {
 			t.Errorf("VUs 0 and 1 picked the same rows %s", a)
 		}
 	})
+	t.Run("pick: vu gives each VU its own row, every iteration", func(t *testing.T) {
+		f := newFixture(t)
+		src := f.runner.Scenarios[0].Sources[0]
+		src.Pick = PerVU
+		for vu, want := range []string{"a@example.com", "b@example.com"} {
+			s := f.runner.NewState()
+			for i := range 3 {
+				if err := f.runner.Begin(s, vu, int64(i), f.scenario); err != nil {
+					t.Fatal(err)
+				}
+				if got := s.Vars().Get(f.email); got != want {
+					t.Errorf("VU %d iteration %d: users.email = %v, want %s", vu, i, got, want)
+				}
+			}
+		}
+		err := f.runner.Begin(f.runner.NewState(), 2, 0, f.scenario)
+		if !errors.Is(err, engine.ErrStop) || !strings.Contains(err.Error(), "has 2 rows, none for VU 2") {
+			t.Errorf("VU 2 of a 2-row source: %v", err)
+		}
+	})
 	t.Run("a unique source runs out", func(t *testing.T) {
 		f := newFixture(t)
 		f.runner.Scenarios[0].Sources[0].Pick = Unique

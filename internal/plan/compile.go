@@ -115,6 +115,8 @@ func runtimePick(p Pick) journey.Pick {
 		return journey.Unique
 	case PickRandom:
 		return journey.Random
+	case PickVU:
+		return journey.PerVU
 	}
 	return journey.Sequential
 }

@@ -22,6 +22,7 @@ func (d *decoder) experiment(p *Plan, top *node) {
 		return
 	}
 	e := &Experiment{Pos: first.pos, Vary: OneAtATime, Repeat: DefaultRepeat, Baseline: map[string]int{}}
+	setValues := map[string]string{} // param: the --set that gave its values
 	if n := top.get("params"); n != nil {
 		if n.kind != kindMap {
 			d.errorf(n.pos, "params must map each parameter to its values: a list, a range such as 1..10 or 1..64 x2, or named values {name: value}")
@@ -37,6 +38,9 @@ func (d *decoder) experiment(p *Plan, top *node) {
 				}
 				if prm, ok := d.param(k, n.vals[i]); ok {
 					e.Params = append(e.Params, prm)
+				}
+				if src := n.vals[i].pos.Source; src != "" {
+					setValues[k.value] = src
 				}
 			}
 		}
@@ -79,6 +83,13 @@ func (d *decoder) experiment(p *Plan, top *node) {
 					found = j
 					break
 				}
+			}
+			if found < 0 && setValues[k.value] != "" && n.vals[i].pos.Source == "" && len(prm.Values) > 0 {
+				// --set gave the param other values than the file's, and
+				// the file's baseline is not among them: the first is.
+				p.Notices = append(p.Notices, fmt.Sprintf("%s: the baseline %s=%s (%s) is not among these values (%s): the first, %s, is the baseline",
+					setValues[k.value], k.value, want, n.vals[i].pos, strings.Join(labels, ", "), prm.Values[0].Label))
+				found = 0
 			}
 			if found < 0 {
 				d.errorf(n.vals[i].pos, "baseline %s=%s is not one of its values (%s)", k.value, want, strings.Join(labels, ", "))

@@ -136,6 +136,7 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	d.httpOptions(p, top.get("http"))
 	d.scenarios(p, top)
 	d.load(p, root, top.get("load"))
+	d.checkRowsPerVU(p)
 	d.checkWarmup(p)
 	d.thresholds(p, top.get("thresholds"))
 	if n := top.get("server"); n != nil {
@@ -147,7 +148,11 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 		}
 	}
 	if p.Server != nil && len(d.errs) == 0 {
-		if _, err := p.ServerSpec(p.sampleParams()); err != nil {
+		_, _, err := p.EachRunSpecs(p.sampleParams())
+		if err == nil {
+			_, err = p.ServerSpec(p.sampleParams())
+		}
+		if err != nil {
 			var es Errors
 			var e *Error
 			switch {
@@ -190,6 +195,17 @@ func (d *decoder) override(root *node, set string) {
 	if v.kind == kindNull && val == "" {
 		v = &node{kind: kindScalar, quoted: true}
 	}
+	// A null value removes the field: --set server=null runs the plan
+	// against a server that is already up. Removing what the plan does not
+	// have is no error (a script may pass it to every plan), unless the
+	// first key names no section at all: that is a typo.
+	remove := v.kind == kindNull
+	if remove {
+		if first, _, _ := strings.Cut(key, "."); !slices.Contains(topKeys, first) {
+			d.errorf(src, "cannot remove %q: the plan has no such section%s (known sections: %s)", first, didYouMean(first, topKeys), strings.Join(topKeys, ", "))
+			return
+		}
+	}
 	var place func(n *node)
 	place = func(n *node) { // errors in the value point at the flag
 		n.pos = src
@@ -202,6 +218,9 @@ func (d *decoder) override(root *node, set string) {
 	}
 	place(v)
 	if root.kind == kindNull {
+		if remove {
+			return
+		}
 		*root = node{kind: kindMap, pos: root.pos}
 	}
 	cur := root
@@ -211,6 +230,16 @@ func (d *decoder) override(root *node, set string) {
 		switch cur.kind {
 		case kindMap:
 			next := cur.get(part)
+			if last && remove {
+				if at := slices.IndexFunc(cur.keys, func(k *node) bool { return k.value == part }); at >= 0 {
+					cur.keys = slices.Delete(cur.keys, at, at+1)
+					cur.vals = slices.Delete(cur.vals, at, at+1)
+				}
+				return
+			}
+			if next == nil && remove {
+				return
+			}
 			if last {
 				if next != nil {
 					*next = *v
@@ -235,8 +264,15 @@ func (d *decoder) override(root *node, set string) {
 			cur = next
 		case kindSeq:
 			idx, err := strconv.Atoi(part)
+			if remove && err == nil && idx >= len(cur.vals) {
+				return
+			}
 			if err != nil || idx < 0 || idx > len(cur.vals) {
 				d.errorf(src, "%q is not an index of the list at %s (it has %d items; %d adds one)", part, strings.Join(parts[:i], "."), len(cur.vals), len(cur.vals))
+				return
+			}
+			if last && remove {
+				cur.vals = slices.Delete(cur.vals, idx, idx+1)
 				return
 			}
 			if idx == len(cur.vals) { // one past the end: a new item
@@ -379,11 +415,12 @@ func (d *decoder) data(p *Plan, n *node) {
 		f := &Feeder{Name: k.value, Pick: PickSequential, Pos: k.pos, Secret: map[string]bool{}}
 		if pn := m.get("pick"); pn != nil {
 			if s, ok := d.scalar(pn, "pick"); ok {
+				f.PickPos = pn.pos
 				switch Pick(s) {
-				case PickUnique, PickSequential, PickRandom:
+				case PickUnique, PickSequential, PickRandom, PickVU:
 					f.Pick = Pick(s)
 				default:
-					d.errorf(pn.pos, "pick must be unique, sequential or random, got %q%s", s, didYouMean(s, []string{"unique", "sequential", "random"}))
+					d.errorf(pn.pos, "pick must be unique, sequential, random or vu, got %q%s", s, didYouMean(s, []string{"unique", "sequential", "random", "vu"}))
 				}
 			}
 		}

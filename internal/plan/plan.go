@@ -37,6 +37,9 @@ type Plan struct {
 	HTTP       HTTP
 	Server     *Server
 	Experiment *Experiment // params and friends; nil for a single run
+	// Notices are what loadlab decided for the user while loading, to be
+	// shown before any run: "the first value, 1, is the baseline".
+	Notices []string
 
 	opts Options // as loaded, for rendering later
 	// baselineParams: opts.Params are the baseline's, filled in to check
@@ -66,6 +69,7 @@ const (
 	PickSequential Pick = "sequential" // row after row, starting over at the end
 	PickUnique     Pick = "unique"     // each row once in the whole run; then no new iterations
 	PickRandom     Pick = "random"     // any row, with replacement
+	PickVU         Pick = "vu"         // VU n (from 0) always row n+1: one user per VU
 )
 
 // Feeder is a CSV data source.
@@ -77,6 +81,7 @@ type Feeder struct {
 	Rows    [][]string
 	Secret  map[string]bool // columns whose values are masked
 	Pos     Pos
+	PickPos Pos // where pick: is, when given
 }
 
 // Scenario is one user journey.

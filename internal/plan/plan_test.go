@@ -46,7 +46,7 @@ func TestBadPlans(t *testing.T) {
 		{"csv-no-header", "3:17", `column 1 of the header, "a@example.com", is not a name`},
 		{"csv-no-rows", "3:17", "has a header but no rows"},
 		{"csv-unknown-column", "6:24", `undefined variable "users.emial"; did you mean "users.email"?`},
-		{"bad-pick", "3:37", `pick must be unique, sequential or random, got "shuffled"`},
+		{"bad-pick", "3:37", `pick must be unique, sequential, random or vu, got "shuffled"`},
 		{"two-methods", "3:8", "a step does one thing, but this one has get and post"},
 		{"no-method", "3:9", "a step needs a request"},
 		{"bad-think", "4:12", `think range "3s..1s": expected MIN..MAX`},

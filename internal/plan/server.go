@@ -28,6 +28,41 @@ type Server struct {
 	Grace        time.Duration
 	MemoryQuota  int64
 	Files        []ServerFile
+	// BeforeEachRun runs before the server starts, AfterEachRun after it
+	// stops, once per run; each is bounded by EachRunTimeout.
+	BeforeEachRun, AfterEachRun *Command
+	EachRunTimeout              time.Duration
+}
+
+// Command is a command line run by /bin/sh -c (Run), or an argument list
+// run directly (Argv), as server.run is written.
+type Command struct {
+	Key  string // "server.before_each_run"
+	Run  Text
+	Argv []Text
+	Pos  Pos
+}
+
+// command reads a command as server.run is written: a command line, or a
+// list of arguments.
+func (d *decoder) command(r *node, key string) *Command {
+	c := &Command{Key: key, Pos: r.pos}
+	if r.kind == kindSeq {
+		if len(r.vals) == 0 {
+			d.errorf(r.pos, "%s is an empty list", key)
+		}
+		for _, a := range r.vals {
+			if t, ok := d.text(a, key+" argument"); ok {
+				c.Argv = append(c.Argv, t)
+			}
+		}
+		return c
+	}
+	c.Run, _ = d.text(r, key)
+	if strings.TrimSpace(c.Run.Src) == "" {
+		d.errorf(r.pos, "%s is empty", key)
+	}
+	return c
 }
 
 // ServerFile is a file written before the server starts.
@@ -38,7 +73,7 @@ type ServerFile struct {
 }
 
 func (d *decoder) server(p *Plan, n *node) {
-	m, ok := d.fields(n, "server", "run", "dir", "env", "ready", "ready_timeout", "stop_signal", "grace", "memory_quota", "files")
+	m, ok := d.fields(n, "server", "run", "dir", "env", "ready", "ready_timeout", "stop_signal", "grace", "memory_quota", "files", "before_each_run", "after_each_run", "each_run_timeout")
 	if !ok {
 		return
 	}
@@ -67,6 +102,15 @@ func (d *decoder) server(p *Plan, n *node) {
 		s.Dir, _ = d.text(v, "server.dir")
 	}
 	s.Env = d.fieldsOf(m.get("env"), "server.env")
+	if v := m.get("before_each_run"); v != nil {
+		s.BeforeEachRun = d.command(v, "server.before_each_run")
+	}
+	if v := m.get("after_each_run"); v != nil {
+		s.AfterEachRun = d.command(v, "server.after_each_run")
+	}
+	if v := m.get("each_run_timeout"); v != nil {
+		s.EachRunTimeout, _ = d.duration(v, "server.each_run_timeout")
+	}
 	if v := m.get("ready"); v != nil {
 		if t, ok := d.text(v, "server.ready"); ok {
 			if !strings.HasPrefix(t.Src, "http://") && !strings.HasPrefix(t.Src, "https://") && !strings.HasPrefix(t.Src, "tcp://") {
@@ -261,3 +305,62 @@ func templateErr(t Text, err error) *Error {
 // sampleParams are parameter values to validate templates with: the
 // point's, or the baseline's.
 func (p *Plan) sampleParams() map[string]any { return p.opts.Params }
+
+// EachRunSpecs renders server.before_each_run and server.after_each_run for
+// a run (nil where the plan has none): each runs in the server's dir with
+// its env, its secrets masked, and is stopped as the server is
+// (stop_signal, then SIGKILL after grace). before_each_run also writes
+// server.files first, so that it may read them. params are as for
+// ServerSpec.
+func (p *Plan) EachRunSpecs(params map[string]any) (before, after *server.Spec, err error) {
+	s := p.Server
+	if s == nil || (s.BeforeEachRun == nil && s.AfterEachRun == nil) {
+		return nil, nil, nil
+	}
+	base, err := p.ServerSpec(params)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := p.opts
+	if params != nil {
+		opts.Params = params
+	}
+	sc := p.constScope(opts)
+	var errs Errors
+	build := func(c *Command, files []server.File) *server.Spec {
+		if c == nil {
+			return nil
+		}
+		spec := base
+		spec.Argv, spec.Shell, spec.Ready, spec.MemoryQuota, spec.Files = nil, "", "", 0, files
+		render := func(t Text) string {
+			tpl, err := sc.Compile(t.Src)
+			if err != nil {
+				errs = append(errs, templateErr(t, err))
+				return ""
+			}
+			out, ok := tpl.Static()
+			if !ok {
+				errs = append(errs, &Error{Pos: t.Pos, Msg: c.Key + " may use plan variables, env.NAME and params, not per-VU values"})
+			}
+			return out
+		}
+		if len(c.Argv) > 0 {
+			for _, a := range c.Argv {
+				spec.Argv = append(spec.Argv, render(a))
+			}
+		} else {
+			spec.Shell = render(c.Run)
+		}
+		if err := spec.Validate(); err != nil {
+			errs = append(errs, &Error{Pos: c.Pos, Msg: c.Key + ": " + err.Error()})
+		}
+		return &spec
+	}
+	before = build(s.BeforeEachRun, base.Files)
+	after = build(s.AfterEachRun, nil)
+	if len(errs) > 0 {
+		return nil, nil, errs.sorted()
+	}
+	return before, after, nil
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"path/filepath"
 	"time"
 )
 
@@ -205,4 +206,34 @@ func (d *decoder) stages(l *Workload, n, maxNode *node, maxVUs int) {
 			d.errorf(n.pos, "these stages never have a VU")
 		}
 	}
+}
+
+// checkRowsPerVU: a data source with pick: vu gives each VU a row of its
+// own, so it needs a row for every VU the load may have at once (a closed
+// load's vus, the top of its VU stages, an open load's max_vus). Said
+// before any load, at the pick.
+func (d *decoder) checkRowsPerVU(p *Plan) {
+	vus := p.Load.MostVUs()
+	if vus == 0 {
+		return // the load itself is in error
+	}
+	for _, f := range p.Data {
+		if f.Pick != PickVU || len(f.Rows) >= vus {
+			continue
+		}
+		d.errorf(f.PickPos, "data source %s: pick: vu gives each VU its own row, but %s has %d rows for up to %d VUs (%s): add rows, or lower the VUs", f.Name, filepath.Base(f.File), len(f.Rows), vus, p.Load.vuSource())
+	}
+}
+
+// vuSource says which setting gives the load its most VUs.
+func (w *Workload) vuSource() string {
+	switch w.Kind {
+	case LoadClosed:
+		return "load.closed.vus"
+	case LoadOpen:
+		return "load.open.max_vus"
+	case LoadRampVUs:
+		return "the highest of load.stages"
+	}
+	return "load.max_vus"
 }

@@ -38,11 +38,21 @@ var funcs = template.FuncMap{
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))
 
+// The HTML report's charts are drawn at about the size the page shows them:
+// style.html's grid gives each at least 480 px (360 pt) and, two to a row in
+// the 1044 px page, about 516 px. At 432 by 240 points the legend's 10 pt
+// text shows at 11 px or more in a column of 480 px and wider, where charts
+// drawn at 720 points came out at 6 to 7 px.
+const (
+	htmlChartWidth  = 432 // points
+	htmlChartHeight = 240
+)
+
 // svg renders a figure as inline SVG for the HTML report. The chart package
 // escapes every text it draws, so its output is markup, not user text.
 func svg(f figure) template.HTML {
 	var b bytes.Buffer
-	if err := f.Chart.SVG(&b, 720, 300); err != nil {
+	if err := f.Chart.SVG(&b, htmlChartWidth, htmlChartHeight); err != nil {
 		return template.HTML(`<p class="note">` + template.HTMLEscapeString(f.Chart.Title+": "+err.Error()) + `</p>`)
 	}
 	return template.HTML(b.String())

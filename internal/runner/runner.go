@@ -75,18 +75,47 @@ func (e *ServerError) Unwrap() error { return e.Err }
 // then, or is nil if no load was sent), or another error when nothing could
 // be measured. An interrupted run (ctx done) returns its partial result and
 // no error; Result.Summary.Interrupted says so.
-func Plan(ctx context.Context, p *plan.Plan, opts Options) (*result.Result, error) {
+func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, err error) {
 	wl, settings, err := Workload(p)
 	if err != nil {
 		return nil, err
 	}
 	t := &test{name: p.Name, settings: settings, plan: p, fingerprint: planFingerprint(p, nil)}
 	if p.Server != nil {
-		spec, err := p.ServerSpec(opts.Params)
-		if err != nil {
+		// No := in this block: the deferred after_each_run sets Plan's err.
+		var spec server.Spec
+		var before, after *server.Spec
+		if spec, err = p.ServerSpec(opts.Params); err != nil {
 			return nil, err
 		}
 		t.fingerprint = planFingerprint(p, &spec)
+		if before, after, err = p.EachRunSpecs(opts.Params); err != nil {
+			return nil, err
+		}
+		if err := eachRun(ctx, before, p.Server.BeforeEachRun, p.Server.EachRunTimeout, opts.Dir); err != nil {
+			return nil, &ServerError{Err: fmt.Errorf("the server was not started: %w", err)}
+		}
+		if after != nil {
+			// After the server has stopped, whatever became of the run;
+			// not after an interrupt, which stops the command too.
+			defer func() {
+				t.stopServer()
+				if ctx.Err() != nil {
+					return
+				}
+				if aerr := eachRun(ctx, after, p.Server.AfterEachRun, p.Server.EachRunTimeout, opts.Dir); aerr != nil {
+					var se *ServerError
+					switch {
+					case errors.As(err, &se):
+						err = &ServerError{Err: errors.Join(se.Err, aerr)}
+					case err == nil:
+						err = &ServerError{Err: aerr}
+					default:
+						err = errors.Join(err, aerr)
+					}
+				}
+			}()
+		}
 		if opts.Dir != "" {
 			spec.LogPath = filepath.Join(opts.Dir, "server.log")
 		}
@@ -234,6 +263,13 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 		}
 	}
 	return res, serverErr
+}
+
+// stopServer stops the server under test, if one was started.
+func (t *test) stopServer() {
+	if t.proc != nil {
+		t.proc.Stop()
+	}
 }
 
 // exitErr is why the server under test exited.

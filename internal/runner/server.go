@@ -1,7 +1,13 @@
 package runner
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/plan"
 
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/server"
@@ -72,4 +78,20 @@ func serverPoint(group []server.Sample, start time.Time) result.ServerPoint {
 		p.CPU, p.RSS, p.PSS, p.Swap = max(p.CPU, smp.CPU), max(p.RSS, smp.RSS), max(p.PSS, smp.PSS), max(p.Swap, smp.Swap)
 	}
 	return p
+}
+
+// eachRun runs server.before_each_run or server.after_each_run, c (nil:
+// none), with its output in DIR/before_each_run.log or after_each_run.log
+// (no dir: a temporary file, which a failure names).
+func eachRun(ctx context.Context, spec *server.Spec, c *plan.Command, timeout time.Duration, dir string) error {
+	if spec == nil || c == nil {
+		return nil
+	}
+	if dir != "" {
+		spec.LogPath = filepath.Join(dir, strings.TrimPrefix(c.Key, "server.")+".log")
+	}
+	if err := server.Run(ctx, *spec, timeout); err != nil {
+		return fmt.Errorf("%s failed: %w", c.Key, err)
+	}
+	return nil
 }

@@ -206,6 +206,16 @@ func (s Spec) command() string {
 	}
 	// Masked before it is cut: a secret cut in two would leave its head.
 	line = secret.Replace(line, s.Secrets)
+	// A script written as a YAML block reads as one line: "a; b; c".
+	if strings.Contains(line, "\n") {
+		var parts []string
+		for l := range strings.SplitSeq(line, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				parts = append(parts, l)
+			}
+		}
+		line = strings.Join(parts, "; ")
+	}
 	const max = 120
 	if r := []rune(line); len(r) > max {
 		line = string(r[:max]) + "…"
