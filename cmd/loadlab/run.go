@@ -39,6 +39,7 @@ type quickFlags struct {
 	timeout     time.Duration
 	noKeepAlive bool
 	insecure    bool
+	compressed  bool
 	json        bool
 	out         string
 	set         []string
@@ -127,6 +128,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.Var(refused.hold("timeout", &durationFlag{value: &f.timeout, shown: "--timeout"}), "timeout", "give up on a request after this long")
 	fl.BoolVar(&f.noKeepAlive, "no-keepalive", false, "open a new connection for every request")
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the server's TLS certificate")
+	fl.BoolVar(&f.compressed, "compressed", false, "send Accept-Encoding: "+httpx.AcceptEncoding+" and decode the bodies, as curl --compressed (a plan sends it by default: http.compression)")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
 	fl.StringVar(&f.out, "out", "", "write result.json, report.html, report.md with its charts, the CSVs and server.log into this directory")
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
@@ -156,12 +158,13 @@ var planEquivalent = map[string]string{
 	"timeout":      "set http.timeout (--set http.timeout=5s)",
 	"no-keepalive": "set http.keepalive: false",
 	"insecure":     "set http.insecure: true",
+	"compressed":   "plans send Accept-Encoding by default (http.compression)",
 	"max-body":     "set http.max_body",
 	"max-header":   "set http.max_header",
 }
 
 // quickOnly are the flags that only quick mode takes.
-var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "max-body", "max-header"}
+var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "compressed", "max-body", "max-header"}
 
 // quickRun is a validated quick-mode request.
 type quickRun struct {
@@ -224,6 +227,9 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 
 	target := u.RequestURI()
 	req := httpx.Request{Method: method, Target: target, Host: u.Host, Header: headers, Body: body, Close: f.noKeepAlive}
+	if f.compressed {
+		req.AcceptEncoding = httpx.AcceptEncoding
+	}
 	wire := req.AppendHead(nil)
 	if bodyBuf != nil && len(wire) <= bodyReserve {
 		// The head goes just before the body it was read with: the body is
@@ -246,6 +252,7 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		Timeout:     result.Duration(f.timeout),
 		KeepAlive:   !f.noKeepAlive,
 		Insecure:    f.insecure,
+		Compressed:  f.compressed,
 		MaxBody:     f.maxBody,
 		MaxHeader:   int(f.maxHeader),
 	}
@@ -302,7 +309,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	}
 	prog := newProgress(io, q.settings)
 	res, err := runner.Quick(ctx, runner.QuickRun{
-		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive,
+		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive, Decode: f.compressed,
 		Settings: q.settings, Engine: q.cfg,
 	}, runner.Options{Version: version(), OnProgress: prog.update})
 	prog.done()

@@ -37,7 +37,7 @@ func quick(t *testing.T, rawURL string) *Program {
 		t.Fatal(err)
 	}
 	r := httpx.Request{Method: "GET", Target: "/", Host: tg.Host}
-	return QuickProgram("GET /", tg, r.Append(nil), "GET", false)
+	return QuickProgram("GET /", tg, r.Append(nil), "GET", false, false)
 }
 
 func okServer(t *testing.T, delay time.Duration) *httptest.Server {

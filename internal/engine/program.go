@@ -79,13 +79,14 @@ type RequestStep struct {
 }
 
 // QuickProgram is the program of `loadlab run --url`: one request, again and again.
-func QuickProgram(name string, target *httpx.Origin, request []byte, method string, closeAfter bool) *Program {
+func QuickProgram(name string, target *httpx.Origin, request []byte, method string, closeAfter, keep bool) *Program {
 	step := &Step{Name: name, Request: &RequestStep{
 		Target:     target,
 		Static:     request,
 		Head:       method == "HEAD",
 		Idempotent: httpx.Idempotent(method),
 		CloseAfter: closeAfter,
+		Keep:       keep,
 	}}
 	return &Program{
 		Scenarios: []*Scenario{{Name: "default", Weight: 1, Steps: []*Step{step}}},

@@ -211,7 +211,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 		s.TTFB = x.FirstByte - sent
 	}
 	s.Connect = x.ConnectTime()
-	s.Bytes = x.BodyBytes
+	s.Bytes, s.Coded, s.Decoded = x.BodyBytes, x.Decoded, x.DecodedBytes
 	w.rec.Record(s)
 
 	if r := step.Request; r.Redirect != nil && isRedirect(x.Status) && v.hops < r.MaxRedirects {

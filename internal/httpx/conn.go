@@ -39,16 +39,21 @@ type Exchange struct {
 	Status    int
 	Header    []byte // raw header lines, when Keep; valid until the Handler returns
 	Body      []byte // the body, when Keep; valid until the Handler returns
-	BodyBytes int64
-	Err       error
-	Failure   Failure
-	Retried   bool // sent a second time because a reused connection was stale
-	Reused    bool // went over a connection that had served an earlier exchange
+	BodyBytes int64  // as received (chunks decoded, content codings not)
+	// Decoded says the body came in content codings (gzip, br...) and Body
+	// holds it decoded: DecodedBytes long. Bodies are decoded only when
+	// kept.
+	Decoded      bool
+	DecodedBytes int64
+	Err          error
+	Failure      Failure
+	Retried      bool // sent a second time because a reused connection was stale
+	Reused       bool // went over a connection that had served an earlier exchange
 }
 
 func (x *Exchange) reset(now time.Duration) {
 	x.Start, x.ConnectStart, x.ConnectEnd, x.Sent, x.FirstByte, x.End = now, 0, 0, 0, 0, 0
-	x.Status, x.Header, x.Body, x.BodyBytes = 0, nil, nil, 0
+	x.Status, x.Header, x.Body, x.BodyBytes, x.Decoded, x.DecodedBytes = 0, nil, nil, 0, false, 0
 	x.Err, x.Failure, x.Retried, x.Reused = nil, FailureNone, false, false
 }
 
@@ -221,6 +226,17 @@ func (c *Conn) complete() {
 	x.Status = c.p.Status
 	x.BodyBytes = c.p.BodyBytes
 	if x.Keep {
+		if cs := c.p.Codings(); len(cs) > 0 {
+			out, err := c.loop.dec.decode(c.loop.getBuf(), c.p.Body, cs, c.p.maxBody())
+			if err != nil {
+				c.loop.putBuf(out)
+				c.fail(err, FailureProtocol)
+				return
+			}
+			c.loop.putBuf(c.p.Body)
+			c.p.Body = out
+			x.Decoded, x.DecodedBytes = true, int64(len(out))
+		}
 		x.Header, x.Body = c.p.Header, c.p.Body
 	}
 	c.uses++

@@ -50,6 +50,7 @@ type Loop struct {
 
 	active []*Conn  // open connections, for the timeout sweep
 	spare  [][]byte // buffers for kept headers and bodies, between exchanges
+	dec    decoders // content-coding decoders, reset for each body
 	timers timerHeap
 
 	sweepEvery time.Duration

@@ -63,7 +63,19 @@ type Parser struct {
 	line   []byte // a line split across pieces
 	Header []byte // raw header lines (after the status line), when kept
 	Body   []byte // body, when kept
+
+	// The body's codings: Content-Encoding's values, then the transfer
+	// codings before chunked, as received; codings lists them (identity
+	// left out) in the order they were applied, once the header is done.
+	ce, te  []byte
+	teSeen  bool
+	codings [][]byte
 }
+
+// Codings are the codings of the response's body in the order the server
+// applied them (decode them in reverse), identity left out; valid until the
+// next Reset.
+func (p *Parser) Codings() [][]byte { return p.codings }
 
 // Defaults for the parser limits.
 const (
@@ -81,6 +93,7 @@ func (p *Parser) Reset(head, keep bool) {
 	p.Chunked, p.Close, p.keepAlive, p.sawLength = false, false, false, false
 	p.headerBytes = 0
 	p.BodyBytes, p.remaining = 0, 0
+	p.ce, p.te, p.teSeen, p.codings = p.ce[:0], p.te[:0], false, p.codings[:0]
 	p.line = p.line[:0]
 	if p.Header != nil {
 		p.Header = p.Header[:0]
@@ -290,15 +303,64 @@ func (p *Parser) headerLine(line []byte) error {
 			}
 			p.sawLength, p.Length = true, n
 		}
+	case 16: // content-encoding
+		if equalFold(name, "content-encoding") {
+			p.ce = appendList(p.ce, trim(line[colon+1:]))
+		}
 	case 17: // transfer-encoding
 		if equalFold(name, "transfer-encoding") {
-			v := trim(line[colon+1:])
-			if containsToken(v, "chunked") {
-				p.Chunked = true
-			}
+			p.teSeen = true
+			p.te = appendList(p.te, trim(line[colon+1:]))
 		}
 	}
 	return nil
+}
+
+// appendList adds a header's comma-separated values to list.
+func appendList(list, v []byte) []byte {
+	if len(v) == 0 {
+		return list
+	}
+	if len(list) > 0 {
+		list = append(list, ',')
+	}
+	return append(list, v...)
+}
+
+// framing reads the transfer codings: chunked last means chunked framing
+// (RFC 9112 §6.3: chunked anywhere else means the body ends at the close),
+// and any other coding (gzip, chunked) is the body's to decode. It lists
+// the codings in the order they were applied.
+func (p *Parser) framing() {
+	p.codings = p.codings[:0]
+	add := func(list []byte, transfer bool) {
+		for len(list) > 0 {
+			tok := list
+			if i := bytes.IndexByte(list, ','); i >= 0 {
+				tok, list = list[:i], list[i+1:]
+			} else {
+				list = nil
+			}
+			tok = trim(tok)
+			if len(tok) == 0 || equalFold(tok, "identity") || transfer && equalFold(tok, "chunked") {
+				continue
+			}
+			p.codings = append(p.codings, tok)
+		}
+	}
+	add(p.ce, false)
+	if !p.teSeen {
+		return
+	}
+	add(p.te, true)
+	last := p.te
+	if i := bytes.LastIndexByte(last, ','); i >= 0 {
+		last = last[i+1:]
+	}
+	p.Chunked = equalFold(trim(last), "chunked")
+	if !p.Chunked {
+		p.sawLength = false // a body ended by the close, whatever Content-Length says
+	}
 }
 
 func (p *Parser) endHeaders() error {
@@ -307,11 +369,13 @@ func (p *Parser) endHeaders() error {
 		p.state = stStatus
 		p.Header = p.Header[:0]
 		p.sawLength, p.Length, p.Chunked, p.Close, p.keepAlive = false, -1, false, false, false
+		p.ce, p.te, p.teSeen = p.ce[:0], p.te[:0], false
 		return nil
 	}
 	if p.Minor == 0 && !p.keepAlive {
 		p.Close = true
 	}
+	p.framing()
 	switch {
 	case p.head || p.Status == 204 || p.Status == 304:
 		p.state = stDone

@@ -19,6 +19,8 @@ type Request struct {
 	Header []Header
 	Body   []byte
 	Close  bool // ask the server to close the connection (no keep-alive)
+	// AcceptEncoding, when set, is sent unless Header has its own.
+	AcceptEncoding string
 }
 
 // UserAgent is sent unless the request sets its own.
@@ -35,7 +37,7 @@ func (r *Request) Append(dst []byte) []byte {
 // already holds the body where the head can go before it (quick mode's
 // --body-file) so sends a large body without copying it.
 func (r *Request) AppendHead(dst []byte) []byte {
-	w := RequestWriter{Close: r.Close}
+	w := RequestWriter{Close: r.Close, AcceptEncoding: r.AcceptEncoding}
 	for _, h := range r.Header {
 		w.Own(h.Name)
 	}
@@ -51,21 +53,24 @@ func (r *Request) AppendHead(dst []byte) []byte {
 // to the caller's buffer piece by piece, so that a plan writes header values
 // and bodies straight from its templates, and it allocates nothing:
 //
-//	dst = w.AppendStart(dst, method, target, host) // request line, Host, User-Agent
+//	dst = w.AppendStart(dst, method, target, host) // request line, Host, User-Agent, Accept-Encoding
 //	dst = httpx.AppendHeader(dst, name, value)     // or StartHeader, the value, EndHeader
 //	dst = w.AppendEnd(dst, method, body, hasBody)  // Content-Type, Content-Length, Connection, body
 //
 // The rules: Host is the origin's unless the request has its own; so is
-// User-Agent (UserAgent); a request with a body, or whose method expects
+// User-Agent (UserAgent); so is Accept-Encoding, when AcceptEncoding is
+// set; a request with a body, or whose method expects
 // one (POST, PUT, PATCH), says its Content-Length unless it gives its own;
 // ContentType goes with a body unless the request has a Content-Type; Close
 // adds Connection: close. Header values never hold a line break or a NUL.
 type RequestWriter struct {
 	// What the request's own headers set, so that the writer does not set
 	// it too (see Own).
-	OwnHost, OwnUserAgent, OwnContentLength, OwnContentType bool
+	OwnHost, OwnUserAgent, OwnContentLength, OwnContentType, OwnAcceptEncoding bool
 	// ContentType is sent with a body unless the request has its own.
 	ContentType string
+	// AcceptEncoding, when set, is sent unless the request has its own.
+	AcceptEncoding string
 	// Close asks the server to close the connection (no keep-alive).
 	Close bool
 }
@@ -82,10 +87,13 @@ func (w *RequestWriter) Own(name string) {
 		w.OwnContentLength = true
 	case strings.EqualFold(name, "Content-Type"):
 		w.OwnContentType = true
+	case strings.EqualFold(name, "Accept-Encoding"):
+		w.OwnAcceptEncoding = true
 	}
 }
 
-// AppendStart appends the request line and the Host and User-Agent headers.
+// AppendStart appends the request line and the Host, User-Agent and
+// Accept-Encoding headers.
 // target is the request target as it goes on the request line: a path with
 // an optional query ("/a?b=c").
 func (w *RequestWriter) AppendStart(dst []byte, method string, target []byte, host string) []byte {
@@ -98,6 +106,9 @@ func (w *RequestWriter) AppendStart(dst []byte, method string, target []byte, ho
 	}
 	if !w.OwnUserAgent && UserAgent != "" {
 		dst = AppendHeader(dst, "User-Agent", UserAgent)
+	}
+	if !w.OwnAcceptEncoding && w.AcceptEncoding != "" {
+		dst = AppendHeader(dst, "Accept-Encoding", w.AcceptEncoding)
 	}
 	return dst
 }

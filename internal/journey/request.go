@@ -39,9 +39,11 @@ type Step struct {
 	Raw  *expr.Template
 	// ContentType goes with the body unless Headers has a Content-Type.
 	ContentType string
-	KeepAlive   bool
-	Checks      []Check
-	Captures    []Capture
+	// AcceptEncoding is sent unless Headers has an Accept-Encoding.
+	AcceptEncoding string
+	KeepAlive      bool
+	Checks         []Check
+	Captures       []Capture
 	// MaxRedirects is how many redirects a request follows; zero follows none.
 	MaxRedirects int
 
@@ -64,7 +66,7 @@ type header struct {
 // Request is the step in the engine's form, for runner's VUs.
 func (st *Step) Request(r *Runner) *engine.RequestStep {
 	st.runner = r
-	st.writer = httpx.RequestWriter{ContentType: st.ContentType, Close: !st.KeepAlive}
+	st.writer = httpx.RequestWriter{ContentType: st.ContentType, Close: !st.KeepAlive, AcceptEncoding: st.AcceptEncoding}
 	st.headers = st.headers[:0]
 	for _, h := range st.Headers {
 		st.writer.Own(h.Name)

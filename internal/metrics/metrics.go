@@ -89,6 +89,10 @@ type Sample struct {
 	TTFB    time.Duration
 	Connect time.Duration // zero when the connection was reused
 	Bytes   int64
+	// Coded says the body came in content codings (httpx.Exchange.Decoded)
+	// and Decoded is its size once they were undone.
+	Coded   bool
+	Decoded int64
 }
 
 // StepTotals are one step's figures.
@@ -104,7 +108,10 @@ type StepTotals struct {
 	// which (0: none).
 	FirstStatus [2]int
 	Bytes       int64
-	Checks      Checks
+	// Decoded counts the responses whose body came in a content coding,
+	// DecodedBytes their size once decoded and CodedBytes as received.
+	Decoded, DecodedBytes, CodedBytes int64
+	Checks                            Checks
 	// FirstFailed is the first check of the step that failed, with what the
 	// server answered, to show why; nil when none failed.
 	FirstFailed *FailedCheck
@@ -215,6 +222,11 @@ func (r *Recorder) Record(s *Sample) {
 	}
 	st.Bytes += s.Bytes
 	iv.Bytes += s.Bytes
+	if s.Coded {
+		st.Decoded++
+		st.DecodedBytes += s.Decoded
+		st.CodedBytes += s.Bytes
+	}
 }
 
 // RecordLateness records how long after its due time a request went out.
@@ -322,6 +334,7 @@ func (r *Recorder) ResetTotals() {
 			st.TTFB.Reset()
 		}
 		st.Count, st.Failures, st.Bytes, st.Checks, st.FirstFailed = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}, nil
+		st.Decoded, st.DecodedBytes, st.CodedBytes = 0, 0, 0
 		st.Example, st.FirstStatus = [numFailures]string{}, [2]int{}
 	}
 	r.Connect.Reset()
@@ -364,6 +377,9 @@ func (r *Recorder) Merge(o *Recorder) {
 			}
 		}
 		a.Bytes += b.Bytes
+		a.Decoded += b.Decoded
+		a.DecodedBytes += b.DecodedBytes
+		a.CodedBytes += b.CodedBytes
 		a.Checks.Passed += b.Checks.Passed
 		a.Checks.Failed += b.Checks.Failed
 		if a.FirstFailed == nil {

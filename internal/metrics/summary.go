@@ -93,6 +93,10 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 			}
 		}
 		s.BytesReceived += st.Bytes
+		if st.Decoded > 0 {
+			s.BytesDecoded += st.Bytes - st.CodedBytes + st.DecodedBytes
+			s.Decoded += st.Decoded
+		}
 		s.Checks.Passed += st.Checks.Passed
 		s.Checks.Failed += st.Checks.Failed
 	}

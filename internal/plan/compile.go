@@ -339,7 +339,7 @@ func (c *compiler) target(base *url.URL) *httpx.Origin {
 
 func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestStep {
 	h := c.p.HTTP
-	rs := &journey.Step{ID: id, Name: st.Name, Method: st.Method, KeepAlive: h.KeepAlive}
+	rs := &journey.Step{ID: id, Name: st.Name, Method: st.Method, KeepAlive: h.KeepAlive, AcceptEncoding: h.AcceptEncoding}
 	follow := h.FollowRedirects
 	if st.Redirects != nil {
 		follow = *st.Redirects

@@ -514,11 +514,15 @@ func (f *Feeder) read() error {
 }
 
 func (d *decoder) httpOptions(p *Plan, n *node) {
-	h := HTTP{Timeout: httpx.DefaultTimeout, FollowRedirects: true, MaxRedirects: 10, KeepAlive: true, MaxBody: httpx.DefaultMaxBodyBytes, MaxHeader: httpx.DefaultMaxHeaderBytes}
+	h := HTTP{Timeout: httpx.DefaultTimeout, FollowRedirects: true, MaxRedirects: 10, KeepAlive: true, MaxBody: httpx.DefaultMaxBodyBytes, MaxHeader: httpx.DefaultMaxHeaderBytes,
+		AcceptEncoding: httpx.AcceptEncoding}
 	defer func() { p.HTTP = h }()
-	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers")
+	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers", "compression")
 	if !ok {
 		return
+	}
+	if v := m.get("compression"); v != nil {
+		h.AcceptEncoding = d.compression(v)
 	}
 	if v := m.get("timeout"); v != nil {
 		if t, ok := d.duration(v, "http.timeout"); ok {
@@ -559,6 +563,45 @@ func (d *decoder) httpOptions(p *Plan, n *node) {
 	}
 	h.Headers = d.fieldsOf(m.get("headers"), "http.headers")
 	d.checkHeaders(h.Headers)
+}
+
+// compression reads http.compression: true (a browser's Accept-Encoding),
+// false (none), or a list of codings, sent in its order.
+func (d *decoder) compression(n *node) string {
+	if n.kind == kindSeq {
+		var names []string
+		for _, v := range n.vals {
+			name, ok := d.str(v, "http.compression")
+			if !ok {
+				continue
+			}
+			if !slices.Contains(httpx.Codings, strings.ToLower(name)) {
+				msg := fmt.Sprintf("http.compression: unknown coding %q: loadlab decodes %s", name, strings.Join(httpx.Codings, ", "))
+				if s := suggest.Closest(strings.ToLower(name), httpx.Codings); s != "" {
+					msg += fmt.Sprintf("; did you mean %q?", s)
+				}
+				d.errorf(v.pos, "%s", msg)
+				continue
+			}
+			names = append(names, strings.ToLower(name))
+		}
+		if len(names) == 0 && len(n.vals) == 0 {
+			d.errorf(n.pos, "http.compression: an empty list; write false to send no Accept-Encoding")
+		}
+		return strings.Join(names, ", ")
+	}
+	if n.kind != kindScalar {
+		d.errorf(n.pos, "http.compression must be true, false or a list of codings (%s), got %s", strings.Join(httpx.Codings, ", "), n.kind)
+		return ""
+	}
+	switch strings.ToLower(n.value) {
+	case "true", "yes", "on":
+		return httpx.AcceptEncoding
+	case "false", "no", "off":
+		return ""
+	}
+	d.errorf(n.pos, "http.compression must be true, false or a list of codings (%s), got %q", strings.Join(httpx.Codings, ", "), n.value)
+	return ""
 }
 
 // checkHeaders reports header names and values that cannot be sent, by the

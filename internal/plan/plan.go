@@ -251,6 +251,10 @@ type HTTP struct {
 	MaxBody         int64
 	MaxHeader       int64
 	Headers         []Field
+	// AcceptEncoding is sent with every request unless a step sets its own
+	// (compression: true, the default, sends httpx.AcceptEncoding, as a
+	// browser does; false sends none; a list sends those codings).
+	AcceptEncoding string
 }
 
 // Experiment is a sweep: the plan run at every point of its params,

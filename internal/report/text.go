@@ -180,7 +180,12 @@ func Text(w io.Writer, r *result.Result) error {
 		}
 		ew.printf("\n")
 	}
-	ew.printf("received    %s\n", quantity.FormatBytes(s.BytesReceived))
+	if s.Decoded > 0 {
+		ew.printf("received    %s on the wire, %s decoded (%s of %s bodies compressed)\n", quantity.FormatBytes(s.BytesReceived),
+			quantity.FormatBytes(s.BytesDecoded), count(s.Decoded), count(s.Responses))
+	} else {
+		ew.printf("received    %s\n", quantity.FormatBytes(s.BytesReceived))
+	}
 	for _, v := range r.Validity {
 		ew.printf("WARNING     %s\n", v.Message)
 	}

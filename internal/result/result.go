@@ -97,23 +97,25 @@ type Fingerprint struct {
 
 // Settings are what the run was asked to do.
 type Settings struct {
-	Mode        string            `json:"mode"` // "closed" or "open"
-	URL         string            `json:"url,omitempty"`
-	Method      string            `json:"method,omitempty"`
-	Headers     []string          `json:"headers,omitempty"` // "Name: value", secrets masked
-	BodyBytes   int               `json:"body_bytes,omitempty"`
-	Connections int               `json:"connections,omitempty"` // closed: connections (VUs); open: the cap
-	Duration    Duration          `json:"duration,omitempty"`
-	Requests    int64             `json:"requests,omitempty"` // -n: total requests
-	Rate        float64           `json:"rate_per_s,omitempty"`
-	Timeout     Duration          `json:"timeout"`
-	KeepAlive   bool              `json:"keepalive"`
-	Insecure    bool              `json:"insecure,omitempty"`
-	MaxBody     int64             `json:"max_body_bytes"`
-	MaxHeader   int               `json:"max_header_bytes"`
-	Workers     int               `json:"workers"`          // event loops (OS threads) that sent the load
-	Engine      string            `json:"engine,omitempty"` // the socket layer under them: "epoll" or "portable"
-	Extra       map[string]string `json:"extra,omitempty"`
+	Mode        string   `json:"mode"` // "closed" or "open"
+	URL         string   `json:"url,omitempty"`
+	Method      string   `json:"method,omitempty"`
+	Headers     []string `json:"headers,omitempty"` // "Name: value", secrets masked
+	BodyBytes   int      `json:"body_bytes,omitempty"`
+	Connections int      `json:"connections,omitempty"` // closed: connections (VUs); open: the cap
+	Duration    Duration `json:"duration,omitempty"`
+	Requests    int64    `json:"requests,omitempty"` // -n: total requests
+	Rate        float64  `json:"rate_per_s,omitempty"`
+	Timeout     Duration `json:"timeout"`
+	KeepAlive   bool     `json:"keepalive"`
+	Insecure    bool     `json:"insecure,omitempty"`
+	// Compressed: quick mode's --compressed (Accept-Encoding sent, bodies decoded).
+	Compressed bool              `json:"compressed,omitempty"`
+	MaxBody    int64             `json:"max_body_bytes"`
+	MaxHeader  int               `json:"max_header_bytes"`
+	Workers    int               `json:"workers"`          // event loops (OS threads) that sent the load
+	Engine     string            `json:"engine,omitempty"` // the socket layer under them: "epoll" or "portable"
+	Extra      map[string]string `json:"extra,omitempty"`
 }
 
 // Summary is the run's headline figures; `loadlab run --json` prints it.
@@ -140,7 +142,12 @@ type Summary struct {
 	Dropped       int64  `json:"dropped"`            // open load: arrivals that found no free VU
 	Interrupted   bool   `json:"interrupted"`        // stopped early by Ctrl-C or a signal
 	BytesReceived int64  `json:"bytes_received"`
-	Resolution    string `json:"resolution"` // of every latency figure
+	// BytesDecoded is the bodies' size once content codings (gzip, br,
+	// deflate, zstd) were undone, and Decoded how many bodies came in one;
+	// both absent when none did.
+	BytesDecoded int64  `json:"bytes_decoded,omitempty"`
+	Decoded      int64  `json:"responses_decoded,omitempty"`
+	Resolution   string `json:"resolution"` // of every latency figure
 
 	// DurationS above is the elapsed time: from the start of the
 	// measurement (after any warmup) to the last response. WindowS is the

@@ -154,6 +154,9 @@ type QuickRun struct {
 	Request []byte
 	Method  string
 	Close   bool // a new connection for every request
+	// Decode keeps each body and undoes its content codings, for the
+	// decoded size (--compressed).
+	Decode bool
 	// Settings describe the run in its result.
 	Settings result.Settings
 	// Engine is the load to send; its Program is built here, once the
@@ -175,7 +178,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 	}
 	name := q.Method + " " + q.URL.Path
 	t := &test{name: name, settings: q.Settings, cfg: q.Engine, local: target.Addr.Addr().IsLoopback(), fingerprint: quickFingerprint(q)}
-	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close)
+	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close, q.Decode)
 	return t.run(ctx, opts)
 }
 
