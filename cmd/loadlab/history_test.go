@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,15 +158,24 @@ func medians(t history.Trend) []float64 {
 // the last runs of B's plan, leaves B's own run out, and fails on a
 // regression against them.
 func TestCompareBaselineHistory(t *testing.T) {
-	fast := targettest.Start(t, target.Options{Delay: 5 * time.Millisecond})
-	slow := targettest.Start(t, target.Options{Delay: 25 * time.Millisecond})
+	// One server whose delay the test sets: the history compares runs of
+	// one plan at one target, as a CI job's are.
+	var delay atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Duration(delay.Load()))
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	fast, slow := "5ms", "25ms"
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "plan.yaml")
 	os.WriteFile(plan, []byte("name: baseline-shop\ntarget: '{{ env.BASE }}'\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, iterations: 20 } }\n"), 0o644)
 	db := filepath.Join(dir, "h.db")
-	run := func(base, out string) {
+	run := func(d, out string) {
 		t.Helper()
-		args := []string{"run", plan, "-e", "BASE=" + base, "--history", db}
+		v, _ := time.ParseDuration(d)
+		delay.Store(int64(v))
+		args := []string{"run", plan, "-e", "BASE=" + srv.URL, "--history", db}
 		if out != "" {
 			args = append(args, "--out", out)
 		}
