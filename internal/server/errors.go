@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/secret"
 )
 
@@ -54,12 +55,34 @@ type ExitError struct {
 	After   time.Duration // from Start to the exit being seen
 	LogPath string
 	LogTail []string // the last lines of the log when the exit was seen
+	// OOM is set when the kernel killed a process of the tree at its memory
+	// limit (Spec.Limits.Memory); the rest of the tree was then stopped.
+	OOM *OOMKill
+}
+
+// OOMKill is a server killed at its memory limit.
+type OOMKill struct {
+	Limit      int64 // bytes, as in force
+	Kills      int64 // processes the kernel killed
+	PSSPeak    int64 // the tree's PSS peak over its samples, 0 if none was taken
+	CgroupPeak int64 // the cgroup's own peak, pages of the page cache included
 }
 
 // Crashed reports whether the exit was a failure rather than a clean exit of the tree.
 func (e *ExitError) Crashed() bool { return !e.Status.Success() }
 
 func (e *ExitError) summary() string {
+	if o := e.OOM; o != nil {
+		line := fmt.Sprintf("killed at its %s memory limit after %v", quantity.FormatBytes(o.Limit), e.After.Round(time.Millisecond))
+		if o.PSSPeak > 0 {
+			line += ", at PSS " + quantity.FormatBytes(o.PSSPeak)
+		}
+		line += fmt.Sprintf(" (cgroup peak %s; %d process", quantity.FormatBytes(o.CgroupPeak), o.Kills)
+		if o.Kills != 1 {
+			line += "es"
+		}
+		return line + " killed by the kernel's OOM killer)"
+	}
 	what := "exited"
 	if e.Crashed() {
 		what = "crashed"
@@ -87,6 +110,7 @@ const (
 	ExitedEarly                          // the server ended before it was ready
 	NotReady                             // the probe did not succeed within ReadyTimeout
 	Canceled                             // the context ended before the server was ready
+	FailedLimits                         // Spec.Limits could not be enforced
 )
 
 func (f StartFailure) String() string {
@@ -105,6 +129,8 @@ func (f StartFailure) String() string {
 		return "was not ready in time"
 	case Canceled:
 		return "start was cancelled"
+	case FailedLimits:
+		return "its limits could not be set"
 	}
 	return fmt.Sprintf("StartFailure(%d)", int(f))
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/limits"
 )
 
 // portableProcess is Process outside Linux (see the package comment's
@@ -65,6 +67,10 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fail(Canceled, err)
+	}
+	if !spec.Limits.IsZero() {
+		_, err := limits.Create(spec.Limits) // outside Linux: always an error saying why
+		return nil, fail(FailedLimits, err)
 	}
 	if err := writeFiles(spec); err != nil {
 		return nil, fail(FailedFiles, err)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/limits"
 	"github.com/loadlab/loadlab/internal/secret"
 )
 
@@ -56,6 +57,11 @@ type Spec struct {
 
 	// MemoryQuota in bytes is only compared against the PSS figures of the summary.
 	MemoryQuota int64
+
+	// Limits are enforced on the whole tree (cgroups, or CPU affinity; see
+	// package limits). The zero value limits nothing; outside Linux, Start
+	// refuses any other.
+	Limits limits.Limits
 
 	// SampleInterval is how often the monitor samples the tree.
 	SampleInterval time.Duration
@@ -182,6 +188,7 @@ func (s Spec) withDefaults() Spec {
 		s.SampleInterval = DefaultSampleInterval
 	}
 	s.Argv = append([]string(nil), s.Argv...)
+	s.Limits.CPUs.List = append([]int(nil), s.Limits.CPUs.List...)
 	s.Files = append([]File(nil), s.Files...)
 	env := make(map[string]string, len(s.Env))
 	for k, v := range s.Env {
