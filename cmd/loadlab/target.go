@@ -13,7 +13,7 @@ import (
 
 func newTargetCommand(io *stdio) *cobra.Command {
 	var (
-		addr, stall, status, body string
+		addr, stall, status, body, hold string
 		o                         target.Options
 	)
 	c := &cobra.Command{
@@ -28,7 +28,8 @@ GET /health always answers at once.`,
 		Example: `  loadlab target --addr 127.0.0.1:8080 --delay 20ms --jitter 5ms
   loadlab target --stall 1s/5s            # stop answering for 1s every 5s
   loadlab target --cpu 2ms --workers 4    # CPU-bound, 4 requests at a time
-  loadlab target --status 200:95,503:5 --body 2KiB`,
+  loadlab target --status 200:95,503:5 --body 2KiB
+  loadlab target --hold 1MiB              # each request keeps 1 MiB: a leak`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if stall != "" {
@@ -49,6 +50,13 @@ GET /health always answers at once.`,
 				return usageError(fmt.Errorf("target: --body: bad size %q (up to 64MiB)", body))
 			}
 			o.BodyBytes = int(n)
+			if hold != "" {
+				h, err := quantity.ParseBytes(hold)
+				if err != nil || h > 1<<30 {
+					return usageError(fmt.Errorf("target: --hold: bad size %q (up to 1GiB)", hold))
+				}
+				o.Hold = int(h)
+			}
 			if _, err := target.New(o); err != nil {
 				return usageError(err)
 			}
@@ -73,6 +81,7 @@ GET /health always answers at once.`,
 	fl.StringVar(&status, "status", "200", "status code, or a weighted mix such as 200:95,500:5")
 	fl.StringVar(&body, "body", "2", "response body size, such as 100, 4KiB")
 	fl.IntVar(&o.Workers, "workers", 0, "requests served at once; others wait in line (0: no bound)")
+	fl.StringVar(&hold, "hold", "", "memory each request allocates and keeps, a leak to test memory limits, such as 1MiB")
 	return c
 }
 

@@ -30,6 +30,9 @@ var funcs = template.FuncMap{
 	"add":   func(a, b int64) int64 { return a + b },
 	// heading names what a verdict table's cells hold.
 	"heading": cellHeading,
+	// limitsInForce and limitsMeasured say server.limits in words.
+	"limitsInForce":  limitsInForce,
+	"limitsMeasured": limitsMeasured,
 }
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))

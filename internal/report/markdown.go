@@ -126,6 +126,9 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 			}
 		}
 		ew.printf(".\n\n")
+		if l := sv.Limits; l != nil {
+			ew.printf("**Limits** %s; measured: %s.\n\n", md(limitsInForce(l)), md(limitsMeasured(l)))
+		}
 	}
 	if dir != "" && ew.err == nil {
 		names, err := writePNGs(dir, "report", runFigures(r))

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"errors"
+	"slices"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/limits"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/server"
 )
@@ -41,6 +44,35 @@ func serverFigures(proc *server.Process, start, from, to time.Time, dir string) 
 		out.Quota = &result.Quota{Bytes: q.Quota, Peak: q.Peak, Average: q.Average, PeakExceeded: q.PeakExceeded, PeakOver: q.PeakOver, AverageExceeded: q.AverageExceeded, AverageOver: q.AverageOver}
 	}
 	out.Series = serverSeries(proc.Samples(), start)
+	out.Limits = limitFigures(proc)
+	return out
+}
+
+// limitFigures are server.limits as set, in force and measured; nil
+// without limits.
+func limitFigures(proc *server.Process) *result.Limits {
+	set, in, st, ok := proc.Limits()
+	if !ok {
+		return nil
+	}
+	out := &result.Limits{
+		Set: set.String(), Mechanism: in.Mechanism, CPUQuota: in.CPUQuota, Memory: in.Memory,
+		MemoryPeak: st.MemoryPeak, MemoryFailcnt: st.MemoryFailcnt, OOMKills: st.OOMKills,
+	}
+	if len(in.CPUList) > 0 {
+		out.CPUList = limits.FormatList(in.CPUList)
+	}
+	if in.Swap >= 0 {
+		swap := in.Swap
+		out.Swap = &swap
+	}
+	if slices.Contains(st.Measured, "cpu") {
+		out.CPUThrottled = &result.Throttled{Seconds: st.ThrottledTime, Periods: st.CPUPeriods, ThrottledPeriods: st.Throttled}
+	}
+	var exit *server.ExitError
+	if errors.As(proc.Err(), &exit) && exit.OOM != nil {
+		out.OOM = exit.Reason()
+	}
 	return out
 }
 

@@ -95,6 +95,11 @@ func (e *ExitError) summary() string {
 		what, e.After.Round(time.Millisecond), e.PID, name, e.Status)
 }
 
+// Reason is how the server ended, in one line without its command: "crashed
+// 2s after start: pid 7 (ruby) exit status 1", "killed at its 512 MiB memory
+// limit after 41s, at PSS 509 MiB (...)".
+func (e *ExitError) Reason() string { return e.summary() }
+
 func (e *ExitError) Error() string {
 	return "server " + e.summary() + ": " + e.Command + formatTail(e.LogPath, e.LogTail)
 }

@@ -141,6 +141,11 @@ func (p *portableProcess) LogPath() string       { return p.logPath }
 func (p *portableProcess) Done() <-chan struct{} { return p.done }
 func (p *portableProcess) Command() string       { return p.command }
 
+// Limits: outside Linux a server never runs under limits (Start refuses them).
+func (p *portableProcess) Limits() (limits.Limits, limits.InForce, limits.Stats, bool) {
+	return limits.Limits{}, limits.InForce{}, limits.Stats{}, false
+}
+
 // Err reports why the server ended once Done is closed, and nil before.
 func (p *portableProcess) Err() error {
 	select {
