@@ -14,7 +14,7 @@ import (
 func newTargetCommand(io *stdio) *cobra.Command {
 	var (
 		addr, stall, status, body, hold string
-		o                         target.Options
+		o                               target.Options
 	)
 	c := &cobra.Command{
 		Use:   "target",
