@@ -189,6 +189,7 @@ func TestLimitsMemoryOOMFailsTheRun(t *testing.T) {
 	if code != 1 || time.Since(began) > 15*time.Second {
 		t.Fatalf("exit %d after %v, want 1 well before the load's 20 s: %s\n%s", code, time.Since(began), stderr, stdout)
 	}
+	t.Logf("stderr: %s", strings.SplitN(stderr, "\n", 2)[0])
 	if !strings.Contains(stderr, "server killed at its 48 MiB memory limit after ") || !strings.Contains(stderr, ", at PSS ") {
 		t.Errorf("stderr does not say why:\n%s", stderr)
 	}
