@@ -251,3 +251,33 @@ func TestLimitsCgroupsGoneAfterInterrupt(t *testing.T) {
 		t.Fatalf("result: %v %+v", err, r)
 	}
 }
+
+// An experiment with a point whose limit this machine cannot enforce (more
+// CPUs than loadlab may use) stops before its first run, naming the point
+// and what is missing.
+func TestLimitsRefusedBeforeAnyLoad(t *testing.T) {
+	limitCgroups(t)
+	srv, url, marker := targetServer(t, target.Options{}, "")
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
+name: refused
+target: %s
+steps: [ { get: / } ]
+load: { closed: { vus: 1, iterations: 5 } }
+%s
+  limits: { cpus: "{{ c }}" }
+params: { c: [1, 4096] }
+repeat: 1
+`, url, srv)})
+	out := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code == 0 || !strings.Contains(stderr, "point c=4096: server.limits.cpus cannot be enforced: 4096 CPUs asked, loadlab may use ") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "001")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a run was made: %v", err)
+	}
+	noOrphans(t, marker)
+	if left := limitCgroups(t); len(left) > 0 {
+		t.Errorf("cgroups left: %v", left)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/limits"
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/server"
 )
@@ -104,4 +105,25 @@ func serverPoint(group []server.Sample, start time.Time) result.ServerPoint {
 		p.CPU, p.RSS, p.PSS, p.Swap = max(p.CPU, smp.CPU), max(p.RSS, smp.RSS), max(p.PSS, smp.PSS), max(p.Swap, smp.Swap)
 	}
 	return p
+}
+
+// CheckLimits makes and removes the cgroups of p's server.limits for the
+// given params, so that a limit that cannot be enforced is refused before
+// any load. A plan without limits passes at once.
+func CheckLimits(p *plan.Plan, params map[string]any) error {
+	if p.Server == nil || p.Server.Limits == nil {
+		return nil
+	}
+	spec, err := p.ServerSpec(params)
+	if err != nil {
+		return err
+	}
+	if spec.Limits.IsZero() {
+		return nil
+	}
+	g, err := limits.Create(spec.Limits)
+	if err != nil {
+		return err
+	}
+	return g.Remove()
 }
