@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -280,4 +282,48 @@ repeat: 1
 	if left := limitCgroups(t); len(left) > 0 {
 		t.Errorf("cgroups left: %v", left)
 	}
+}
+
+// loadlab SIGKILLed mid-run: its watchdog ends the limited server and
+// removes its cgroups.
+func TestLimitsCgroupsGoneAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a loadlab process killed")
+	}
+	limitCgroups(t)
+	path, marker := limitedTargetPlan(t, target.Options{}, "{ memory: 256MiB }", "{ closed: { vus: 2, duration: 20s } }")
+	cmd := exec.Command(os.Args[0], "run", path, "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	g, err := limits.Create(limits.Limits{Memory: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := filepath.Dir(g.Dirs()[0])
+	g.Remove()
+	var dirs []string
+	for deadline := time.Now().Add(15 * time.Second); len(dirs) == 0 || len(alive(marker)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the limited server never started (cgroups %v)", dirs)
+		}
+		dirs, _ = filepath.Glob(filepath.Join(parent, fmt.Sprintf("loadlab-%d-*", cmd.Process.Pid)))
+	}
+	time.Sleep(300 * time.Millisecond) // into the load
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	killed := time.Now()
+	for {
+		left, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("loadlab-%d-*", cmd.Process.Pid)))
+		if len(left) == 0 && len(alive(marker)) == 0 {
+			break
+		}
+		if time.Since(killed) > 5*time.Second {
+			t.Fatalf("5 s after loadlab's SIGKILL: cgroups %v, processes %v", left, alive(marker))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("cgroups and server gone %v after the SIGKILL", time.Since(killed).Round(time.Millisecond))
 }
