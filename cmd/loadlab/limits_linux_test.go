@@ -176,15 +176,17 @@ func mustList(t *testing.T, s string) []int {
 	return list
 }
 
-// A server that keeps 1 MiB a request is killed at its 48 MiB limit: the
-// run fails (exit 1) saying so with the limit and the peak, keeps what it
-// measured, and leaves neither processes nor cgroups.
+// A server that keeps 1 MiB a request, 20 a second (1 VU, 50 ms a
+// response), is killed at its 64 MiB limit: the run fails (exit 1) saying
+// so with the limit, the cgroup's peak and PSS near the limit (the samples
+// every 250 ms see it grow), keeps what it measured, and leaves neither
+// processes nor cgroups.
 func TestLimitsMemoryOOMFailsTheRun(t *testing.T) {
 	if len(limitCgroups(t)) > 0 {
 		t.Fatal("cgroups left by an earlier test")
 	}
-	path, marker := limitedTargetPlan(t, target.Options{Hold: 1 << 20},
-		"{ memory: 48MiB, swap: 0 }", "{ closed: { vus: 2, duration: 20s } }")
+	path, marker := limitedTargetPlan(t, target.Options{Hold: 1 << 20, Delay: 50 * time.Millisecond},
+		"{ memory: 64MiB, swap: 0 }", "{ closed: { vus: 1, duration: 20s } }")
 	out := t.TempDir()
 	began := time.Now()
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
@@ -192,7 +194,7 @@ func TestLimitsMemoryOOMFailsTheRun(t *testing.T) {
 		t.Fatalf("exit %d after %v, want 1 well before the load's 20 s: %s\n%s", code, time.Since(began), stderr, stdout)
 	}
 	t.Logf("stderr: %s", strings.SplitN(stderr, "\n", 2)[0])
-	if !strings.Contains(stderr, "server killed at its 48 MiB memory limit after ") || !strings.Contains(stderr, ", at PSS ") {
+	if !strings.Contains(stderr, "server killed at its 64 MiB memory limit after ") || !strings.Contains(stderr, ", at PSS ") || !strings.Contains(stderr, "(cgroup peak 64 MiB; 1 process killed") {
 		t.Errorf("stderr does not say why:\n%s", stderr)
 	}
 	noOrphans(t, marker)
@@ -201,14 +203,14 @@ func TestLimitsMemoryOOMFailsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	sv := r.Server
-	if sv == nil || sv.Limits == nil || sv.Limits.OOMKills < 1 || sv.Limits.Memory != 48<<20 ||
-		sv.Limits.MemoryPeak < 46<<20 || sv.Limits.MemoryPeak > 49<<20 || sv.Limits.Swap == nil || *sv.Limits.Swap != 0 {
+	if sv == nil || sv.Limits == nil || sv.Limits.OOMKills < 1 || sv.Limits.Memory != 64<<20 ||
+		sv.Limits.MemoryPeak < 62<<20 || sv.Limits.MemoryPeak > 65<<20 || sv.Limits.Swap == nil || *sv.Limits.Swap != 0 {
 		t.Fatalf("server limits %+v", sv.Limits)
 	}
-	if !strings.HasPrefix(sv.Exit, "killed at its 48 MiB memory limit") || sv.Limits.OOM != sv.Exit || r.Summary.Requests == 0 {
+	if !strings.HasPrefix(sv.Exit, "killed at its 64 MiB memory limit") || sv.Limits.OOM != sv.Exit || r.Summary.Requests == 0 {
 		t.Errorf("exit %q, oom %q, requests %d", sv.Exit, sv.Limits.OOM, r.Summary.Requests)
 	}
-	if !strings.Contains(stdout, "killed at its 48 MiB memory limit") {
+	if !strings.Contains(stdout, "killed at its 64 MiB memory limit") {
 		t.Errorf("the summary does not say it:\n%s", stdout)
 	}
 	if left := limitCgroups(t); len(left) > 0 {

@@ -66,6 +66,9 @@ type OOMKill struct {
 	Kills      int64 // processes the kernel killed
 	PSSPeak    int64 // the tree's PSS peak over its samples, 0 if none was taken
 	CgroupPeak int64 // the cgroup's own peak, pages of the page cache included
+	// SampleEvery is how often PSS was sampled: memory that grows to the
+	// limit between two samples is not in PSSPeak, only in CgroupPeak.
+	SampleEvery time.Duration
 }
 
 // Crashed reports whether the exit was a failure rather than a clean exit of the tree.
@@ -74,10 +77,17 @@ func (e *ExitError) Crashed() bool { return !e.Status.Success() }
 func (e *ExitError) summary() string {
 	if o := e.OOM; o != nil {
 		line := fmt.Sprintf("killed at its %s memory limit after %v", quantity.FormatBytes(o.Limit), e.After.Round(time.Millisecond))
-		if o.PSSPeak > 0 {
+		// PSS near the limit is the figure to cite; far below it, the memory
+		// grew to the limit between samples, and only the cgroup saw it.
+		near := float64(o.PSSPeak) >= 0.8*float64(o.Limit)
+		if near {
 			line += ", at PSS " + quantity.FormatBytes(o.PSSPeak)
 		}
-		line += fmt.Sprintf(" (cgroup peak %s; %d process", quantity.FormatBytes(o.CgroupPeak), o.Kills)
+		line += " (cgroup peak " + quantity.FormatBytes(o.CgroupPeak)
+		if !near {
+			line += fmt.Sprintf(", PSS peak %s in the samples every %v", quantity.FormatBytes(o.PSSPeak), o.SampleEvery)
+		}
+		line += fmt.Sprintf("; %d process", o.Kills)
 		if o.Kills != 1 {
 			line += "es"
 		}

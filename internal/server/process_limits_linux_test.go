@@ -115,10 +115,13 @@ func TestLimitedServerOOMKilled(t *testing.T) {
 		t.Fatalf("Err = %v, want an OOM kill", p.Err())
 	}
 	msg := exit.Error()
-	if !strings.Contains(msg, "server killed at its 32 MiB memory limit after ") || !strings.Contains(msg, ", at PSS ") || !strings.Contains(msg, "cgroup peak 32 MiB") {
+	// 200 MB in a fraction of a second: a sample may or may not catch PSS
+	// near the limit (TestOOMReason has both wordings); the cgroup's peak
+	// is there either way.
+	if !strings.Contains(msg, "server killed at its 32 MiB memory limit after ") || !strings.Contains(msg, "cgroup peak 32 MiB") ||
+		!strings.Contains(msg, ", at PSS ") && !strings.Contains(msg, ", PSS peak ") {
 		t.Errorf("message: %s", msg)
 	}
-	t.Log(msg)
 	if exit.OOM.Limit != 32<<20 || exit.OOM.Kills < 1 {
 		t.Errorf("OOM %+v", exit.OOM)
 	}

@@ -476,6 +476,7 @@ func (p *Process) exitError(e reapedExit) *ExitError {
 			err.OOM = &OOMKill{
 				Limit: p.group.InForce().Memory, Kills: st.OOMKills,
 				PSSPeak: p.series.summary(time.Time{}, time.Time{}).PSSPeak, CgroupPeak: st.MemoryPeak,
+				SampleEvery: p.spec.SampleInterval,
 			}
 		}
 	}
