@@ -88,8 +88,16 @@ func Create(l Limits) (*Group, error) {
 	}
 	name := fmt.Sprintf("loadlab-%d-%d", os.Getpid(), sequence.Add(1))
 
-	if why := sys.v2Usable(need); why == "" {
+	// memory and cpu must be enforced; a cpuset can fall back to affinity.
+	required := slices.DeleteFunc(slices.Clone(need), func(c string) bool { return c == "cpuset" })
+	wantCpuset := len(required) < len(need)
+	why := sys.v2Usable(required)
+	v2Cpuset := wantCpuset && sys.v2Usable([]string{"cpuset"}) == ""
+	if why == "" && (len(required) > 0 || v2Cpuset) {
 		g.version = 2
+		if wantCpuset && !v2Cpuset {
+			g.affinity = g.inForce.CPUList
+		}
 		dir := filepath.Join(sys.v2Dir, name)
 		sweepStale(sys.v2Dir)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -102,7 +110,7 @@ func Create(l Limits) (*Group, error) {
 		if l.CPUs.Quota > 0 {
 			g.cpuDir = dir
 		}
-		if err := g.writeV2(dir); err != nil {
+		if err := g.writeV2(dir, v2Cpuset); err != nil {
 			g.Remove()
 			return nil, err
 		}
@@ -179,7 +187,7 @@ func cpuList(c CPUs) ([]int, error) {
 	return c.List, nil
 }
 
-func (g *Group) writeV2(dir string) error {
+func (g *Group) writeV2(dir string, cpuset bool) error {
 	l := g.limits
 	if l.Memory > 0 {
 		if err := write(dir, "memory.max", strconv.FormatInt(l.Memory, 10)); err != nil {
@@ -206,7 +214,7 @@ func (g *Group) writeV2(dir string) error {
 			}
 		}
 	}
-	if g.inForce.CPUList != nil {
+	if cpuset {
 		if err := write(dir, "cpuset.cpus", FormatList(g.inForce.CPUList)); err != nil {
 			return err
 		}
@@ -472,10 +480,18 @@ func unescape(s string) string {
 
 // v2Usable says why the v2 hierarchy cannot hold the controllers, or "" when
 // it can: each is in loadlab's cgroup.controllers, and enabled (or can be
-// enabled) in its cgroup.subtree_control.
+// enabled) in its cgroup.subtree_control. v2 lets a cgroup that holds
+// processes enable none for its children, so loadlab, when its cgroup
+// refuses with EBUSY, first moves itself into a leaf child of its own,
+// loadlab-PID-self: as in a scope made for it (systemd-run --user --scope -p
+// Delegate=yes), where it is alone. The leaf goes when loadlab has exited
+// (see sweepStale).
 func (s *system) v2Usable(need []string) string {
 	if s.v2Dir == "" {
 		return "no cgroup v2 hierarchy holds loadlab"
+	}
+	if len(need) == 0 {
+		return ""
 	}
 	have := strings.Fields(readString(s.v2Dir, "cgroup.controllers"))
 	enabled := strings.Fields(readString(s.v2Dir, "cgroup.subtree_control"))
@@ -488,11 +504,27 @@ func (s *system) v2Usable(need []string) string {
 		if slices.Contains(enabled, c) {
 			continue
 		}
-		if err := write(s.v2Dir, "cgroup.subtree_control", "+"+c); err != nil {
+		err := write(s.v2Dir, "cgroup.subtree_control", "+"+c)
+		if errors.Is(err, unix.EBUSY) {
+			if moveErr := s.moveToLeaf(); moveErr != nil {
+				return fmt.Sprintf("cgroup v2 %s holds processes, so it cannot delegate %s, and loadlab could not move into a leaf: %v", s.v2Dir, c, moveErr)
+			}
+			err = write(s.v2Dir, "cgroup.subtree_control", "+"+c)
+		}
+		if err != nil {
 			return fmt.Sprintf("cgroup v2 %s does not delegate %s: %v", s.v2Dir, c, err)
 		}
 	}
 	return ""
+}
+
+// moveToLeaf moves loadlab into loadlab-PID-self under its v2 cgroup.
+func (s *system) moveToLeaf() error {
+	leaf := filepath.Join(s.v2Dir, fmt.Sprintf("loadlab-%d-self", os.Getpid()))
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return write(leaf, "cgroup.procs", strconv.Itoa(os.Getpid()))
 }
 
 // v1Dir is loadlab's cgroup in the v1 hierarchy of controller, or why there
