@@ -33,6 +33,7 @@ var funcs = template.FuncMap{
 	// limitsInForce and limitsMeasured say server.limits in words.
 	"limitsInForce":  limitsInForce,
 	"limitsMeasured": limitsMeasured,
+	"memoryLines":    memoryLines,
 }
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))

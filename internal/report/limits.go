@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
+	"github.com/loadlab/loadlab/internal/chart"
+	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
 )
@@ -60,4 +63,43 @@ func limitsMeasured(l *result.Limits) string {
 		return "nothing (CPU affinity measures nothing of its own)"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// memoryLines are a sweep's memory fits in words: PSS peak, and RSS peak
+// (what a platform that counts RSS sees); the averages are in the data.
+// A fit is told when the memory grows (or shrinks) with the param beyond
+// noise, or when there is a limit to judge it against; a flat, noisy one
+// without a limit says nothing worth a line.
+func memoryLines(s experiment.SweepVerdict) []string {
+	var out []string
+	for _, f := range s.Memory {
+		if f.Limit == 0 && math.Abs(f.PerUnit) <= f.PerUnitCI {
+			continue
+		}
+		if f.Figure == experiment.FigurePSSPeak || f.Figure == experiment.FigureRSSPeak {
+			out = append(out, f.Text)
+		}
+	}
+	return out
+}
+
+// addMemoryFit draws a sweep's PSS peak fit on its memory chart, when the
+// words tell it (memoryLines), and the memory limit it is judged against.
+func addMemoryFit(c *chart.Chart, s *experiment.SweepVerdict) {
+	if s == nil {
+		return
+	}
+	for _, f := range s.Memory {
+		if f.Figure != experiment.FigurePSSPeak || len(memoryLines(experiment.SweepVerdict{Memory: []experiment.MemoryFit{f}})) == 0 {
+			continue
+		}
+		line := chart.Series{Name: "PSS peak fit"}
+		for _, x := range s.X {
+			line.X, line.Y = append(line.X, x), append(line.Y, f.Base+f.PerUnit*x)
+		}
+		c.Series = append(c.Series, line)
+		if f.LimitKind == "limit" {
+			c.Levels = append(c.Levels, chart.Level{Y: float64(f.Limit), Label: "memory limit"})
+		}
+	}
 }

@@ -172,6 +172,11 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 		}
 		ew.printf("\n")
 	}
+	for _, s := range v.Sweeps {
+		for _, line := range memoryLines(s) {
+			ew.printf("- Memory against %s: %s\n", md(s.Param), md(line))
+		}
+	}
 	for _, t := range v.Thresholds {
 		ew.printf("- **Threshold failed:** %s\n", md(t))
 	}

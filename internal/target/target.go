@@ -36,6 +36,10 @@ type Options struct {
 	// Hold is bytes each request allocates, touches and keeps for the life of
 	// the server: a leak of known size, to test memory limits.
 	Hold int
+	// WorkerMemory is bytes each of Workers allocates, touches and keeps
+	// from the start, as a forking server's workers hold a heap each: a
+	// server whose memory grows by a known amount per worker.
+	WorkerMemory int
 }
 
 // StatusWeight is one entry of a status mix: Code with relative Weight.
@@ -89,7 +93,7 @@ func New(opts Options) (*Server, error) {
 	for _, o := range []struct {
 		name     string
 		negative bool
-	}{{"delay", opts.Delay < 0}, {"jitter", opts.Jitter < 0}, {"cpu", opts.CPU < 0}, {"body", opts.BodyBytes < 0}, {"workers", opts.Workers < 0}, {"hold", opts.Hold < 0}} {
+	}{{"delay", opts.Delay < 0}, {"jitter", opts.Jitter < 0}, {"cpu", opts.CPU < 0}, {"body", opts.BodyBytes < 0}, {"workers", opts.Workers < 0}, {"hold", opts.Hold < 0}, {"worker-memory", opts.WorkerMemory < 0}} {
 		if o.negative {
 			return nil, fmt.Errorf("target: --%s must not be negative", o.name)
 		}
@@ -102,6 +106,14 @@ func New(opts Options) (*Server, error) {
 		s.slots = make(chan struct{}, opts.Workers)
 	}
 	s.body = fill(opts.BodyBytes)
+	if opts.WorkerMemory > 0 {
+		if opts.Workers == 0 {
+			return nil, fmt.Errorf("target: --worker-memory needs --workers")
+		}
+		for range opts.Workers {
+			s.hold(opts.WorkerMemory)
+		}
+	}
 	return s, nil
 }
 
@@ -155,7 +167,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // hold allocates n bytes, writes every page so that they count as resident,
 // and keeps them.
 func (s *Server) hold(n int) {
-	b := make([]byte, n)
+	b := allocate(n)
 	for i := 0; i < n; i += 4096 {
 		b[i] = 1
 	}
