@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -164,6 +165,11 @@ func (s Spec) Validate() error {
 	}
 	if s.MemoryQuota < 0 {
 		add("MemoryQuota", "negative quota %d", s.MemoryQuota)
+	}
+	if l := s.Limits; l.Memory < 0 || l.Swap < 0 || l.CPUs.Count < 0 || l.CPUs.Quota < 0 || slices.ContainsFunc(l.CPUs.List, func(c int) bool { return c < 0 }) {
+		add("Limits", "negative limit in %+v", l)
+	} else if l.SwapSet && l.Memory == 0 {
+		add("Limits", "a swap limit needs a memory limit")
 	}
 	if s.SampleInterval < 0 || (s.SampleInterval > 0 && s.SampleInterval < minSampleInterval) {
 		add("SampleInterval", "%v: want 0 (default %v) or at least %v",

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/limits"
 )
 
 func TestSpecValidate(t *testing.T) {
@@ -101,5 +103,17 @@ func TestOOMReason(t *testing.T) {
 	fast := &ExitError{After: 156 * time.Millisecond, OOM: &OOMKill{Limit: 48 << 20, Kills: 2, PSSPeak: 2 << 20, CgroupPeak: 48 << 20, SampleEvery: 250 * time.Millisecond}}
 	if got, want := fast.Reason(), "killed at its 48 MiB memory limit after 156ms (cgroup peak 48 MiB, PSS peak 2 MiB in the samples every 250ms; 2 processes killed by the kernel's OOM killer)"; got != want {
 		t.Errorf("fast:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestSpecLimitsValidated(t *testing.T) {
+	for _, l := range []limits.Limits{{Memory: -1}, {CPUs: limits.CPUs{List: []int{-1}}}, {SwapSet: true}} {
+		var se *SpecError
+		if err := (Spec{Argv: []string{"x"}, Limits: l}).Validate(); !errors.As(err, &se) || se.Field != "Limits" {
+			t.Errorf("%+v: %v", l, err)
+		}
+	}
+	if err := (Spec{Argv: []string{"x"}, Limits: limits.Limits{Memory: 64 << 20, SwapSet: true}}).Validate(); err != nil {
+		t.Error(err)
 	}
 }
