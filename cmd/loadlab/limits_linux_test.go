@@ -39,6 +39,11 @@ func limitCgroups(t *testing.T) []string {
 }
 
 func limitedTargetPlan(t *testing.T, o target.Options, lim, load string) (path, marker string) {
+	path, _, marker = limitedTargetPlanURL(t, o, lim, load)
+	return path, marker
+}
+
+func limitedTargetPlanURL(t *testing.T, o target.Options, lim, load string) (path, url, marker string) {
 	srv, url, marker := targetServer(t, o, "")
 	return writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
 target: %s
@@ -46,7 +51,7 @@ steps: [ { get: / } ]
 load: %s
 %s
   limits: %s
-`, url, load, srv, lim)}), marker
+`, url, load, srv, lim)}), url, marker
 }
 
 // runLimited runs a CPU-bound server (2 ms of CPU a request, 8 at a time,
@@ -224,13 +229,13 @@ func TestLimitsCgroupsGoneAfterInterrupt(t *testing.T) {
 	if len(limitCgroups(t)) > 0 {
 		t.Fatal("cgroups left by an earlier test")
 	}
-	path, marker := limitedTargetPlan(t, target.Options{}, "{ cpus: 1, memory: 256MiB }", "{ closed: { vus: 2, duration: 20s } }")
+	path, url, marker := limitedTargetPlanURL(t, target.Options{}, "{ cpus: 1, memory: 256MiB }", "{ closed: { vus: 2, duration: 20s } }")
 	ctx, cancel := context.WithCancel(context.Background())
 	seen := make(chan []string, 1)
 	go func() {
 		defer cancel()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if dirs := limitCgroups(t); len(dirs) > 0 {
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if dirs := limitCgroups(t); len(dirs) > 0 && answers(url) {
 				time.Sleep(500 * time.Millisecond) // into the load
 				seen <- dirs
 				return
