@@ -13,8 +13,8 @@ import (
 
 func newTargetCommand(io *stdio) *cobra.Command {
 	var (
-		addr, stall, status, body string
-		o                         target.Options
+		addr, stall, status, body, hold, workerMemory string
+		o                                             target.Options
 	)
 	c := &cobra.Command{
 		Use:   "target",
@@ -28,7 +28,9 @@ GET /health always answers at once.`,
 		Example: `  loadlab target --addr 127.0.0.1:8080 --delay 20ms --jitter 5ms
   loadlab target --stall 1s/5s            # stop answering for 1s every 5s
   loadlab target --cpu 2ms --workers 4    # CPU-bound, 4 requests at a time
-  loadlab target --status 200:95,503:5 --body 2KiB`,
+  loadlab target --status 200:95,503:5 --body 2KiB
+  loadlab target --hold 1MiB              # each request keeps 1 MiB: a leak
+  loadlab target --workers 4 --worker-memory 16MiB   # 16 MiB per worker from the start`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if stall != "" {
@@ -49,6 +51,20 @@ GET /health always answers at once.`,
 				return usageError(fmt.Errorf("target: --body: bad size %q (up to 64MiB)", body))
 			}
 			o.BodyBytes = int(n)
+			if hold != "" {
+				h, err := quantity.ParseBytes(hold)
+				if err != nil || h > 1<<30 {
+					return usageError(fmt.Errorf("target: --hold: bad size %q (up to 1GiB)", hold))
+				}
+				o.Hold = int(h)
+			}
+			if workerMemory != "" {
+				h, err := quantity.ParseBytes(workerMemory)
+				if err != nil || h > 1<<30 {
+					return usageError(fmt.Errorf("target: --worker-memory: bad size %q (up to 1GiB)", workerMemory))
+				}
+				o.WorkerMemory = int(h)
+			}
 			if _, err := target.New(o); err != nil {
 				return usageError(err)
 			}
@@ -73,6 +89,8 @@ GET /health always answers at once.`,
 	fl.StringVar(&status, "status", "200", "status code, or a weighted mix such as 200:95,500:5")
 	fl.StringVar(&body, "body", "2", "response body size, such as 100, 4KiB")
 	fl.IntVar(&o.Workers, "workers", 0, "requests served at once; others wait in line (0: no bound)")
+	fl.StringVar(&workerMemory, "worker-memory", "", "memory each of --workers holds from the start, as a forking server's workers do, such as 16MiB")
+	fl.StringVar(&hold, "hold", "", "memory each request allocates and keeps, a leak to test memory limits, such as 1MiB")
 	return c
 }
 

@@ -266,6 +266,9 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	for _, r := range records {
 		done[r.Index] = r
 	}
+	if err := checkLimits(load, points); err != nil {
+		return nil, err
+	}
 	logf("experiment %s: %s × %s = %s, in an order shuffled with seed %d", p.Name, plural(len(points), "point"), plural(e.Repeat, "repeat"), plural(len(order), "run"), seed)
 	if factor, why := Factor(e); factor != "" {
 		logf("factor: %s, compared at each combination of the other params (%s)", factor, chosen(why))

@@ -150,6 +150,9 @@ type SweepVerdict struct {
 	// Evidence backs the pick, claim by claim.
 	Evidence       []Evidence `json:"evidence"`
 	Recommendation string     `json:"recommendation"` // text
+	// Memory is the server's memory fitted against the param (see
+	// MemoryFit), PSS peak first; absent without server figures.
+	Memory []MemoryFit `json:"memory,omitempty"`
 }
 
 // UnmarshalJSON reads a sweep, the "knee": -1 of files written before
@@ -458,6 +461,9 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.ValidityTallies = validityTally(points, order, results)
 	v.Drifts = drifts(points, order, results)
 	v.Sweeps = sweeps(params, points, v, e.KneeShare, factor)
+	for i := range v.Sweeps {
+		v.Sweeps[i].Memory = memoryFits(v.Sweeps[i], points, v, byPoint)
+	}
 	v.Named = namedComparisons(params, points, v, factor)
 	return v
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/limits"
+	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/server"
 )
 
@@ -32,6 +35,15 @@ type Server struct {
 	// stops, once per run; each is bounded by EachRunTimeout.
 	BeforeEachRun, AfterEachRun *Command
 	EachRunTimeout              time.Duration
+	Limits                      *ServerLimits // nil: none
+}
+
+// ServerLimits are server.limits: templates, so that params can sweep them,
+// read by limits.ParseCPUs and quantity.ParseBytes when rendered. An empty
+// Src is a limit not set.
+type ServerLimits struct {
+	Pos                Pos
+	CPUs, Memory, Swap Text
 }
 
 // Command is a command line run by /bin/sh -c (Run), or an argument list
@@ -73,7 +85,7 @@ type ServerFile struct {
 }
 
 func (d *decoder) server(p *Plan, n *node) {
-	m, ok := d.fields(n, "server", "run", "dir", "env", "ready", "ready_timeout", "stop_signal", "grace", "memory_quota", "files", "before_each_run", "after_each_run", "each_run_timeout")
+	m, ok := d.fields(n, "server", "run", "dir", "env", "ready", "ready_timeout", "stop_signal", "grace", "memory_quota", "files", "before_each_run", "after_each_run", "each_run_timeout", "limits")
 	if !ok {
 		return
 	}
@@ -137,6 +149,9 @@ func (d *decoder) server(p *Plan, n *node) {
 	if v := m.get("memory_quota"); v != nil {
 		s.MemoryQuota, _ = d.size(v, "server.memory_quota")
 	}
+	if v := m.get("limits"); v != nil {
+		s.Limits = d.serverLimits(v)
+	}
 	if f := m.get("files"); f != nil {
 		if f.kind != kindMap {
 			d.errorf(f.pos, "server.files must map each file to write to a template file, or to {content: ...}")
@@ -180,6 +195,85 @@ func (d *decoder) server(p *Plan, n *node) {
 		}
 	}
 	p.Server = s
+}
+
+func (d *decoder) serverLimits(n *node) *ServerLimits {
+	m, ok := d.fields(n, "server.limits", "cpus", "memory", "swap")
+	if !ok {
+		return nil
+	}
+	l := &ServerLimits{Pos: n.pos}
+	for _, f := range []struct {
+		key string
+		dst *Text
+	}{{"cpus", &l.CPUs}, {"memory", &l.Memory}, {"swap", &l.Swap}} {
+		v := m.get(f.key)
+		if v == nil {
+			continue
+		}
+		t, ok := d.text(v, "server.limits."+f.key)
+		if !ok {
+			continue
+		}
+		*f.dst = t
+		if !strings.Contains(t.Src, "{{") {
+			// Checked here too, so that a plain value's mistake is found at load
+			// even when the plan is not rendered.
+			if _, err := parseLimit(f.key, t.Src); err != nil {
+				d.errorf(t.Pos, "server.limits.%s: %v", f.key, err)
+			}
+		}
+	}
+	if l.Swap.Src != "" && l.Memory.Src == "" {
+		d.errorf(l.Swap.Pos, "server.limits.swap needs server.limits.memory: swap is allowed beside a memory limit")
+	}
+	return l
+}
+
+// parseLimit reads one rendered limit; cpus gives a limits.CPUs, memory and
+// swap an int64 of bytes.
+func parseLimit(key, src string) (any, error) {
+	if key == "cpus" {
+		return limits.ParseCPUs(src)
+	}
+	b, err := quantity.ParseBytes(src)
+	if err == nil && key == "memory" && b < minMemoryLimit {
+		return nil, fmt.Errorf("%s is below %s: no server starts in that", quantity.FormatBytes(b), quantity.FormatBytes(minMemoryLimit))
+	}
+	return b, err
+}
+
+// minMemoryLimit keeps a mistyped unit (512 for 512MiB) from starting a
+// server that dies before its first line.
+const minMemoryLimit = 4 << 20
+
+// limits renders the limits for a run; errors are placed at their value.
+func (l *ServerLimits) render(render func(Text) string) (limits.Limits, Errors) {
+	var out limits.Limits
+	var errs Errors
+	for _, f := range []struct {
+		key string
+		t   Text
+	}{{"cpus", l.CPUs}, {"memory", l.Memory}, {"swap", l.Swap}} {
+		if f.t.Src == "" {
+			continue
+		}
+		src := render(f.t)
+		v, err := parseLimit(f.key, src)
+		if err != nil {
+			errs = append(errs, &Error{Pos: f.t.Pos, Msg: fmt.Sprintf("server.limits.%s: %v", f.key, err)})
+			continue
+		}
+		switch f.key {
+		case "cpus":
+			out.CPUs = v.(limits.CPUs)
+		case "memory":
+			out.Memory = v.(int64)
+		case "swap":
+			out.Swap, out.SwapSet = v.(int64), true
+		}
+	}
+	return out, errs
 }
 
 // ServerSpec renders the server section for a run; params are an
@@ -233,6 +327,11 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 	}
 	for _, f := range s.Files {
 		spec.Files = append(spec.Files, server.File{Path: f.Path, Content: []byte(render(f.Template))})
+	}
+	if s.Limits != nil {
+		var limitErrs Errors
+		spec.Limits, limitErrs = s.Limits.render(render)
+		errs = append(errs, limitErrs...)
 	}
 	if len(errs) > 0 {
 		return spec, errs.sorted()

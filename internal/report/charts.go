@@ -123,6 +123,7 @@ func sweepFigures(o *experiment.Outcome) []figure {
 			if q := quota(o); q > 0 {
 				c.Levels = []chart.Level{{Y: q, Label: "quota"}}
 			}
+			addMemoryFit(c, sweep)
 			out = append(out, figure{prm.Name + "-memory", c})
 		}
 	}

@@ -34,6 +34,10 @@ var funcs = template.FuncMap{
 	// What a run's throughput counted, and what else ran on the machine.
 	"drain":   func(s result.Summary) string { return DrainNote(&s) },
 	"machine": MachineText,
+	// limitsInForce and limitsMeasured say server.limits in words.
+	"limitsInForce":  limitsInForce,
+	"limitsMeasured": limitsMeasured,
+	"memoryLines":    memoryLines,
 }
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))

@@ -136,6 +136,9 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 			}
 		}
 		ew.printf(".\n\n")
+		if l := sv.Limits; l != nil {
+			ew.printf("**Limits** %s; measured: %s.\n\n", md(limitsInForce(l)), md(limitsMeasured(l)))
+		}
 	}
 	if dir != "" && ew.err == nil {
 		names, err := writePNGs(dir, "report", runFigures(r))
@@ -181,6 +184,11 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 			ew.printf("> **%s**\n", md(line))
 		}
 		ew.printf("\n")
+	}
+	for _, s := range v.Sweeps {
+		for _, line := range memoryLines(s) {
+			ew.printf("- Memory against %s: %s\n", md(s.Param), md(line))
+		}
 	}
 	for _, t := range v.Thresholds {
 		ew.printf("- **Threshold failed:** %s\n", md(t))

@@ -221,6 +221,10 @@ func serverText(ew *errWriter, sv *result.Server) {
 		}
 		ew.printf("  quota     %s against PSS + swap (avg %s, peak %s): %s\n", quantity.FormatBytes(q.Bytes), quantity.FormatBytes(q.Average), quantity.FormatBytes(q.Peak), verdict)
 	}
+	if l := sv.Limits; l != nil {
+		ew.printf("  limits    %s\n", limitsInForce(l))
+		ew.printf("  measured  %s\n", limitsMeasured(l))
+	}
 	ew.printf("  other     %d major faults, %d threads and %d open files at most\n", sv.MajorFaults, sv.ThreadsPeak, sv.FDsPeak)
 	if sv.Exit != "" {
 		ew.printf("  EXITED    %s; last lines of %s:\n", sv.Exit, sv.Log)

@@ -67,6 +67,12 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 		if s.USL != nil {
 			ew.printf("\nUSL fit of throughput against %s: %s\n", s.Param, s.USL.Text)
 		}
+		if m := memoryLines(s); len(m) > 0 {
+			ew.printf("\nmemory against %s\n", s.Param)
+			for _, line := range m {
+				ew.printf("  %s\n", line)
+			}
+		}
 	}
 	if v.Recommendation != "" {
 		ew.printf("\nrecommendation\n")

@@ -334,10 +334,42 @@ type Server struct {
 	// reads RSS) but are unknown. Absent on Linux.
 	Unmeasured []string `json:"unmeasured,omitempty"`
 	Quota      *Quota   `json:"memory_quota,omitempty"`
+	// Limits are server.limits, when the plan set them.
+	Limits *Limits `json:"limits,omitempty"`
 	// Exit says how the server ended when it ended by itself mid-run.
 	Exit    string        `json:"exit,omitempty"`
 	LogTail []string      `json:"log_tail,omitempty"`
 	Series  []ServerPoint `json:"series"`
+}
+
+// Limits are the limits the server ran under: as the plan set them, as the
+// kernel enforced them (read back), and what the cgroups measured over the
+// server's whole life (its start and warmup included).
+type Limits struct {
+	Set       string `json:"set"`       // as the plan gave them: "cpus 1, memory 512 MiB"
+	Mechanism string `json:"mechanism"` // "cgroup v1", "cgroup v2", "affinity", "cgroup v1 + affinity"
+	// In force: the CPUs the server may run on, its CPU quota in CPUs, its
+	// memory limit, and its swap limit (absent: not limited by loadlab).
+	CPUList  string  `json:"cpu_list,omitempty"`
+	CPUQuota float64 `json:"cpu_quota,omitempty"`
+	Memory   int64   `json:"memory_bytes,omitempty"`
+	Swap     *int64  `json:"swap_bytes,omitempty"`
+	// Measured by the memory cgroup: its peak (page cache included), the
+	// times the limit was hit, and the processes the OOM killer killed.
+	MemoryPeak    int64 `json:"memory_peak_bytes,omitempty"`
+	MemoryFailcnt int64 `json:"memory_limit_hits,omitempty"`
+	OOMKills      int64 `json:"oom_kills,omitempty"`
+	// CPUThrottled is the time the CPU quota held the server back.
+	CPUThrottled *Throttled `json:"cpu_throttled,omitempty"`
+	// OOM says how the server was killed at its memory limit, if it was.
+	OOM string `json:"oom,omitempty"`
+}
+
+// Throttled is CFS throttling under a CPU quota (cpu.stat).
+type Throttled struct {
+	Seconds          float64 `json:"seconds"`
+	Periods          int64   `json:"periods"`           // 100 ms periods in which the server was runnable
+	ThrottledPeriods int64   `json:"throttled_periods"` // of which it used up its quota
 }
 
 // Quota compares memory (PSS, which counts pages shared by forked workers

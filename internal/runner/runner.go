@@ -319,6 +319,9 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 			var ee *server.ExitError
 			if perr := t.exitErr(); errors.As(perr, &ee) {
 				res.Server.Exit = ee.Status.String()
+				if ee.OOM != nil {
+					res.Server.Exit = ee.Reason()
+				}
 				res.Server.LogTail = ee.LogTail
 			} else {
 				res.Server.Exit = perr.Error()

@@ -2,13 +2,15 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/limits"
 	"github.com/loadlab/loadlab/internal/plan"
-
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/server"
 )
@@ -47,6 +49,35 @@ func serverFigures(proc *server.Process, start, from, to time.Time, dir string) 
 		out.Quota = &result.Quota{Bytes: q.Quota, Peak: q.Peak, Average: q.Average, PeakExceeded: q.PeakExceeded, PeakOver: q.PeakOver, AverageExceeded: q.AverageExceeded, AverageOver: q.AverageOver}
 	}
 	out.Series = serverSeries(proc.Samples(), start)
+	out.Limits = limitFigures(proc)
+	return out
+}
+
+// limitFigures are server.limits as set, in force and measured; nil
+// without limits.
+func limitFigures(proc *server.Process) *result.Limits {
+	set, in, st, ok := proc.Limits()
+	if !ok {
+		return nil
+	}
+	out := &result.Limits{
+		Set: set.String(), Mechanism: in.Mechanism, CPUQuota: in.CPUQuota, Memory: in.Memory,
+		MemoryPeak: st.MemoryPeak, MemoryFailcnt: st.MemoryFailcnt, OOMKills: st.OOMKills,
+	}
+	if len(in.CPUList) > 0 {
+		out.CPUList = limits.FormatList(in.CPUList)
+	}
+	if in.Swap >= 0 {
+		swap := in.Swap
+		out.Swap = &swap
+	}
+	if slices.Contains(st.Measured, "cpu") {
+		out.CPUThrottled = &result.Throttled{Seconds: st.ThrottledTime, Periods: st.CPUPeriods, ThrottledPeriods: st.Throttled}
+	}
+	var exit *server.ExitError
+	if errors.As(proc.Err(), &exit) && exit.OOM != nil {
+		out.OOM = exit.Reason()
+	}
 	return out
 }
 
@@ -94,4 +125,25 @@ func eachRun(ctx context.Context, spec *server.Spec, c *plan.Command, timeout ti
 		return fmt.Errorf("%s failed: %w", c.Key, err)
 	}
 	return nil
+}
+
+// CheckLimits makes and removes the cgroups of p's server.limits for the
+// given params, so that a limit that cannot be enforced is refused before
+// any load. A plan without limits passes at once.
+func CheckLimits(p *plan.Plan, params map[string]any) error {
+	if p.Server == nil || p.Server.Limits == nil {
+		return nil
+	}
+	spec, err := p.ServerSpec(params)
+	if err != nil {
+		return err
+	}
+	if spec.Limits.IsZero() {
+		return nil
+	}
+	g, err := limits.Create(spec.Limits)
+	if err != nil {
+		return err
+	}
+	return g.Remove()
 }

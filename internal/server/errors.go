@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/secret"
 )
 
@@ -54,12 +55,44 @@ type ExitError struct {
 	After   time.Duration // from Start to the exit being seen
 	LogPath string
 	LogTail []string // the last lines of the log when the exit was seen
+	// OOM is set when the kernel killed a process of the tree at its memory
+	// limit (Spec.Limits.Memory); the rest of the tree was then stopped.
+	OOM *OOMKill
+}
+
+// OOMKill is a server killed at its memory limit.
+type OOMKill struct {
+	Limit      int64 // bytes, as in force
+	Kills      int64 // processes the kernel killed
+	PSSPeak    int64 // the tree's PSS peak over its samples, 0 if none was taken
+	CgroupPeak int64 // the cgroup's own peak, pages of the page cache included
+	// SampleEvery is how often PSS was sampled: memory that grows to the
+	// limit between two samples is not in PSSPeak, only in CgroupPeak.
+	SampleEvery time.Duration
 }
 
 // Crashed reports whether the exit was a failure rather than a clean exit of the tree.
 func (e *ExitError) Crashed() bool { return !e.Status.Success() }
 
 func (e *ExitError) summary() string {
+	if o := e.OOM; o != nil {
+		line := fmt.Sprintf("killed at its %s memory limit after %v", quantity.FormatBytes(o.Limit), e.After.Round(time.Millisecond))
+		// PSS near the limit is the figure to cite; far below it, the memory
+		// grew to the limit between samples, and only the cgroup saw it.
+		near := float64(o.PSSPeak) >= 0.8*float64(o.Limit)
+		if near {
+			line += ", at PSS " + quantity.FormatBytes(o.PSSPeak)
+		}
+		line += " (cgroup peak " + quantity.FormatBytes(o.CgroupPeak)
+		if !near {
+			line += fmt.Sprintf(", PSS peak %s in the samples every %v", quantity.FormatBytes(o.PSSPeak), o.SampleEvery)
+		}
+		line += fmt.Sprintf("; %d process", o.Kills)
+		if o.Kills != 1 {
+			line += "es"
+		}
+		return line + " killed by the kernel's OOM killer)"
+	}
 	what := "exited"
 	if e.Crashed() {
 		what = "crashed"
@@ -71,6 +104,11 @@ func (e *ExitError) summary() string {
 	return fmt.Sprintf("%s %v after start: pid %d%s %v",
 		what, e.After.Round(time.Millisecond), e.PID, name, e.Status)
 }
+
+// Reason is how the server ended, in one line without its command: "crashed
+// 2s after start: pid 7 (ruby) exit status 1", "killed at its 512 MiB memory
+// limit after 41s, at PSS 509 MiB (...)".
+func (e *ExitError) Reason() string { return e.summary() }
 
 func (e *ExitError) Error() string {
 	return "server " + e.summary() + ": " + e.Command + formatTail(e.LogPath, e.LogTail)
@@ -87,6 +125,7 @@ const (
 	ExitedEarly                          // the server ended before it was ready
 	NotReady                             // the probe did not succeed within ReadyTimeout
 	Canceled                             // the context ended before the server was ready
+	FailedLimits                         // Spec.Limits could not be enforced
 )
 
 func (f StartFailure) String() string {
@@ -105,6 +144,8 @@ func (f StartFailure) String() string {
 		return "was not ready in time"
 	case Canceled:
 		return "start was cancelled"
+	case FailedLimits:
+		return "its limits could not be set"
 	}
 	return fmt.Sprintf("StartFailure(%d)", int(f))
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/limits"
 )
 
 // portableProcess is Process outside Linux (see the package comment's
@@ -65,6 +67,10 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fail(Canceled, err)
+	}
+	if !spec.Limits.IsZero() {
+		_, err := limits.Create(spec.Limits) // outside Linux: always an error saying why
+		return nil, fail(FailedLimits, err)
 	}
 	if err := writeFiles(spec); err != nil {
 		return nil, fail(FailedFiles, err)
@@ -134,6 +140,11 @@ func (p *portableProcess) ReadyAt() time.Time    { return p.readyAt }
 func (p *portableProcess) LogPath() string       { return p.logPath }
 func (p *portableProcess) Done() <-chan struct{} { return p.done }
 func (p *portableProcess) Command() string       { return p.command }
+
+// Limits: outside Linux a server never runs under limits (Start refuses them).
+func (p *portableProcess) Limits() (limits.Limits, limits.InForce, limits.Stats, bool) {
+	return limits.Limits{}, limits.InForce{}, limits.Stats{}, false
+}
 
 // Err reports why the server ended once Done is closed, and nil before.
 func (p *portableProcess) Err() error {

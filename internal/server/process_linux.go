@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/internal/limits"
 )
 
 const (
@@ -38,6 +40,8 @@ type Process struct {
 	series *series
 	tree   *tree // used by the monitor goroutine only
 	dog    *watchdog
+	group  *limits.Group // nil: no limits
+	name   string        // the root's program, for exit messages
 
 	mu        sync.Mutex
 	members   []Member // at the last collection
@@ -91,17 +95,32 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if probe != nil && probe.answers(ctx) {
 		return nil, fail(AddressInUse, fmt.Errorf("%s accepts connections: another server is listening there", probe.address))
 	}
+	var group *limits.Group
+	if !spec.Limits.IsZero() {
+		g, err := limits.Create(spec.Limits)
+		if err != nil {
+			return nil, fail(FailedLimits, err)
+		}
+		group = g
+	}
+	removeGroup := func() {
+		if group != nil {
+			_ = group.Remove()
+		}
+	}
 	logFile, logPath, tempLog, err := openLog(spec.LogPath)
 	if err != nil {
+		removeGroup()
 		return nil, fail(FailedLog, err)
 	}
 
-	dog, err := startWatchdog(spec)
+	dog, err := startWatchdog(spec, group)
 	if err != nil {
 		logFile.Close()
 		if tempLog {
 			os.Remove(logPath)
 		}
+		removeGroup()
 		return nil, fail(FailedSpawn, err)
 	}
 	var cmd *exec.Cmd
@@ -125,6 +144,10 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		// so Start must not be called from a goroutine locked with LockOSThread.
 		Pdeathsig: syscall.SIGKILL,
 	}
+	name := filepath.Base(cmd.Path)
+	if group != nil && cmd.Err == nil {
+		group.Command(cmd) // the first process joins the cgroups before it execs the server
+	}
 	err = cmd.Start()
 	logFile.Close() // the server has its own descriptor; the tail is read by path
 	if err != nil {
@@ -132,6 +155,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		if tempLog {
 			os.Remove(logPath)
 		}
+		removeGroup()
 		return nil, fail(FailedSpawn, err)
 	}
 	started := time.Now()
@@ -144,6 +168,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		_ = cmd.Wait()
 		dog.close(false)
+		removeGroup()
 		if tempLog {
 			os.Remove(logPath)
 		}
@@ -152,8 +177,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 
 	p := &Process{
 		spec: spec, command: command, cmd: cmd, pid: pid, started: started,
-		logPath: logPath, tempLog: tempLog, dog: dog,
-		series:   newSeries(cpuCapacity(pid), spec.MemoryQuota),
+		logPath: logPath, tempLog: tempLog, dog: dog, group: group, name: name,
+		series:   newSeries(limitedCapacity(cpuCapacity(pid), group), spec.MemoryQuota),
 		rootDone: make(chan struct{}),
 		stopReq:  make(chan struct{}),
 		done:     make(chan struct{}),
@@ -306,6 +331,7 @@ func (p *Process) startFailed(f StartFailure, cause error) error {
 func (p *Process) monitor(ctx context.Context) {
 	defer close(p.done)
 	defer func() { p.dog.close(p.stopErr == nil) }()
+	defer p.removeGroup()
 	ticker := time.NewTicker(p.spec.SampleInterval)
 	defer ticker.Stop()
 	rootDone := p.rootDone
@@ -341,7 +367,49 @@ func (p *Process) monitor(ctx context.Context) {
 			}
 			return
 		}
+		if p.group != nil && p.group.OOMKills() > 0 {
+			// A worker killed at the limit whose master lives on (and may
+			// fork another) is still a server that did not fit: the run fails.
+			p.err = p.exitError(reapedExit{pid: p.pid, name: p.name, status: ExitStatus{Code: -1, Signal: syscall.SIGKILL}})
+			p.stopErr = p.terminate()
+			return
+		}
 	}
+}
+
+// removeGroup removes the server's cgroups once its tree is gone; if some of
+// the tree survived, the watchdog removes them after ending it.
+func (p *Process) removeGroup() {
+	if p.group == nil || p.stopErr != nil {
+		return
+	}
+	if err := p.group.Remove(); err != nil {
+		p.stopErr = &StopError{Err: err}
+	}
+}
+
+// limitedCapacity is the CPUs the server may use under its limits.
+func limitedCapacity(capacity float64, g *limits.Group) float64 {
+	if g == nil {
+		return capacity
+	}
+	in := g.InForce()
+	if n := float64(len(in.CPUList)); n > 0 && n < capacity {
+		capacity = n
+	}
+	if q := in.CPUQuota; q > 0 && q < capacity {
+		capacity = q
+	}
+	return capacity
+}
+
+// Limits returns the limits in force and what their cgroups measured (after
+// the server ended, their last figures); ok is false without limits.
+func (p *Process) Limits() (limits.Limits, limits.InForce, limits.Stats, bool) {
+	if p.group == nil {
+		return limits.Limits{}, limits.InForce{}, limits.Stats{}, false
+	}
+	return p.group.Limits(), p.group.InForce(), p.group.Stats(), true
 }
 
 func (p *Process) sample() {
@@ -378,7 +446,7 @@ func (p *Process) ended() *ExitError {
 					status = exitStatusOf(ws)
 				}
 			}
-			p.lastExit = reapedExit{pid: p.pid, name: filepath.Base(p.cmd.Path), status: status}
+			p.lastExit = reapedExit{pid: p.pid, name: p.name, status: status}
 			if !status.Success() {
 				return p.exitError(p.lastExit)
 			}
@@ -398,11 +466,21 @@ func (p *Process) ended() *ExitError {
 }
 
 func (p *Process) exitError(e reapedExit) *ExitError {
-	return &ExitError{
+	err := &ExitError{
 		Command: p.command, PID: e.pid, Name: e.name, Status: e.status,
 		After: time.Since(p.started), LogPath: p.logPath,
 		LogTail: readTail(p.logPath, tailLines, p.spec.Secrets),
 	}
+	if p.group != nil && !e.status.Success() {
+		if st := p.group.Stats(); st.OOMKills > 0 {
+			err.OOM = &OOMKill{
+				Limit: p.group.InForce().Memory, Kills: st.OOMKills,
+				PSSPeak: p.series.summary(time.Time{}, time.Time{}).PSSPeak, CgroupPeak: st.MemoryPeak,
+				SampleEvery: p.spec.SampleInterval,
+			}
+		}
+	}
+	return err
 }
 
 // terminate sends StopSignal to the tree, then SIGKILL after Grace, until nothing is

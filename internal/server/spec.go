@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/limits"
 	"github.com/loadlab/loadlab/internal/secret"
 )
 
@@ -56,6 +58,11 @@ type Spec struct {
 
 	// MemoryQuota in bytes is only compared against the PSS figures of the summary.
 	MemoryQuota int64
+
+	// Limits are enforced on the whole tree (cgroups, or CPU affinity; see
+	// package limits). The zero value limits nothing; outside Linux, Start
+	// refuses any other.
+	Limits limits.Limits
 
 	// SampleInterval is how often the monitor samples the tree.
 	SampleInterval time.Duration
@@ -159,6 +166,11 @@ func (s Spec) Validate() error {
 	if s.MemoryQuota < 0 {
 		add("MemoryQuota", "negative quota %d", s.MemoryQuota)
 	}
+	if l := s.Limits; l.Memory < 0 || l.Swap < 0 || l.CPUs.Count < 0 || l.CPUs.Quota < 0 || slices.ContainsFunc(l.CPUs.List, func(c int) bool { return c < 0 }) {
+		add("Limits", "negative limit in %+v", l)
+	} else if l.SwapSet && l.Memory == 0 {
+		add("Limits", "a swap limit needs a memory limit")
+	}
 	if s.SampleInterval < 0 || (s.SampleInterval > 0 && s.SampleInterval < minSampleInterval) {
 		add("SampleInterval", "%v: want 0 (default %v) or at least %v",
 			s.SampleInterval, DefaultSampleInterval, minSampleInterval)
@@ -182,6 +194,7 @@ func (s Spec) withDefaults() Spec {
 		s.SampleInterval = DefaultSampleInterval
 	}
 	s.Argv = append([]string(nil), s.Argv...)
+	s.Limits.CPUs.List = append([]int(nil), s.Limits.CPUs.List...)
 	s.Files = append([]File(nil), s.Files...)
 	env := make(map[string]string, len(s.Env))
 	for k, v := range s.Env {

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/limits"
 )
 
 func TestSpecValidate(t *testing.T) {
@@ -88,5 +90,30 @@ func TestCommand(t *testing.T) {
 		if got := tt.spec.command(); got != tt.want {
 			t.Errorf("command() = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// The OOM reason cites PSS when it was near the limit, and says the samples
+// missed the growth when it was not.
+func TestOOMReason(t *testing.T) {
+	near := &ExitError{After: 41 * time.Second, OOM: &OOMKill{Limit: 512 << 20, Kills: 1, PSSPeak: 509 << 20, CgroupPeak: 512 << 20, SampleEvery: 250 * time.Millisecond}}
+	if got, want := near.Reason(), "killed at its 512 MiB memory limit after 41s, at PSS 509 MiB (cgroup peak 512 MiB; 1 process killed by the kernel's OOM killer)"; got != want {
+		t.Errorf("near:\n got %q\nwant %q", got, want)
+	}
+	fast := &ExitError{After: 156 * time.Millisecond, OOM: &OOMKill{Limit: 48 << 20, Kills: 2, PSSPeak: 2 << 20, CgroupPeak: 48 << 20, SampleEvery: 250 * time.Millisecond}}
+	if got, want := fast.Reason(), "killed at its 48 MiB memory limit after 156ms (cgroup peak 48 MiB, PSS peak 2 MiB in the samples every 250ms; 2 processes killed by the kernel's OOM killer)"; got != want {
+		t.Errorf("fast:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestSpecLimitsValidated(t *testing.T) {
+	for _, l := range []limits.Limits{{Memory: -1}, {CPUs: limits.CPUs{List: []int{-1}}}, {SwapSet: true}} {
+		var se *SpecError
+		if err := (Spec{Argv: []string{"x"}, Limits: l}).Validate(); !errors.As(err, &se) || se.Field != "Limits" {
+			t.Errorf("%+v: %v", l, err)
+		}
+	}
+	if err := (Spec{Argv: []string{"x"}, Limits: limits.Limits{Memory: 64 << 20, SwapSet: true}}).Validate(); err != nil {
+		t.Error(err)
 	}
 }

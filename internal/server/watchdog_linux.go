@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/internal/limits"
 )
 
 // The watchdog makes "no process of the tree outlives the run" hold when loadlab
@@ -64,7 +66,9 @@ type watchdog struct {
 
 // startWatchdog starts the watchdog of a server that is about to start in a group
 // whose id will be its own pid (unknown yet: it is sent on the pipe by setGroup).
-func startWatchdog(spec Spec) (*watchdog, error) {
+// With limits, the watchdog also ends every process in the server's cgroups,
+// and removes them once the tree is gone.
+func startWatchdog(spec Spec, group *limits.Group) (*watchdog, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("making the tree's mark: %w", err)
@@ -74,7 +78,11 @@ func startWatchdog(spec Spec) (*watchdog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchdog pipe: %w", err)
 	}
-	cmd := exec.Command("/proc/self/exe", mark, strconv.Itoa(int(spec.StopSignal)), spec.Grace.String())
+	args := []string{mark, strconv.Itoa(int(spec.StopSignal)), spec.Grace.String()}
+	if group != nil {
+		args = append(args, group.Dirs()...)
+	}
+	cmd := exec.Command("/proc/self/exe", args...)
 	cmd.Env = []string{watchdogEnv + "=1"}
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -115,10 +123,11 @@ func (d *watchdog) close(gone bool) <-chan struct{} {
 	return reaped
 }
 
-// runWatchdog is the watchdog process: args are the mark, the stop signal and grace.
+// runWatchdog is the watchdog process: args are the mark, the stop signal and grace,
+// then the server's cgroups, if any.
 func runWatchdog(args []string) int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
-	if len(args) != 3 {
+	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "loadlab watchdog: bad arguments")
 		return 2
 	}
@@ -147,13 +156,16 @@ func runWatchdog(args []string) int {
 	if bytes.HasSuffix(bytes.TrimSpace(data), []byte("done")) {
 		return 0 // loadlab stopped the tree and saw it gone
 	}
-	endTree(mark, group, unix.Signal(sigNum), grace)
+	cgroups := args[3:]
+	endTree(mark, group, cgroups, unix.Signal(sigNum), grace)
+	_ = limits.RemoveDirs(cgroups, killWait)
 	return 0
 }
 
-// endTree signals the marked processes and the group's until none is left, or
-// killWait after SIGKILL (a process stuck in the kernel, or of another user).
-func endTree(mark []byte, group int, sig unix.Signal, grace time.Duration) {
+// endTree signals the marked processes, the group's and those in the cgroups until
+// none is left, or killWait after SIGKILL (a process stuck in the kernel, or of
+// another user).
+func endTree(mark []byte, group int, cgroups []string, sig unix.Signal, grace time.Duration) {
 	self := os.Getpid()
 	r := newProcReader()
 	graceEnd := time.Now().Add(grace)
@@ -170,6 +182,13 @@ func endTree(mark []byte, group int, sig unix.Signal, grace time.Duration) {
 		if err != nil {
 			return
 		}
+		inCgroup := map[int]bool{}
+		for _, dir := range cgroups {
+			b, _ := os.ReadFile(dir + "/cgroup.procs")
+			for _, pid := range appendPIDs(nil, b) {
+				inCgroup[pid] = true
+			}
+		}
 		for _, pid := range pids {
 			if pid == self {
 				continue
@@ -178,7 +197,7 @@ func endTree(mark []byte, group int, sig unix.Signal, grace time.Duration) {
 			if err != nil || st.zombie() {
 				continue
 			}
-			if !(group > 0 && st.pgrp == group) && !hasMark(pid, mark) {
+			if !(group > 0 && st.pgrp == group) && !inCgroup[pid] && !hasMark(pid, mark) {
 				continue
 			}
 			found++

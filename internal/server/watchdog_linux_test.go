@@ -45,7 +45,7 @@ func TestWatchdogEndsTheTree(t *testing.T) {
 	if err := becomeSubreaper(); err != nil { // as loadlab is: the orphans come to this process
 		t.Fatal(err)
 	}
-	dog, err := startWatchdog(Spec{StopSignal: syscall.SIGTERM, Grace: 300 * time.Millisecond})
+	dog, err := startWatchdog(Spec{StopSignal: syscall.SIGTERM, Grace: 300 * time.Millisecond}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

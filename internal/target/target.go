@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -32,6 +33,13 @@ type Options struct {
 	// Workers bounds the requests served at once; others wait in line. Zero
 	// means no bound.
 	Workers int
+	// Hold is bytes each request allocates, touches and keeps for the life of
+	// the server: a leak of known size, to test memory limits.
+	Hold int
+	// WorkerMemory is bytes each of Workers allocates, touches and keeps
+	// from the start, as a forking server's workers hold a heap each: a
+	// server whose memory grows by a known amount per worker.
+	WorkerMemory int
 }
 
 // StatusWeight is one entry of a status mix: Code with relative Weight.
@@ -70,6 +78,8 @@ func ParseStatusMix(s string) ([]StatusWeight, error) {
 // Server is the handler plus the state it shares across requests.
 type Server struct {
 	opts      Options
+	heldMu    sync.Mutex
+	held      [][]byte // what Hold keeps
 	start     time.Time
 	slots     chan struct{}
 	body      []byte
@@ -83,7 +93,7 @@ func New(opts Options) (*Server, error) {
 	for _, o := range []struct {
 		name     string
 		negative bool
-	}{{"delay", opts.Delay < 0}, {"jitter", opts.Jitter < 0}, {"cpu", opts.CPU < 0}, {"body", opts.BodyBytes < 0}, {"workers", opts.Workers < 0}} {
+	}{{"delay", opts.Delay < 0}, {"jitter", opts.Jitter < 0}, {"cpu", opts.CPU < 0}, {"body", opts.BodyBytes < 0}, {"workers", opts.Workers < 0}, {"hold", opts.Hold < 0}, {"worker-memory", opts.WorkerMemory < 0}} {
 		if o.negative {
 			return nil, fmt.Errorf("target: --%s must not be negative", o.name)
 		}
@@ -96,6 +106,14 @@ func New(opts Options) (*Server, error) {
 		s.slots = make(chan struct{}, opts.Workers)
 	}
 	s.body = fill(opts.BodyBytes)
+	if opts.WorkerMemory > 0 {
+		if opts.Workers == 0 {
+			return nil, fmt.Errorf("target: --worker-memory needs --workers")
+		}
+		for range opts.Workers {
+			s.hold(opts.WorkerMemory)
+		}
+	}
 	return s, nil
 }
 
@@ -132,6 +150,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if o.CPU > 0 {
 		burn(o.CPU)
 	}
+	if o.Hold > 0 {
+		s.hold(o.Hold)
+	}
 	if d := o.Delay + jitter(o.Jitter); d > 0 {
 		s.sleep(d)
 	}
@@ -141,6 +162,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(pick(o.Status))
 	w.Write(body)
 	s.Served.Add(1)
+}
+
+// hold allocates n bytes, writes every page so that they count as resident,
+// and keeps them.
+func (s *Server) hold(n int) {
+	b := allocate(n)
+	for i := 0; i < n; i += 4096 {
+		b[i] = 1
+	}
+	s.heldMu.Lock()
+	s.held = append(s.held, b)
+	s.heldMu.Unlock()
 }
 
 // requestOptions applies the query parameters to the server's options.

@@ -1,0 +1,91 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+// TestMemoryFitPerWorker sweeps workers 1..4 of a server whose every worker
+// holds 16 MiB from the start, under a 256 MiB memory limit: the verdict's
+// fit of PSS peak against workers recovers 16 MiB a worker (within 1 MiB,
+// R² above 0.99), says how many workers fit with 20% headroom, in the
+// data, the verdict text and the report.
+func TestMemoryFitPerWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: an experiment of 12 runs")
+	}
+	limitCgroups(t)
+	addr := targettest.FreeAddr(t)
+	argv, _ := targettest.Command(t, target.Options{}, addr)
+	marker := fmt.Sprintf("-test.run=^NoMemFit%d$", os.Getpid())
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
+name: memfit
+target: http://%[1]s
+steps: [ { get: / } ]
+load: { closed: { vus: 2, duration: 1s } }
+server:
+  run: [%[2]q, %[3]q]
+  env:
+    LOADLAB_TARGETTEST_ADDR: %[1]s
+    LOADLAB_TARGETTEST_OPTIONS: '{"Workers": {{ workers }}, "WorkerMemory": 16777216}'
+  ready: http://%[1]s/health
+  limits: { memory: 256MiB }
+params: { workers: 1..4 }
+repeat: 3
+`, addr, argv[0], marker)})
+	out := t.TempDir()
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	noOrphans(t, marker)
+	o, err := experiment.LoadOutcome(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Verdict.Sweeps) != 1 {
+		t.Fatalf("sweeps: %+v", o.Verdict.Sweeps)
+	}
+	var pss *experiment.MemoryFit
+	for i, f := range o.Verdict.Sweeps[0].Memory {
+		if f.Figure == experiment.FigurePSSPeak {
+			pss = &o.Verdict.Sweeps[0].Memory[i]
+		}
+	}
+	if pss == nil {
+		t.Fatalf("no PSS peak fit: %+v", o.Verdict.Sweeps[0].Memory)
+	}
+	t.Logf("%s", pss.Text)
+	if tb := o.Verdict.Table(experiment.FigurePSSPeak); tb != nil {
+		for _, r := range tb.Rows {
+			t.Logf("%s: PSS peak %v MiB", r.Point, r.Samples)
+		}
+	}
+	const mib = 1 << 20
+	if math.Abs(pss.PerUnit-16*mib) > mib || pss.R2 < 0.99 || pss.Runs != 12 || pss.PerUnitCI <= 0 || pss.PerUnitCI > mib {
+		t.Errorf("fit %+v: want 16 MiB a worker", pss)
+	}
+	want := math.Floor((0.8*256*mib - pss.Base) / pss.PerUnit)
+	if pss.Limit != 256*mib || pss.LimitKind != "limit" || pss.Fits == nil || *pss.Fits != want {
+		t.Errorf("fits %v in %d (%s), want %v", pss.Fits, pss.Limit, pss.LimitKind, want)
+	}
+	line := fmt.Sprintf("workers=%v fits in the 256 MiB limit with 20%% headroom", want)
+	if !strings.Contains(pss.Text, line) || !strings.Contains(stdout, "memory against workers") || !strings.Contains(stdout, line) {
+		t.Errorf("the verdict does not say %q:\n%s", line, stdout)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil || !strings.Contains(string(page), "Memory against workers: PSS peak = ") || !strings.Contains(string(page), "PSS peak fit") {
+		t.Errorf("report.html lacks the fit (%v)", err)
+	}
+}
