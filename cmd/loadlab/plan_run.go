@@ -41,7 +41,7 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if path == "-" {
 		// A plan on stdin: relative paths in it are relative to the working
 		// directory, and errors name it "stdin".
-		data, err := goio.ReadAll(io.in)
+		data, err := goio.ReadAll(goio.LimitReader(io.in, plan.MaxPlanBytes+4)) // enough for Parse to refuse a larger one
 		if err != nil {
 			return usageError(fmt.Errorf("run: reading the plan from stdin: %w", err))
 		}

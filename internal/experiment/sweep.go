@@ -249,18 +249,29 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	if err != nil {
 		return nil, err
 	}
+	// Each run's record keeps its status; the results of the runs done are
+	// decoded once, and the encoded bytes dropped, so that memory holds
+	// one copy of each result and one of the plan they all carry.
 	done := map[int]store.RunRecord{}
-	for _, r := range records {
+	before := map[int]*result.Result{}
+	for i := range records {
+		r := records[i]
+		if r.Status == store.StatusDone {
+			if res, err := result.Decode(bytes.NewReader(r.Result)); err == nil {
+				before[r.Index] = out.share(res)
+			}
+		}
+		r.Result, records[i].Result = nil, nil
 		done[r.Index] = r
 	}
+	records = nil
 	logf("experiment %s: %s × %s = %s, in an order shuffled with seed %d", p.Name, plural(len(points), "point"), plural(e.Repeat, "repeat"), plural(len(order), "run"), seed)
 
 	for _, slot := range order {
 		pt := points[slot.Point]
 		runDir := filepath.Join(opts.Dir, "runs", fmt.Sprintf("%03d", slot.Index+1))
 		if r, ok := done[slot.Index]; ok && r.Status == store.StatusDone {
-			res, err := result.Decode(bytes.NewReader(r.Result))
-			if err == nil {
+			if res := before[slot.Index]; res != nil {
 				out.results[slot.Index] = res
 				logf("run %d/%d  %s #%d: done before, skipped", slot.Index+1, len(order), pt.Key, slot.Rep)
 				continue
@@ -305,7 +316,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 				return nil, err
 			}
 			rec.Status, rec.Result = store.StatusDone, buf.Bytes()
-			out.results[slot.Index] = res
+			out.results[slot.Index] = out.share(res)
 			logf("run %d/%d  %s #%d: %.1f req/s, p95 %.2f ms, %d errors", slot.Index+1, len(order), pt.Key, slot.Rep, Throughput(res), res.Summary.Latency.P95, res.Summary.Errors.Total)
 		}
 		if out.Interrupted {
@@ -314,6 +325,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		if err := h.Save(rec); err != nil {
 			return nil, err
 		}
+		rec.Result = nil // stored; the result itself is in out.results
 		done[slot.Index] = rec
 	}
 
@@ -346,6 +358,16 @@ func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
 	}
 	out.Params = outcomeParams(e)
 	return out
+}
+
+// share makes a run's result hold the outcome's copy of the plan text, which
+// every run of the experiment carries (Result.Plan): one copy in memory
+// however many runs, not one per run.
+func (out *Outcome) share(res *result.Result) *result.Result {
+	if res != nil && res.Plan == out.Plan {
+		res.Plan = out.Plan
+	}
+	return res
 }
 
 // finish lists the runs and computes the verdict; status tells how a run

@@ -74,7 +74,7 @@ func (d *decoder) renderConsts(p *Plan, opts Options, n *node) {
 
 // Load reads and validates a plan file.
 func Load(path string, opts Options) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, err := readPlan(path)
 	if err != nil {
 		return nil, Errors{{Pos: Pos{File: path}, Msg: "cannot read the plan: " + errors.Unwrap(err).Error()}}
 	}
@@ -89,6 +89,9 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	// A UTF-8 byte order mark (Windows editors write one) is not a part of
 	// the first key: drop it, as CSV files drop theirs.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if len(data) > MaxPlanBytes {
+		return nil, Errors{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: fmt.Sprintf("the plan is over %s, loadlab's limit for a plan file (see Limits in docs/plan.md)", byteCount(MaxPlanBytes))}}
+	}
 	root, err := parseYAML(file, data)
 	if err != nil {
 		return nil, err
@@ -468,6 +471,9 @@ func (f *Feeder) read() error {
 		if err != nil {
 			return fmt.Errorf("%s: %v", f.File, err)
 		}
+		if len(f.Rows) == dataRowLimit {
+			return fmt.Errorf("%s has over %s rows, loadlab's limit for a data source (see Limits in docs/plan.md)", f.File, group(int64(dataRowLimit)))
+		}
 		f.Rows = append(f.Rows, rec)
 	}
 	if len(f.Rows) == 0 {
@@ -560,6 +566,9 @@ func (d *decoder) scenarios(p *Plan, top *node) {
 		d.errorf(sn.pos, "scenarios must be a mapping of scenario names to {weight, steps}, got %s", describe(sn))
 		return
 	}
+	if !d.atMost(sn, "the number of scenarios", int64(len(sn.keys)), MaxScenarios) {
+		return
+	}
 	for i, k := range sn.keys {
 		if !identPattern.MatchString(strings.ReplaceAll(k.value, "-", "_")) {
 			d.errorf(k.pos, "scenario name %q must be letters, digits, - and _", k.value)
@@ -593,6 +602,9 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 	}
 	if steps.kind != kindSeq {
 		d.errorf(steps.pos, "steps must be a list, got %s", describe(steps))
+		return nil
+	}
+	if !d.atMost(steps, "the number of steps of scenario "+name, int64(len(steps.vals)), MaxSteps) {
 		return nil
 	}
 	requests := 0
