@@ -199,7 +199,8 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	})
 	prog.done()
 	if err != nil {
-		if errors.Is(err, experiment.ErrPlanChanged) {
+		var invalidPoint *experiment.PointError
+		if errors.Is(err, experiment.ErrPlanChanged) || errors.As(err, &invalidPoint) {
 			return usageError(fmt.Errorf("run: %w", err))
 		}
 		if diskFull(err) {

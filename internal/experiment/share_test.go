@@ -2,9 +2,11 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -48,5 +50,42 @@ repeat: 2
 				t.Errorf("%s: run %d holds its own copy of the plan (%d bytes)", pass, i+1, len(res.Plan))
 			}
 		}
+	}
+}
+
+// TestSweepChecksEveryPointFirst: a point whose plan is invalid stops the
+// sweep before its first run, naming the point.
+func TestSweepChecksEveryPointFirst(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
+	t.Cleanup(srv.Close)
+	src := "target: " + srv.URL + `
+steps: [ { get: "/{{ path }}" } ]
+load: { closed: { vus: 1, iterations: 1 } }
+params: { path: [a, b, "c d"] }
+`
+	p, err := plan.Parse("plan.yaml", []byte(src), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	load := func(params map[string]any) (*plan.Plan, error) {
+		calls++
+		if params["path"] == "b" {
+			return nil, plan.Errors{{Pos: plan.Pos{File: "plan.yaml", Line: 3, Col: 16}, Msg: "broken at b"}}
+		}
+		return plan.Parse("plan.yaml", []byte(src), plan.Options{Params: params})
+	}
+	_, err = Sweep(context.Background(), p, load, p.Fingerprint(), SweepOptions{Dir: t.TempDir(), Workers: 1})
+	var pe *PointError
+	if !errors.As(err, &pe) || pe.Point != "path=b" || pe.Index != 2 || !strings.Contains(err.Error(), "plan.yaml:3:16: broken at b") {
+		t.Fatalf("got %v, want the error of point path=b", err)
+	}
+	var pes plan.Errors
+	if !errors.As(err, &pes) {
+		t.Errorf("the plan's errors are not wrapped: %T", errors.Unwrap(err))
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests sent before the error", n)
 	}
 }

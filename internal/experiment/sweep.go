@@ -206,6 +206,10 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	points := Points(e)
+	if err := checkPoints(points, load); err != nil {
+		return nil, err
+	}
 	h, err := store.OpenHistory(opts.Dir)
 	if err != nil {
 		return nil, err
@@ -242,7 +246,6 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	h.SetMeta("fingerprint", fingerprint)
 	h.SetMeta("seed", fmt.Sprint(seed))
 
-	points := Points(e)
 	order := Order(len(points), e.Repeat, seed)
 	out := newOutcome(p, seed, points, len(order))
 	records, err := h.Runs()
@@ -406,6 +409,37 @@ func Assemble(p *plan.Plan, seed uint64, results []*result.Result) *Outcome {
 		return "", "", false
 	})
 	return out
+}
+
+// PointError is a point of an experiment whose plan is invalid: found
+// before any run, so no load was sent.
+type PointError struct {
+	Point  string // its key, "threads=5 allocator=glibc"
+	Index  int    // from 1, in Points order
+	Points int
+	Err    error // the plan's errors (plan.Errors), or the workload's
+}
+
+func (e *PointError) Error() string {
+	return fmt.Sprintf("point %s (%d of %d) is not a valid plan:\n%v", e.Point, e.Index, e.Points, e.Err)
+}
+
+func (e *PointError) Unwrap() error { return e.Err }
+
+// checkPoints renders and validates the plan at every point, so that a
+// param value that breaks it at a later point is found before the first
+// run instead of after the load of the runs before it.
+func checkPoints(points []Point, load func(map[string]any) (*plan.Plan, error)) error {
+	for i, pt := range points {
+		p, err := load(pt.Params)
+		if err == nil {
+			_, _, err = runner.Workload(p)
+		}
+		if err != nil {
+			return &PointError{Point: pt.Key, Index: i + 1, Points: len(points), Err: err}
+		}
+	}
+	return nil
 }
 
 // runPoint runs the plan at one point, writing its result and server log
