@@ -20,6 +20,9 @@ type decoder struct {
 	// ("stepz" for steps): a missing-key error about them would only repeat
 	// the unknown key's.
 	misspelt map[string]bool
+	// unread are the data sources that could not be read, already an
+	// error: templates that use them are not reported again as undefined.
+	unread map[string]bool
 }
 
 func (d *decoder) errorf(pos Pos, format string, args ...any) {

@@ -166,7 +166,11 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if err := p.compileCheck(opts); err != nil {
 		var es Errors
 		if errors.As(err, &es) {
-			d.errs = append(d.errs, es...)
+			for _, e := range es {
+				if !d.aboutUnreadData(e) {
+					d.errs = append(d.errs, e)
+				}
+			}
 		} else {
 			d.errorf(Pos{File: file, Line: 1, Col: 1}, "%v", err)
 		}
@@ -377,6 +381,7 @@ func (d *decoder) data(p *Plan, n *node) {
 		}
 		m, ok := d.fields(n.vals[i], "data source "+k.value, "csv", "pick", "secret")
 		if !ok {
+			d.unreadData(k.value)
 			continue
 		}
 		f := &Feeder{Name: k.value, Pick: PickSequential, Pos: k.pos, Secret: map[string]bool{}}
@@ -393,10 +398,12 @@ func (d *decoder) data(p *Plan, n *node) {
 		cn := m.get("csv")
 		if cn == nil {
 			d.errorf(m.pos, "data source %s: expected csv: FILE", k.value)
+			d.unreadData(k.value)
 			continue
 		}
 		file, ok := d.str(cn, "csv")
 		if !ok {
+			d.unreadData(k.value)
 			continue
 		}
 		f.File = file
@@ -405,6 +412,7 @@ func (d *decoder) data(p *Plan, n *node) {
 		}
 		if err := f.read(); err != nil {
 			d.errorf(cn.pos, "data source %s: %v", k.value, err)
+			d.unreadData(k.value)
 			continue
 		}
 		if sn := m.get("secret"); sn != nil {
@@ -424,6 +432,26 @@ func (d *decoder) data(p *Plan, n *node) {
 		}
 		p.Data = append(p.Data, f)
 	}
+}
+
+// unreadData notes a data source that is already an error.
+func (d *decoder) unreadData(name string) {
+	if d.unread == nil {
+		d.unread = map[string]bool{}
+	}
+	d.unread[name] = true
+}
+
+// aboutUnreadData reports whether a template error is only that a data
+// source the plan could not read is undefined ("undefined variable
+// "users.email"" after "cannot open users.csv"): a follow-on error.
+func (d *decoder) aboutUnreadData(e *Error) bool {
+	for name := range d.unread {
+		if strings.Contains(e.Msg, `undefined variable "`+name+`.`) || strings.Contains(e.Msg, `undefined variable "`+name+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {
