@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,14 @@ const (
 	// MaxDataRows is the most rows of one CSV data source, all held in
 	// memory.
 	MaxDataRows = 1_000_000
+)
+
+// MaxDataBytes is the largest CSV data file, and MaxTemplateBytes the
+// largest template file a server.files entry names. Either must be a regular
+// file: not /dev/zero, not a pipe, which would be read for ever.
+const (
+	MaxDataBytes     = 256 << 20
+	MaxTemplateBytes = MaxPlanBytes
 )
 
 // dataRowLimit is MaxDataRows; tests lower it.
@@ -159,4 +168,38 @@ func readPlan(path string) ([]byte, error) {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
 	return data, nil
+}
+
+// openFile opens a file that a plan names for reading (a CSV data source, a
+// server file's template): it must be a regular file of at most limit
+// bytes, and no more than that is read from it, even if it grows.
+func openFile(path string, limit int64) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %w", path, errors.Unwrap(err))
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", path)
+	} else if err == nil && st.Size() > limit {
+		err = fmt.Errorf("%s is over %s, loadlab's limit for it (see Limits in docs/plan.md)", path, byteCount(int(limit)))
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(f, limit), f}, nil
+}
+
+// readFile reads a file by openFile's rules.
+func readFile(path string, limit int64) ([]byte, error) {
+	f, err := openFile(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

@@ -119,3 +119,29 @@ func TestDataRowLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFilesThatNeverEnd: a data source or a server file's template that is
+// not a regular file (/dev/zero, which a read never finishes) is refused
+// where the plan names it, and so is one over its size limit.
+func TestFilesThatNeverEnd(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.tmpl")
+	os.WriteFile(big, make([]byte, MaxTemplateBytes+1), 0o644)
+	for _, tt := range []struct{ name, plan, want string }{
+		{"csv", "data: { users: { csv: /dev/zero } }\n", "plan.yaml:1:23: data source users: /dev/zero is not a regular file"},
+		{"template", "server: { run: x, files: { conf: /dev/zero } }\n", "plan.yaml:1:34: server.files conf: the template: /dev/zero is not a regular file"},
+		{"template-size", "server: { run: x, files: { conf: " + big + " } }\n", "server.files conf: the template: " + big + " is over 1 MiB, loadlab's limit for it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "plan.yaml")
+			os.WriteFile(path, []byte(tt.plan+limitPlan("{ closed: { vus: 1, iterations: 1 } }", "")), 0o644)
+			_, err := Load(path, Options{})
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, tt.want)) && !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -465,9 +464,9 @@ func contains(list []string, s string) bool {
 
 // read loads the CSV file: a header row of column names, then rows.
 func (f *Feeder) read() error {
-	fh, err := os.Open(f.File)
+	fh, err := openFile(f.File, MaxDataBytes)
 	if err != nil {
-		return fmt.Errorf("cannot open %s: %w", f.File, errors.Unwrap(err))
+		return err
 	}
 	defer fh.Close()
 	r := csv.NewReader(fh)
