@@ -272,6 +272,7 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, crashed bool, o
 	if p := t.plan; p != nil {
 		res.Plan = p.Masked() // before Validity, whose advice differs for plans
 		res.PlanInputs = p.Inputs()
+		res.Aborts = maskAborts(res.Aborts, p.Secrets()) // before Validity, which quotes them
 		for i := range res.Steps {
 			if f := res.Steps[i].FailedCheck; f != nil {
 				// Masked before it is cut, so that no part of a secret across
