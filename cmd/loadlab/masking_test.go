@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/internal/target"
 )
 
 // TestAbortReasonsMasked: a journey aborted by an error that quotes a
@@ -43,5 +45,38 @@ load: { closed: { vus: 1, iterations: 2 } }
 		if strings.Contains(text, "s3cretpw") {
 			t.Errorf("%s shows a secret data value", name)
 		}
+	}
+}
+
+// TestServerLogMasked: server.log is written with the plan's secrets
+// masked, as the server prints them (stdout and stderr, a secret split
+// across two writes), the rest of its output kept.
+func TestServerLogMasked(t *testing.T) {
+	t.Setenv("LOADLAB_TEST_DB_PASSWORD", "envPassw0rd")
+	srv, url, _ := targetServer(t, target.Options{}, `echo "starting with {{ api_token }}"; echo "db {{ env.LOADLAB_TEST_DB_PASSWORD }}" >&2; printf 'split tok-s3'; sleep 0.1; printf 'cretvalue end\n'; exec %s`)
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
+target: %s
+vars: { api_token: tok-s3cretvalue }
+steps: [ { get: / } ]
+load: { closed: { vus: 1, iterations: 3 } }
+%s
+`, url, srv)})
+	out := t.TempDir()
+	_, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, want := range []string{"starting with ***\n", "db ***\n", "split *** end\n"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("server.log does not hold %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "s3cret") || strings.Contains(log, "envPassw0rd") {
+		t.Errorf("server.log shows a secret:\n%s", log)
 	}
 }

@@ -25,6 +25,7 @@ type portableProcess struct {
 	readyAt time.Time
 	logPath string
 	tempLog bool
+	log     *maskedLog // the copy that masks the log; nil when written directly
 	failed  bool
 
 	series *series
@@ -84,11 +85,20 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = environment(spec.Env)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	out, mlog, err := serverOutput(logFile, spec.Secrets)
+	if err != nil {
+		logFile.Close()
+		if tempLog {
+			os.Remove(logPath)
+		}
+		return nil, fail(FailedLog, err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	setGroup(cmd)
 	err = cmd.Start()
-	logFile.Close()
+	out.Close()
 	if err != nil {
+		mlog.finish()
 		if tempLog {
 			os.Remove(logPath)
 		}
@@ -100,6 +110,7 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
+		mlog.finish()
 		if tempLog {
 			os.Remove(logPath)
 		}
@@ -107,7 +118,7 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	}
 	p := &portableProcess{
 		spec: spec, command: command, cmd: cmd, pid: pid, started: started,
-		logPath: logPath, tempLog: tempLog,
+		logPath: logPath, tempLog: tempLog, log: mlog,
 		series:   newSeries(float64(runtime.NumCPU()), spec.MemoryQuota),
 		tree:     tree,
 		rootDone: make(chan struct{}),
@@ -233,6 +244,7 @@ func (p *portableProcess) startFailed(f StartFailure, cause error) error {
 // monitor samples the tree until it ends, and ends it on request.
 func (p *portableProcess) monitor(ctx context.Context) {
 	defer close(p.done)
+	defer p.log.finish() // the log is whole when the tree's end is told
 	ticker := time.NewTicker(p.spec.SampleInterval)
 	defer ticker.Stop()
 	rootDone := p.rootDone
@@ -302,6 +314,7 @@ func (p *portableProcess) ended() *ExitError {
 		}
 	}
 	if !status.Success() || p.tree.empty() {
+		p.log.settle()
 		return &ExitError{
 			Command: p.command, PID: p.pid, Name: filepath.Base(p.cmd.Path), Status: status,
 			After: time.Since(p.started), LogPath: p.logPath,
