@@ -59,6 +59,13 @@ func FuzzLoad(f *testing.F) {
 			if p == nil || len(p.Scenarios) == 0 || p.Load.Kind == "" {
 				t.Fatalf("no error, but not a valid plan: %+v", p)
 			}
+			// What the plan asks of the run is within the limits too.
+			if e := p.Experiment; e != nil && (e.PointCount() > MaxPoints || e.PointCount()*int64(e.Repeat) > MaxRuns) {
+				t.Errorf("a valid plan of %d points × repeat %d", e.PointCount(), e.Repeat)
+			}
+			if p.Load.MostVUs() > MaxVUs {
+				t.Errorf("a valid plan of %d VUs", p.Load.MostVUs())
+			}
 			return
 		}
 		if p != nil {
