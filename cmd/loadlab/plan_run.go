@@ -196,6 +196,9 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
 		WriteRun: report.WriteRunPage, Describe: report.Describe,
+		CheckPoint: func(p *plan.Plan) error {
+			return fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs()))
+		},
 	})
 	prog.done()
 	if err != nil {

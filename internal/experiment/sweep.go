@@ -122,6 +122,10 @@ type SweepOptions struct {
 	// WriteRun, if set, writes a finished run's own reports into its
 	// directory, beside its result.json.
 	WriteRun func(dir string, r *result.Result) error
+	// CheckPoint, if set, checks the plan at each point before the first
+	// run, beside its own validation (the open-file limit against the
+	// point's VUs, say); an error stops the sweep as a PointError.
+	CheckPoint func(*plan.Plan) error
 	// Describe, if set, writes the text fields of the verdict stored in
 	// experiment.json (report.Describe); the verdict returned keeps only
 	// its data.
@@ -207,7 +211,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		logf = func(string, ...any) {}
 	}
 	points := Points(e)
-	if err := checkPoints(points, load); err != nil {
+	if err := checkPoints(points, load, opts.CheckPoint); err != nil {
 		return nil, err
 	}
 	h, err := store.OpenHistory(opts.Dir)
@@ -429,11 +433,14 @@ func (e *PointError) Unwrap() error { return e.Err }
 // checkPoints renders and validates the plan at every point, so that a
 // param value that breaks it at a later point is found before the first
 // run instead of after the load of the runs before it.
-func checkPoints(points []Point, load func(map[string]any) (*plan.Plan, error)) error {
+func checkPoints(points []Point, load func(map[string]any) (*plan.Plan, error), check func(*plan.Plan) error) error {
 	for i, pt := range points {
 		p, err := load(pt.Params)
 		if err == nil {
 			_, _, err = runner.Workload(p)
+		}
+		if err == nil && check != nil {
+			err = check(p)
 		}
 		if err != nil {
 			return &PointError{Point: pt.Key, Index: i + 1, Points: len(points), Err: err}
