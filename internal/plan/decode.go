@@ -26,7 +26,7 @@ type decoder struct {
 }
 
 func (d *decoder) errorf(pos Pos, format string, args ...any) {
-	d.errs = append(d.errs, &Error{Pos: pos, Msg: fmt.Sprintf(format, clipArgs(args)...)})
+	d.errs = append(d.errs, &Error{Pos: pos, Msg: fmt.Sprintf(format, clipArgs(format, args)...)})
 }
 
 // fields checks that n is a mapping whose keys are all known, and returns it.

@@ -96,15 +96,15 @@ func trimZero(s string) string {
 	return s
 }
 
-// clipArgs shortens the long strings among an error's arguments.
-func clipArgs(args []any) []any {
+// clipArgs shortens the long strings among an error's arguments, but not
+// a whole message passed as "%s" (a template's error): Error cuts that, at
+// errAt, so that what it expects stays readable.
+func clipArgs(format string, args []any) []any {
+	if format == "%s" || format == "%v" {
+		return args
+	}
 	for i, a := range args {
 		if s, ok := a.(string); ok && len(s) > clipAt {
-			if i == 0 && len(args) == 1 {
-				// A whole message passed as "%s" (a template's error): cut it
-				// later, at errAt, so that what it expects stays readable.
-				continue
-			}
 			args[i] = clip(s)
 		}
 	}

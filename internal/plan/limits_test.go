@@ -53,7 +53,9 @@ func TestLimits(t *testing.T) {
 		{"big-file", limitPlan(closed, "#"+strings.Repeat("x", MaxPlanBytes)+"\n"), "1:1", "the plan is over 1 MiB, loadlab's limit for a plan file"},
 		{"steps", manySteps.String(), "4:3", "the number of steps of scenario default must be at most 10,000 (loadlab's limit; see Limits in docs/plan.md), got 10,001"},
 		{"scenarios", manyScenarios.String(), "4:5", "the number of scenarios must be at most 1,000 (loadlab's limit; see Limits in docs/plan.md), got 1,001"},
-		// Under the value limit, a long value quoted in an error is cut.
+		// Under the value limit, a long value quoted in an error is cut,
+		// the only argument of its message or not.
+		{"long-name-path", "name: a/" + strings.Repeat("n", 100_000) + "\n" + limitPlan(closed, ""), "1:7", `name "a/nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn… (97.7 KiB in all)" must not be empty, . or .., nor hold / or \: it names the results directory results/NAME`},
 		{"long-target", "target: " + strings.Repeat("t", 100_000) + "\nsteps: [ { get: / } ]\nload: " + closed + "\n", "1:9", `target must be an http:// or https:// URL with a host, got "tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt… (97.7 KiB in all)"`},
 	}
 	for _, tt := range tests {
