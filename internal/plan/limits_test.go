@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // limitPlan is a valid plan whose parts the limit tests replace.
@@ -48,6 +49,11 @@ func TestLimits(t *testing.T) {
 		{"runs", limitPlan(closed, "params: { a: 1..101 }\nrepeat: 1000\n"), "5:9", "101 points × repeat 1000 make 101,000 runs; the most is 100,000"},
 		{"deep-flow", limitPlan(closed, deepFlow), "5:104", "YAML nested too deeply: the most is 100 levels"},
 		{"deep-block", limitPlan(closed, deepBlock.String()), "", "YAML nested too deeply: the most is 100 levels"},
+		// Far deeper, refused before the YAML parser, which took 11 s and
+		// 5 GB for 50,000 levels of {a:, 2 GB for 100,000 of "- " on a line.
+		{"deep-flow-map", limitPlan(closed, "vars:\n  a: "+strings.Repeat("{a: ", 50_000)+"1"+strings.Repeat("}", 50_000)+"\n"), "5:4006", "YAML nested too deeply"},
+		{"deep-flow-list", limitPlan(closed, "vars:\n  a: "+strings.Repeat("[", 400_000)+strings.Repeat("]", 400_000)+"\n"), "5:1006", "YAML nested too deeply"},
+		{"deep-dashes", limitPlan(closed, "vars:\n  a:\n    "+strings.Repeat("- ", 100_000)+"x\n"), "6:2005", "YAML nested too deeply"},
 		{"long-name", "name: " + strings.Repeat("n", 300<<10) + "\n" + limitPlan(closed, ""), "1:7", `a value of 300 KiB ("nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"…); the most is 256 KiB`},
 		{"long-key", limitPlan(closed, "vars: { "+strings.Repeat("k", MaxValueBytes+1)+": 1 }\n"), "4:9", "a value of 256 KiB"},
 		{"big-file", limitPlan(closed, "#"+strings.Repeat("x", MaxPlanBytes)+"\n"), "1:1", "the plan is over 1 MiB, loadlab's limit for a plan file"},
@@ -60,7 +66,11 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			began := time.Now()
 			_, err := Parse("plan.yaml", []byte(tt.plan), Options{})
+			if took := time.Since(began); took > 5*time.Second {
+				t.Errorf("loading took %v", took)
+			}
 			var errs Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
 				t.Fatalf("error %T %v, want positioned plan errors", err, err)
@@ -145,5 +155,15 @@ func TestFilesThatNeverEnd(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestDepthScanKeepsQuotes: brackets inside quoted strings and comments are
+// not nesting, however many.
+func TestDepthScanKeepsQuotes(t *testing.T) {
+	many := strings.Repeat("[{", 2000)
+	plan := "# " + many + "\nvars:\n  a: \"" + many + "\"\n  b: '" + many + "' # " + many + "\n  c: \"x\\\" " + many + "\"\n" + limitPlan("{ closed: { vus: 1, iterations: 1 } }", "")
+	if _, err := Parse("plan.yaml", []byte(plan), Options{}); err != nil {
+		t.Fatalf("%.500v", err)
 	}
 }

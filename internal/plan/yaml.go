@@ -117,6 +117,9 @@ func (n *node) get(key string) *node {
 // parseYAML reads a plan file into nodes. Syntax errors and duplicate keys
 // come back positioned.
 func parseYAML(file string, data []byte) (*node, error) {
+	if pos, deep := tooDeep(file, data); deep {
+		return nil, Errors{{Pos: pos, Msg: fmt.Sprintf("YAML nested too deeply: the most is %d levels of mappings and lists (see Limits in docs/plan.md)", MaxDepth)}}
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		var se *yaml.SyntaxError
