@@ -151,7 +151,9 @@ func parseYAML(file string, data []byte) (*node, error) {
 // starts with {{ is a YAML mapping unless it is quoted.
 func braceHint(data []byte, line int) string {
 	lines := strings.Split(string(data), "\n")
-	for _, l := range lines[max(line-2, 0):min(line, len(lines))] {
+	// The parser may place an error past the last line (found by FuzzLoad).
+	from, to := min(max(line-2, 0), len(lines)), min(max(line, 0), len(lines))
+	for _, l := range lines[from:to] {
 		if strings.Contains(l, ": {{") || strings.Contains(l, "- {{") {
 			return ` (a value that starts with {{ must be quoted: "{{ name }}")`
 		}
