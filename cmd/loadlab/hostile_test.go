@@ -51,9 +51,6 @@ load: { closed: { vus: 1, iterations: 3 } }
 		case "stderr":
 			text = stderr
 		default:
-			if filepath.Base(f) == "server.log" {
-				continue // the server's own output, kept as written
-			}
 			b, err := os.ReadFile(f)
 			if err != nil {
 				continue

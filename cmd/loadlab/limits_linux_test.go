@@ -279,7 +279,7 @@ repeat: 1
 `, url, srv)})
 	out := t.TempDir()
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
-	if code == 0 || !strings.Contains(stderr, "point c=4096: server.limits.cpus cannot be enforced: 4096 CPUs asked, loadlab may use ") {
+	if code == 0 || !strings.Contains(stderr, "point c=4096 (2 of 2): server.limits.cpus cannot be enforced: 4096 CPUs asked, loadlab may use ") {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(out, "runs", "001")); !errors.Is(err, os.ErrNotExist) {

@@ -49,7 +49,7 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if path == "-" {
 		// A plan on stdin: relative paths in it are relative to the working
 		// directory, and errors name it "stdin".
-		data, err := goio.ReadAll(io.in)
+		data, err := goio.ReadAll(goio.LimitReader(io.in, plan.MaxPlanBytes+4)) // enough for Parse to refuse a larger one
 		if err != nil {
 			return usageError(fmt.Errorf("run: reading the plan from stdin: %w", err))
 		}
@@ -240,11 +240,15 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
 		WriteRun: writeRun, Describe: report.Describe,
+		CheckPoint: func(p *plan.Plan) error {
+			return fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs()))
+		},
 	})
 	prog.done()
 	if err != nil {
 		var perr plan.Errors
-		if errors.Is(err, experiment.ErrPlanChanged) || errors.As(err, &perr) {
+		var invalidPoint *experiment.PointError
+		if errors.Is(err, experiment.ErrPlanChanged) || errors.As(err, &perr) || errors.As(err, &invalidPoint) {
 			return usageError(fmt.Errorf("run: %w", err))
 		}
 		if diskFull(err) {

@@ -122,6 +122,10 @@ type SweepOptions struct {
 	// WriteRun, if set, writes a finished run's own reports into its
 	// directory, beside its result.json.
 	WriteRun func(dir string, r *result.Result) error
+	// CheckPoint, if set, checks the plan at each point before the first
+	// run, beside its own validation (the open-file limit against the
+	// point's VUs, say); an error stops the sweep as a PointError.
+	CheckPoint func(*plan.Plan) error
 	// Describe, if set, writes the text fields of the verdict stored in
 	// experiment.json (report.Describe); the verdict returned keeps only
 	// its data.
@@ -211,13 +215,9 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	// Every point's plan is checked before anything is written or run, so
-	// that a point whose plan is wrong (pick: vu with fewer rows than that
-	// point's VUs) stops the experiment before any load, not half way.
-	for _, pt := range Points(e) {
-		if _, err := load(pt.Params); err != nil {
-			return nil, fmt.Errorf("point %s: %w", pt.Key, err)
-		}
+	points := Points(e)
+	if err := checkPoints(points, load, opts.CheckPoint); err != nil {
+		return nil, err
 	}
 	h, err := store.OpenHistory(opts.Dir)
 	if err != nil {
@@ -255,20 +255,28 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	h.SetMeta("fingerprint", fingerprint)
 	h.SetMeta("seed", fmt.Sprint(seed))
 
-	points := Points(e)
 	order := Order(len(points), e.Repeat, seed)
 	out := newOutcome(p, seed, points, len(order))
 	records, err := h.Runs()
 	if err != nil {
 		return nil, err
 	}
+	// Each run's record keeps its status; the results of the runs done are
+	// decoded once, and the encoded bytes dropped, so that memory holds
+	// one copy of each result and one of the plan they all carry.
 	done := map[int]store.RunRecord{}
-	for _, r := range records {
+	before := map[int]*result.Result{}
+	for i := range records {
+		r := records[i]
+		if r.Status == store.StatusDone {
+			if res, err := result.Decode(bytes.NewReader(r.Result)); err == nil {
+				before[r.Index] = out.share(res)
+			}
+		}
+		r.Result, records[i].Result = nil, nil
 		done[r.Index] = r
 	}
-	if err := checkLimits(load, points); err != nil {
-		return nil, err
-	}
+	records = nil
 	logf("experiment %s: %s × %s = %s, in an order shuffled with seed %d", p.Name, plural(len(points), "point"), plural(e.Repeat, "repeat"), plural(len(order), "run"), seed)
 	if factor, why := Factor(e); factor != "" {
 		logf("factor: %s, compared at each combination of the other params (%s)", factor, chosen(why))
@@ -278,8 +286,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		pt := points[slot.Point]
 		runDir := filepath.Join(opts.Dir, "runs", fmt.Sprintf("%03d", slot.Index+1))
 		if r, ok := done[slot.Index]; ok && r.Status == store.StatusDone {
-			res, err := result.Decode(bytes.NewReader(r.Result))
-			if err == nil {
+			if res := before[slot.Index]; res != nil {
 				out.results[slot.Index] = res
 				logf("run %d/%d  %s #%d: done before, skipped", slot.Index+1, len(order), pt.Key, slot.Rep)
 				continue
@@ -324,7 +331,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 				return nil, err
 			}
 			rec.Status, rec.Result = store.StatusDone, buf.Bytes()
-			out.results[slot.Index] = res
+			out.results[slot.Index] = out.share(res)
 			logf("run %d/%d  %s #%d: %.1f req/s, p95 %.2f ms, %d errors", slot.Index+1, len(order), pt.Key, slot.Rep, Throughput(res), res.Summary.Latency.P95, res.Summary.Errors.Total)
 		}
 		if out.Interrupted {
@@ -333,6 +340,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		if err := h.Save(rec); err != nil {
 			return nil, err
 		}
+		rec.Result = nil // stored; the result itself is in out.results
 		done[slot.Index] = rec
 	}
 
@@ -368,6 +376,16 @@ func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
 	}
 	out.Params = outcomeParams(e)
 	return out
+}
+
+// share makes a run's result hold the outcome's copy of the plan text, which
+// every run of the experiment carries (Result.Plan): one copy in memory
+// however many runs, not one per run.
+func (out *Outcome) share(res *result.Result) *result.Result {
+	if res != nil && res.Plan == out.Plan {
+		res.Plan = out.Plan
+	}
+	return res
 }
 
 // finish lists the runs and computes the verdict; status tells how a run
@@ -406,6 +424,52 @@ func Assemble(p *plan.Plan, seed uint64, results []*result.Result) *Outcome {
 		return "", "", false
 	})
 	return out
+}
+
+// PointError is a point of an experiment whose plan is invalid: found
+// before any run, so no load was sent.
+type PointError struct {
+	Point  string // its key, "threads=5 allocator=glibc"
+	Index  int    // from 1, in Points order
+	Points int
+	Err    error // the plan's errors (plan.Errors), or the workload's
+	// Limits: the plan is valid, but this machine cannot enforce its
+	// server.limits.
+	Limits bool
+}
+
+func (e *PointError) Error() string {
+	if e.Limits {
+		return fmt.Sprintf("point %s (%d of %d): %v", e.Point, e.Index, e.Points, e.Err)
+	}
+	return fmt.Sprintf("point %s (%d of %d) is not a valid plan:\n%v", e.Point, e.Index, e.Points, e.Err)
+}
+
+func (e *PointError) Unwrap() error { return e.Err }
+
+// checkPoints renders and validates the plan at every point, so that a
+// param value that breaks it at a later point is found before the first
+// run instead of after the load of the runs before it.
+func checkPoints(points []Point, load func(map[string]any) (*plan.Plan, error), check func(*plan.Plan) error) error {
+	for i, pt := range points {
+		p, err := load(pt.Params)
+		if err == nil {
+			_, _, err = runner.Workload(p)
+		}
+		if err == nil && check != nil {
+			err = check(p)
+		}
+		if err != nil {
+			return &PointError{Point: pt.Key, Index: i + 1, Points: len(points), Err: err}
+		}
+		// Its server.limits are made and removed once, so that a limit this
+		// machine cannot enforce stops the experiment before any load
+		// rather than failing each of its runs.
+		if err := runner.CheckLimits(p, pt.Params); err != nil {
+			return &PointError{Point: pt.Key, Index: i + 1, Points: len(points), Err: err, Limits: true}
+		}
+	}
+	return nil
 }
 
 // runPoint runs the plan at one point, writing its result and server log

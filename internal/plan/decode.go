@@ -20,10 +20,13 @@ type decoder struct {
 	// ("stepz" for steps): a missing-key error about them would only repeat
 	// the unknown key's.
 	misspelt map[string]bool
+	// unread are the data sources that could not be read, already an
+	// error: templates that use them are not reported again as undefined.
+	unread map[string]bool
 }
 
 func (d *decoder) errorf(pos Pos, format string, args ...any) {
-	d.errs = append(d.errs, &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	d.errs = append(d.errs, &Error{Pos: pos, Msg: fmt.Sprintf(format, clipArgs(format, args)...)})
 }
 
 // fields checks that n is a mapping whose keys are all known, and returns it.

@@ -101,7 +101,7 @@ func (d *decoder) experiment(p *Plan, top *node) {
 	}
 	d.factor(e, top.get("compare"), named)
 	if n := top.get("repeat"); n != nil {
-		if v, ok := d.integer(n, "repeat", 1); ok {
+		if v, ok := d.integer(n, "repeat", 1); ok && d.atMost(n, "repeat", v, MaxRepeat) {
 			e.Repeat = int(v)
 		}
 	}
@@ -120,6 +120,7 @@ func (d *decoder) experiment(p *Plan, top *node) {
 	if n := top.get("knee"); n != nil {
 		e.KneeShare = d.kneeShare(n)
 	}
+	d.checkPoints(e, top)
 	p.Experiment = e
 }
 
@@ -314,3 +315,43 @@ func (e *Experiment) BaselineParams() map[string]any {
 // say: five, because four runs a side is the fewest with which the
 // Mann-Whitney test can call a difference significant at α = 0.05.
 const DefaultRepeat = 5
+
+// checkPoints refuses params that make more than MaxPoints points, or more
+// than MaxRuns runs with repeat, before anything lists them.
+func (d *decoder) checkPoints(e *Experiment, top *node) {
+	points := e.PointCount()
+	where := e.Pos
+	if n := top.get("params"); n != nil {
+		where = n.pos
+	}
+	if points > MaxPoints {
+		d.errorf(where, "params make %s points (%s); the most is %s (loadlab's limit; see Limits in docs/plan.md)", group(points), e.Vary, group(MaxPoints))
+		return
+	}
+	if runs := points * int64(e.Repeat); runs > MaxRuns {
+		if n := top.get("repeat"); n != nil {
+			where = n.pos
+		}
+		d.errorf(where, "%s points × repeat %d make %s runs; the most is %s (loadlab's limit; see Limits in docs/plan.md)", group(points), e.Repeat, group(runs), group(MaxRuns))
+	}
+}
+
+// PointCount is how many points the experiment has, counted without listing
+// them; past MaxPoints it stops counting and returns MaxPoints+1.
+func (e *Experiment) PointCount() int64 {
+	if e.Vary == Matrix {
+		n := int64(1)
+		for _, prm := range e.Params {
+			n *= int64(len(prm.Values))
+			if n > MaxPoints {
+				return MaxPoints + 1
+			}
+		}
+		return n
+	}
+	n := int64(1)
+	for _, prm := range e.Params {
+		n += int64(len(prm.Values)) - 1
+	}
+	return n
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -74,7 +73,7 @@ func (d *decoder) renderConsts(p *Plan, opts Options, n *node) {
 
 // Load reads and validates a plan file.
 func Load(path string, opts Options) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, err := readPlan(path)
 	if err != nil {
 		return nil, Errors{{Pos: Pos{File: path}, Msg: "cannot read the plan: " + errors.Unwrap(err).Error()}}
 	}
@@ -89,6 +88,9 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	// A UTF-8 byte order mark (Windows editors write one) is not a part of
 	// the first key: drop it, as CSV files drop theirs.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if len(data) > MaxPlanBytes {
+		return nil, Errors{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: fmt.Sprintf("the plan is over %s, loadlab's limit for a plan file (see Limits in docs/plan.md)", byteCount(MaxPlanBytes))}}
+	}
 	root, err := parseYAML(file, data)
 	if err != nil {
 		return nil, err
@@ -168,7 +170,11 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if err := p.compileCheck(opts); err != nil {
 		var es Errors
 		if errors.As(err, &es) {
-			d.errs = append(d.errs, es...)
+			for _, e := range es {
+				if !d.aboutUnreadData(e) {
+					d.errs = append(d.errs, e)
+				}
+			}
 		} else {
 			d.errorf(Pos{File: file, Line: 1, Col: 1}, "%v", err)
 		}
@@ -410,6 +416,7 @@ func (d *decoder) data(p *Plan, n *node) {
 		}
 		m, ok := d.fields(n.vals[i], "data source "+k.value, "csv", "pick", "secret")
 		if !ok {
+			d.unreadData(k.value)
 			continue
 		}
 		f := &Feeder{Name: k.value, Pick: PickSequential, Pos: k.pos, Secret: map[string]bool{}}
@@ -427,10 +434,12 @@ func (d *decoder) data(p *Plan, n *node) {
 		cn := m.get("csv")
 		if cn == nil {
 			d.errorf(m.pos, "data source %s: expected csv: FILE", k.value)
+			d.unreadData(k.value)
 			continue
 		}
 		file, ok := d.str(cn, "csv")
 		if !ok {
+			d.unreadData(k.value)
 			continue
 		}
 		f.File = file
@@ -439,6 +448,7 @@ func (d *decoder) data(p *Plan, n *node) {
 		}
 		if err := f.read(); err != nil {
 			d.errorf(cn.pos, "data source %s: %v", k.value, err)
+			d.unreadData(k.value)
 			continue
 		}
 		if sn := m.get("secret"); sn != nil {
@@ -460,6 +470,26 @@ func (d *decoder) data(p *Plan, n *node) {
 	}
 }
 
+// unreadData notes a data source that is already an error.
+func (d *decoder) unreadData(name string) {
+	if d.unread == nil {
+		d.unread = map[string]bool{}
+	}
+	d.unread[name] = true
+}
+
+// aboutUnreadData reports whether a template error is only that a data
+// source the plan could not read is undefined ("undefined variable
+// "users.email"" after "cannot open users.csv"): a follow-on error.
+func (d *decoder) aboutUnreadData(e *Error) bool {
+	for name := range d.unread {
+		if strings.Contains(e.Msg, `undefined variable "`+name+`.`) || strings.Contains(e.Msg, `undefined variable "`+name+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -471,9 +501,9 @@ func contains(list []string, s string) bool {
 
 // read loads the CSV file: a header row of column names, then rows.
 func (f *Feeder) read() error {
-	fh, err := os.Open(f.File)
+	fh, err := openFile(f.File, MaxDataBytes)
 	if err != nil {
-		return fmt.Errorf("cannot open %s: %w", f.File, errors.Unwrap(err))
+		return err
 	}
 	defer fh.Close()
 	r := csv.NewReader(fh)
@@ -504,6 +534,9 @@ func (f *Feeder) read() error {
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %v", f.File, err)
+		}
+		if len(f.Rows) == dataRowLimit {
+			return fmt.Errorf("%s has over %s rows, loadlab's limit for a data source (see Limits in docs/plan.md)", f.File, group(int64(dataRowLimit)))
 		}
 		f.Rows = append(f.Rows, rec)
 	}
@@ -640,6 +673,9 @@ func (d *decoder) scenarios(p *Plan, top *node) {
 		d.errorf(sn.pos, "scenarios must be a mapping of scenario names to {weight, steps}, got %s", describe(sn))
 		return
 	}
+	if !d.atMost(sn, "the number of scenarios", int64(len(sn.keys)), MaxScenarios) {
+		return
+	}
 	for i, k := range sn.keys {
 		if !identPattern.MatchString(strings.ReplaceAll(k.value, "-", "_")) {
 			d.errorf(k.pos, "scenario name %q must be letters, digits, - and _", k.value)
@@ -673,6 +709,9 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 	}
 	if steps.kind != kindSeq {
 		d.errorf(steps.pos, "steps must be a list, got %s", describe(steps))
+		return nil
+	}
+	if !d.atMost(steps, "the number of steps of scenario "+name, int64(len(steps.vals)), MaxSteps) {
 		return nil
 	}
 	requests := 0

@@ -3,7 +3,6 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -170,9 +169,9 @@ func (d *decoder) server(p *Plan, n *node) {
 				if !filepath.IsAbs(src) {
 					src = filepath.Join(p.Dir, src)
 				}
-				data, err := os.ReadFile(src)
+				data, err := readFile(src, MaxTemplateBytes)
 				if err != nil {
-					d.errorf(v.pos, "server.files %s: cannot read the template %s: %v", k.value, src, err)
+					d.errorf(v.pos, "server.files %s: the template: %v", k.value, err)
 					continue
 				}
 				sf.Template = Text{Src: string(data), Pos: Pos{File: src, Line: 1, Col: 1}}

@@ -33,7 +33,9 @@ func (d *decoder) load(p *Plan, root, n *node) {
 	}
 	maxVUs := int64(0)
 	if v := m.get("max_vus"); v != nil {
-		maxVUs, _ = d.integer(v, "load.max_vus", 1)
+		if x, ok := d.integer(v, "load.max_vus", 1); ok && d.atMost(v, "load.max_vus", x, MaxVUs) {
+			maxVUs = x
+		}
 	}
 	switch {
 	case m.get("closed") != nil:
@@ -58,7 +60,7 @@ func (d *decoder) closed(l *Workload, n *node) {
 	}
 	l.Kind = LoadClosed
 	if v := m.get("vus"); v != nil {
-		if x, ok := d.integer(v, "vus", 1); ok {
+		if x, ok := d.integer(v, "vus", 1); ok && d.atMost(v, "vus", x, MaxVUs) {
 			l.VUs = int(x)
 		}
 	} else {
@@ -88,7 +90,7 @@ func (d *decoder) open(l *Workload, n *node) {
 		l.Rate = r
 	}
 	if v := m.get("max_vus"); v != nil {
-		if x, ok := d.integer(v, "max_vus", 1); ok {
+		if x, ok := d.integer(v, "max_vus", 1); ok && d.atMost(v, "max_vus", x, MaxVUs) {
 			l.MaxVUs = int(x)
 		}
 	} else {
@@ -128,7 +130,7 @@ func (d *decoder) stages(l *Workload, n, maxNode *node, maxVUs int) {
 		l.MaxVUs = maxVUs
 	default:
 		l.Kind = LoadRampVUs
-		if x, ok := d.integer(first.get("vus"), "vus", 0); ok {
+		if x, ok := d.integer(first.get("vus"), "vus", 0); ok && d.atMost(first.get("vus"), "vus", x, MaxVUs) {
 			l.StartVUs = int(x)
 		}
 		if maxNode != nil {
@@ -176,7 +178,7 @@ func (d *decoder) stages(l *Workload, n, maxNode *node, maxVUs int) {
 				l.RateStages = append(l.RateStages, RateStage{Target: r, Over: dur})
 			} else {
 				x, ok := d.integer(m.get("ramp"), "ramp (VUs)", 0)
-				if !ok {
+				if !ok || !d.atMost(m.get("ramp"), "ramp (VUs)", x, MaxVUs) {
 					continue
 				}
 				curVUs = int(x)

@@ -46,7 +46,9 @@ type Error struct {
 	Msg string
 }
 
-func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+func (e *Error) Error() string {
+	return e.Pos.String() + ": " + cutMessage(e.Msg)
+}
 
 // Errors are every problem found in a plan, in file order.
 type Errors []*Error
@@ -115,6 +117,9 @@ func (n *node) get(key string) *node {
 // parseYAML reads a plan file into nodes. Syntax errors and duplicate keys
 // come back positioned.
 func parseYAML(file string, data []byte) (*node, error) {
+	if pos, deep := tooDeep(file, data); deep {
+		return nil, Errors{{Pos: pos, Msg: fmt.Sprintf("YAML nested too deeply: the most is %d levels of mappings and lists (see Limits in docs/plan.md)", MaxDepth)}}
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		var se *yaml.SyntaxError
@@ -146,7 +151,9 @@ func parseYAML(file string, data []byte) (*node, error) {
 // starts with {{ is a YAML mapping unless it is quoted.
 func braceHint(data []byte, line int) string {
 	lines := strings.Split(string(data), "\n")
-	for _, l := range lines[max(line-2, 0):min(line, len(lines))] {
+	// The parser may place an error past the last line (found by FuzzLoad).
+	from, to := min(max(line-2, 0), len(lines)), min(max(line, 0), len(lines))
+	for _, l := range lines[from:to] {
 		if strings.Contains(l, ": {{") || strings.Contains(l, "- {{") {
 			return ` (a value that starts with {{ must be quoted: "{{ name }}")`
 		}
@@ -170,29 +177,37 @@ type converter struct {
 	file  string
 	errs  Errors
 	depth int
+	// tooDeep: the file nests deeper than MaxDepth, said once; what is
+	// inside is not converted, nor is the mapping around it checked, which
+	// would only add errors about the nothing put in its place.
+	tooDeep bool
 }
 
 func (c *converter) convert(n ast.Node) *node {
-	c.depth++
-	defer func() { c.depth-- }()
-	if c.depth > 100 {
-		c.errs = append(c.errs, &Error{Pos: tokenPos(c.file, n.GetToken()), Msg: "YAML nested too deeply"})
-		return &node{kind: kindNull}
-	}
 	pos := Pos{File: c.file}
 	if t := n.GetToken(); t != nil {
 		pos = tokenPos(c.file, t)
+	}
+	if c.tooDeep {
+		return &node{kind: kindNull, pos: pos}
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > MaxDepth {
+		c.tooDeep = true
+		c.errs = append(c.errs, &Error{Pos: pos, Msg: fmt.Sprintf("YAML nested too deeply: the most is %d levels of mappings and lists (see Limits in docs/plan.md)", MaxDepth)})
+		return &node{kind: kindNull, pos: pos}
 	}
 	switch n := n.(type) {
 	case *ast.NullNode:
 		return &node{kind: kindNull, pos: pos}
 	case *ast.StringNode:
 		q := n.Token != nil && (n.Token.Type == token.DoubleQuoteType || n.Token.Type == token.SingleQuoteType)
-		return &node{kind: kindScalar, pos: pos, value: n.Value, quoted: q}
+		return c.scalar(&node{kind: kindScalar, pos: pos, value: n.Value, quoted: q})
 	case *ast.LiteralNode:
-		return &node{kind: kindScalar, pos: pos, value: n.Value.Value, quoted: true}
+		return c.scalar(&node{kind: kindScalar, pos: pos, value: n.Value.Value, quoted: true})
 	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		return &node{kind: kindScalar, pos: pos, value: n.GetToken().Value}
+		return c.scalar(&node{kind: kindScalar, pos: pos, value: n.GetToken().Value})
 	case *ast.MappingNode:
 		m := &node{kind: kindMap, pos: pos}
 		for _, mv := range n.Values {
@@ -226,12 +241,25 @@ func (c *converter) convert(n ast.Node) *node {
 	return &node{kind: kindNull, pos: pos}
 }
 
+// scalar refuses a value longer than MaxValueBytes, quoting only its start.
+func (c *converter) scalar(n *node) *node {
+	if len(n.value) > MaxValueBytes {
+		c.errs = append(c.errs, &Error{Pos: n.pos, Msg: fmt.Sprintf("a value of %s (%q…); the most is %s (see Limits in docs/plan.md)", byteCount(len(n.value)), head(n.value), byteCount(MaxValueBytes))})
+		return &node{kind: kindNull, pos: n.pos}
+	}
+	return n
+}
+
 func (c *converter) pair(m *node, mv *ast.MappingValueNode) {
 	if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
 		c.errs = append(c.errs, &Error{Pos: tokenPos(c.file, mv.Key.GetToken()), Msg: "YAML merge keys (<<) are not supported in plan files"})
 		return
 	}
+	before := len(c.errs)
 	k := c.convert(mv.Key)
+	if c.tooDeep || len(c.errs) > before {
+		return // the key is already an error
+	}
 	if k.kind != kindScalar {
 		c.errs = append(c.errs, &Error{Pos: k.pos, Msg: "a mapping key must be a plain value, not " + k.kind.String()})
 		return

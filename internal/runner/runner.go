@@ -334,6 +334,7 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 	if p := t.plan; p != nil {
 		res.Plan = p.Masked() // before Validity, whose advice differs for plans
 		res.PlanInputs = p.Inputs()
+		res.Aborts = maskAborts(res.Aborts, p.Secrets()) // before Validity, which quotes them
 		explainFailures(res, out.Totals, p.Secrets())
 		res.Thresholds = thresholds(p.Thresholds, res, out.Totals)
 	} else {

@@ -9,9 +9,9 @@
 // the VU's captured credentials); and a redirect to another host,
 // which leaves out the same headers; credentials in URL query strings (URL:
 // quick mode's --url, step names, stored plans); the server's command
-// (server.command) and the log tail of its errors (server.Spec.Secrets).
-// Not covered yet, and stored as they are: server.log itself (the server's
-// own output) and the reasons journeys were aborted.
+// (server.command), the log tail of its errors, and server.log itself,
+// masked by a Writer as the server writes it (server.Spec.Secrets); and
+// the reasons journeys were aborted (runner, before result.json).
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.

@@ -27,6 +27,7 @@ type portableProcess struct {
 	readyAt time.Time
 	logPath string
 	tempLog bool
+	log     *maskedLog // the copy that masks the log; nil when written directly
 	failed  bool
 
 	series *series
@@ -90,11 +91,20 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = environment(spec.Env)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	out, mlog, err := serverOutput(logFile, spec.Secrets)
+	if err != nil {
+		logFile.Close()
+		if tempLog {
+			os.Remove(logPath)
+		}
+		return nil, fail(FailedLog, err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	setGroup(cmd)
 	err = cmd.Start()
-	logFile.Close()
+	out.Close()
 	if err != nil {
+		mlog.finish()
 		if tempLog {
 			os.Remove(logPath)
 		}
@@ -106,6 +116,7 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
+		mlog.finish()
 		if tempLog {
 			os.Remove(logPath)
 		}
@@ -113,7 +124,7 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	}
 	p := &portableProcess{
 		spec: spec, command: command, cmd: cmd, pid: pid, started: started,
-		logPath: logPath, tempLog: tempLog,
+		logPath: logPath, tempLog: tempLog, log: mlog,
 		series:   newSeries(float64(runtime.NumCPU()), spec.MemoryQuota),
 		tree:     tree,
 		rootDone: make(chan struct{}),
@@ -244,6 +255,7 @@ func (p *portableProcess) startFailed(f StartFailure, cause error) error {
 // monitor samples the tree until it ends, and ends it on request.
 func (p *portableProcess) monitor(ctx context.Context) {
 	defer close(p.done)
+	defer p.log.finish() // the log is whole when the tree's end is told
 	ticker := time.NewTicker(p.spec.SampleInterval)
 	defer ticker.Stop()
 	rootDone := p.rootDone
@@ -313,6 +325,7 @@ func (p *portableProcess) ended() *ExitError {
 		}
 	}
 	if !status.Success() || p.tree.empty() {
+		p.log.settle()
 		return &ExitError{
 			Command: p.command, PID: p.pid, Name: filepath.Base(p.cmd.Path), Status: status,
 			After: time.Since(p.started), LogPath: p.logPath,

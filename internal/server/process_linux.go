@@ -34,8 +34,9 @@ type Process struct {
 	started time.Time
 	readyAt time.Time
 	logPath string
-	tempLog bool // the log is ours to remove (unless the server failed: errors point to it)
-	failed  bool // did not start
+	tempLog bool       // the log is ours to remove (unless the server failed: errors point to it)
+	log     *maskedLog // the copy that masks the log; nil when written directly
+	failed  bool       // did not start
 
 	series *series
 	tree   *tree // used by the monitor goroutine only
@@ -134,8 +135,19 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, dog.mark)       // the watchdog finds the tree by it
-	cmd.Stdout, cmd.Stderr = logFile, logFile // files, not pipes: Wait must not wait for daemons holding them
+	cmd.Env = append(cmd.Env, dog.mark) // the watchdog finds the tree by it
+	out, mlog, err := serverOutput(logFile, spec.Secrets)
+	if err != nil {
+		logFile.Close()
+		dog.close(true)
+		if tempLog {
+			os.Remove(logPath)
+		}
+		return nil, fail(FailedLog, err)
+	}
+	// Files (the log, or a pipe we read on our own), not pipes of exec.Cmd:
+	// Wait must not wait for daemons holding them.
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Group G: one signal reaches every worker that stays in it.
 		Setpgid: true,
@@ -149,8 +161,9 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		group.Command(cmd) // the first process joins the cgroups before it execs the server
 	}
 	err = cmd.Start()
-	logFile.Close() // the server has its own descriptor; the tail is read by path
+	out.Close() // the server has its own descriptor; the tail is read by path
 	if err != nil {
+		mlog.finish()
 		dog.close(true)
 		if tempLog {
 			os.Remove(logPath)
@@ -167,6 +180,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if err != nil {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		_ = cmd.Wait()
+		mlog.finish()
 		dog.close(false)
 		removeGroup()
 		if tempLog {
@@ -177,7 +191,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 
 	p := &Process{
 		spec: spec, command: command, cmd: cmd, pid: pid, started: started,
-		logPath: logPath, tempLog: tempLog, dog: dog, group: group, name: name,
+		logPath: logPath, tempLog: tempLog, dog: dog, group: group, name: name, log: mlog,
 		series:   newSeries(limitedCapacity(cpuCapacity(pid), group), spec.MemoryQuota),
 		rootDone: make(chan struct{}),
 		stopReq:  make(chan struct{}),
@@ -332,6 +346,7 @@ func (p *Process) monitor(ctx context.Context) {
 	defer close(p.done)
 	defer func() { p.dog.close(p.stopErr == nil) }()
 	defer p.removeGroup()
+	defer p.log.finish() // the log is whole when the tree's end is told
 	ticker := time.NewTicker(p.spec.SampleInterval)
 	defer ticker.Stop()
 	rootDone := p.rootDone
@@ -466,6 +481,7 @@ func (p *Process) ended() *ExitError {
 }
 
 func (p *Process) exitError(e reapedExit) *ExitError {
+	p.log.settle()
 	err := &ExitError{
 		Command: p.command, PID: e.pid, Name: e.name, Status: e.status,
 		After: time.Since(p.started), LogPath: p.logPath,

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/secret"
+)
+
+const (
+	// logSettleWait bounds the wait for the server's last words to reach a
+	// masked log before its tail is read, while some of the tree may still
+	// hold the pipe.
+	logSettleWait = 200 * time.Millisecond
+	// logFinishWait bounds the wait, once the tree is gone, for whatever
+	// still holds the pipe (a process that escaped the tree) to close it.
+	logFinishWait = time.Second
+)
+
+// maskedLog carries the server's output to server.log through a pipe and
+// secret.Writer, when the server's spec has secrets: a server that prints
+// its configuration, or logs the requests it gets, would otherwise store
+// the plan's secrets in clear. It masks as it copies, holding back only a
+// secret's length; nothing buffers the whole log.
+type maskedLog struct {
+	read *os.File
+	done chan struct{} // closed when everything is written and the log is closed
+}
+
+// serverOutput is what the server writes its output to: the log file
+// itself, or, when there are secrets to mask, the write end of a pipe
+// copied into it through secret.Writer (then log is not nil). The caller
+// closes out once the server has started (or failed to); the copy closes
+// logFile when it ends.
+func serverOutput(logFile *os.File, secrets []string) (out *os.File, log *maskedLog, err error) {
+	maskable := false
+	for _, s := range secrets {
+		maskable = maskable || len(s) >= secret.MinLength
+	}
+	if !maskable {
+		return logFile, nil, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("a pipe for the masked log: %w", err)
+	}
+	log = &maskedLog{read: r, done: make(chan struct{})}
+	go func() {
+		defer close(log.done)
+		mw := secret.NewWriter(logFile, secrets)
+		io.Copy(mw, r) // until every process of the tree has closed its end
+		mw.Close()
+		logFile.Close()
+		r.Close()
+	}()
+	return w, log, nil
+}
+
+// settle waits, at most logSettleWait, for the output so far to be in the
+// log.
+func (l *maskedLog) settle() {
+	if l == nil {
+		return
+	}
+	select {
+	case <-l.done:
+	case <-time.After(logSettleWait):
+	}
+}
+
+// finish ends the copy once the server's tree is gone: it waits for the
+// pipe to close, at most logFinishWait, then closes it (a process still
+// writing gets EPIPE), and waits for the rest to be written.
+func (l *maskedLog) finish() {
+	if l == nil {
+		return
+	}
+	select {
+	case <-l.done:
+		return
+	case <-time.After(logFinishWait):
+	}
+	// On Windows, closing a pipe that a read is blocked on waits for the
+	// read: do not wait for ever.
+	go l.read.Close()
+	select {
+	case <-l.done:
+	case <-time.After(logFinishWait):
+	}
+}
