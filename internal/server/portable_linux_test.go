@@ -7,15 +7,57 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The portable watcher (what runs outside Linux) tested on Linux, with the
 // same test roles as the /proc one.
+
+// envPortableChild marks a test binary started by notSubreaper.
+const envPortableChild = "LOADLAB_TEST_PORTABLE_CHILD"
+
+// notSubreaper runs the calling test where the process is no child
+// subreaper, as outside Linux: once an earlier test of the package started
+// a server (which makes the process one, for good), the test runs again
+// alone in a fresh test binary, and notSubreaper reports true: the caller
+// returns, its outcome being the child's. Orphans of a portable server would
+// otherwise become this process's zombies, which nothing of the portable
+// watcher reaps, and every later test would see them.
+func notSubreaper(t *testing.T) (ranInChild bool) {
+	t.Helper()
+	var is int32 // PR_GET_CHILD_SUBREAPER writes an int at its argument
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&is)), 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if is == 0 {
+		return false
+	}
+	if os.Getenv(envPortableChild) != "" {
+		t.Fatal("a fresh test binary is a subreaper already")
+	}
+	// The orphans of the child's servers would come to this process, the
+	// nearest subreaper: it stops being one while the child runs (no other
+	// test of the package runs meanwhile), so that they go to init.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envPortableChild+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s in a fresh test binary: %v\n%s", t.Name(), err, out)
+	}
+	return true
+}
 
 // awaitMembers waits until ok holds for the portable process's members.
 func awaitMembers(t *testing.T, p *portableProcess, what string, ok func([]Member) bool) []Member {
@@ -34,6 +76,9 @@ func awaitMembers(t *testing.T, p *portableProcess, what string, ok func([]Membe
 }
 
 func TestPortableStopLeavesNothing(t *testing.T) {
+	if notSubreaper(t) {
+		return
+	}
 	tests := []struct {
 		name     string
 		shell    string
@@ -77,6 +122,9 @@ func TestPortableStopLeavesNothing(t *testing.T) {
 }
 
 func TestPortableCrashIsReported(t *testing.T) {
+	if notSubreaper(t) {
+		return
+	}
 	p, err := startPortable(context.Background(), Spec{
 		Shell: "echo dying; sleep 0.2; exit 3", SampleInterval: 50 * time.Millisecond,
 		LogPath: filepath.Join(t.TempDir(), "server.log"),
@@ -102,6 +150,9 @@ func TestPortableCrashIsReported(t *testing.T) {
 // TestPortableMeasures: CPU and RSS are measured, the rest is said to be
 // unmeasured, and a readiness probe is waited for.
 func TestPortableMeasures(t *testing.T) {
+	if notSubreaper(t) {
+		return
+	}
 	if testing.Short() {
 		t.Skip("slow (over a second): skipped with -short")
 	}

@@ -1,7 +1,7 @@
 package server
 
-// (This file sorts after portable_linux_test.go on purpose: Run makes the test
-// process a subreaper, and the portable tests expect it not to be one yet.)
+// (Run makes the test process a subreaper; the portable tests then run in a
+// fresh test binary of their own: notSubreaper.)
 
 import (
 	"context"
