@@ -59,7 +59,7 @@ or a compare verdict failed.`,
 		}
 		return usageError(fmt.Errorf("%s: %s (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), plainFlagError(err), c.CommandPath()))
 	})
-	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))
+	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io), newCapacityCommand(io))
 	wrapArgs(root)
 	return root
 }

@@ -6,7 +6,7 @@
 //  2. bisect between the highest rate that held and the lowest that broke
 //     until they are within Precision (2%) of each other;
 //  3. confirm: run Confirm (3) more steps at the highest rate that held; if
-//     one breaks, step down by Precision and confirm again (once).
+//     one breaks, step down by Precision and confirm again (at most twice).
 //
 // A step holds when its figures are steady (Judge, on the per-second
 // series) and every SLO clause holds on its result. The controller, Next,
@@ -57,7 +57,8 @@ type Options struct {
 	Precision float64 // relative width of the final bracket; 0.02 by default
 	Confirm   int     // repeats at the answer (the command's default is 3); 0 for none
 	MaxGrow   int     // most growth steps; 10 by default (a rate 512 times the first)
-	// StepDowns is how many times a confirm that broke steps down; 1.
+	// StepDowns is how many times a confirm that broke steps down; 2 by
+	// default.
 	StepDowns int
 }
 
@@ -82,7 +83,7 @@ func (o Options) WithDefaults() (Options, error) {
 		o.MaxGrow = DefaultMaxGrow
 	}
 	if o.StepDowns == 0 {
-		o.StepDowns = 1
+		o.StepDowns = 2
 	}
 	switch {
 	case !(o.Start > 0) || math.IsInf(o.Start, 0):

@@ -129,7 +129,7 @@ func TestSearchEnds(t *testing.T) {
 			want:  Answer{Rate: 118.8, Above: 125, Limit: 7, Confirmed: 3, Confirms: 3, AtAnswer: []int{8, 9, 10}, Note: "a confirm repeat at 125/s broke: stepped down to 118.8/s"},
 		},
 		{
-			name: "confirms keep breaking", opts: Options{Start: 100, Precision: 0.05, Confirm: 3}, s: server{capacity: 127, flaky: map[int]bool{8: true, 10: true}},
+			name: "confirms keep breaking", opts: Options{Start: 100, Precision: 0.05, Confirm: 3, StepDowns: 1}, s: server{capacity: 127, flaky: map[int]bool{8: true, 10: true}},
 			steps: " g100+ g200- b150- b125+ b137.5- b131.3- b128.2- c125- c118.8+ c118.8-",
 			want:  Answer{Rate: 118.8, Above: 125, Limit: 7, Confirmed: 1, Confirms: 2, AtAnswer: []int{8}, Note: "unconfirmed: a confirm repeat at 118.8/s broke after 1 step-down(s)"},
 		},

@@ -63,10 +63,12 @@ func (o Steadiness) withDefaults() Steadiness {
 	return o
 }
 
-// MinDuration is how long a step runs at least before it is judged.
+// MinDuration is the shortest a step can be: Skip+Window seconds to be
+// judged, and one more, as Stepper ends a step only on the same judgement
+// twice in a row.
 func (o Steadiness) MinDuration() time.Duration {
 	o = o.withDefaults()
-	return time.Duration(o.Skip+o.Window) * time.Second
+	return time.Duration(o.Skip+o.Window+1) * time.Second
 }
 
 // Judgement is Judge's answer: a state and, but for Unsettled, why.

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/capacity"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+func openPlan(url, rate string) string {
+	return fmt.Sprintf(`
+name: known
+target: %s
+scenarios:
+  hit:
+    steps:
+      - get: /
+        name: hit
+load: { open: { rate: %s, max_vus: 400, duration: 30s } }
+`, url, rate)
+}
+
+// TestCapacityBadInput: what the search cannot run is refused with exit 2
+// before any request is sent.
+func TestCapacityBadInput(t *testing.T) {
+	url, served := counting(t)
+	open := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s")})
+	closed := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: c\ntarget: %s\nsteps:\n  - get: /\nload: { closed: { vus: 2, duration: 5s } }\n", url)})
+	sweep := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "params:\n  x: [1, 2]\n"})
+	slo := "p95(latency) < 300ms, error_rate < 1%"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"SLO that does not parse", []string{"capacity", open, "--slo", "p95(latency) < 300ms, eror_rate < 1%"}, "column 23"},
+		{"SLO with an empty clause", []string{"capacity", open, "--slo", "p95(latency) < 300ms,"}, "column 22"},
+		{"precision 0", []string{"capacity", open, "--slo", slo, "--precision", "0%"}, "--precision must be over 0%"},
+		{"negative precision", []string{"capacity", open, "--slo", slo, "--precision", "-2%"}, "--precision must be over 0%"},
+		{"precision without %", []string{"capacity", open, "--slo", slo, "--precision", "2"}, "want a number followed by %"},
+		{"closed load", []string{"capacity", closed, "--slo", slo}, "--by rate needs an open load"},
+		{"by vus", []string{"capacity", open, "--slo", slo, "--by", "vus"}, "--by vus is not supported yet"},
+		{"experiment", []string{"capacity", sweep, "--slo", slo}, "not supported yet"},
+		{"no SLO", []string{"capacity", open}, "no SLO"},
+		{"short steps", []string{"capacity", open, "--slo", slo, "--step-max", "3s"}, "shorter than a step's least, 7s"},
+		{"no plan", []string{"capacity", "--slo", slo}, "accepts 1 arg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := cli(context.Background(), t, tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 with %q", code, stderr, tc.want)
+			}
+		})
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("the server got %d requests from bad input", n)
+	}
+}
+
+// TestCapacityFirstRateBreaks: exit 3 when even the first rate breaks the
+// SLO; capacity.json keeps the step and says so.
+func TestCapacityFirstRateBreaks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a step of 7 s")
+	}
+	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
+	out := filepath.Join(t.TempDir(), "cap")
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3; stderr %s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	if doc.Schema != capacity.Schema || !doc.Done || len(doc.Steps) != 1 || doc.Capacity == nil || doc.Capacity.RatePerS != 0 ||
+		doc.Limit == nil || !strings.HasPrefix(doc.Limit.Clause, "p95(latency) < 5ms") || doc.Limit.Index != 1 {
+		t.Errorf("document %+v", doc)
+	}
+	if _, err := os.Stat(filepath.Join(out, "steps", "001", "result.json")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(stderr, "at most 25 steps of 7 to 30 s") {
+		t.Errorf("the cost is not stated up front: %s", stderr)
+	}
+}
+
+// TestCapacityKnownServers: `loadlab target --workers N --delay D` serves
+// N/D requests a second by construction; under an SLO loose enough that
+// queueing decides, the search lands within 5% of it. The three searches
+// run side by side, each against its own server, to keep the test under
+// about two minutes; measured on the project's shared 2-core machine.
+func TestCapacityKnownServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: three capacity searches against real servers")
+	}
+	cases := []struct {
+		workers int
+		delay   time.Duration
+	}{{10, 50 * time.Millisecond}, {4, 40 * time.Millisecond}, {20, 100 * time.Millisecond}}
+	var wg sync.WaitGroup
+	for _, tc := range cases {
+		want := float64(tc.workers) / tc.delay.Seconds()
+		url := targettest.Start(t, target.Options{Workers: tc.workers, Delay: tc.delay})
+		path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, fmt.Sprintf("%g/s", 0.3*want))})
+		out := filepath.Join(t.TempDir(), "cap")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			began := time.Now()
+			stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 10s, error_rate < 1%", "--precision", "3%", "--confirm", "1", "--step-max", "15s", "--out", out, "--json", "--workers", "1")
+			if code != 0 {
+				t.Errorf("N=%d D=%v: exit %d\n%s", tc.workers, tc.delay, code, stderr)
+				return
+			}
+			var doc capacity.Document
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Errorf("N=%d D=%v: %v", tc.workers, tc.delay, err)
+				return
+			}
+			got := doc.Capacity.RatePerS
+			var steps []string
+			for _, s := range doc.Steps {
+				steps = append(steps, capacity.StepLine(s))
+			}
+			t.Logf("N=%d D=%v: capacity %.4g/s, want %.4g/s (%+.1f%%), %d steps in %v\n%s", tc.workers, tc.delay, got, want, 100*(got-want)/want, len(doc.Steps), time.Since(began).Round(time.Second), strings.Join(steps, "\n"))
+			if math.Abs(got-want)/want > 0.05 || doc.Capacity.AtLeast {
+				t.Errorf("N=%d D=%v: capacity %.4g/s (at least: %v), want within 5%% of %.4g/s", tc.workers, tc.delay, got, doc.Capacity.AtLeast, want)
+			}
+		}()
+	}
+	wg.Wait()
+}
