@@ -108,7 +108,7 @@ func TestCapacityKnownServers(t *testing.T) {
 	cases := []struct {
 		workers int
 		delay   time.Duration
-	}{{10, 50 * time.Millisecond}, {4, 40 * time.Millisecond}, {20, 100 * time.Millisecond}}
+	}{{20, 100 * time.Millisecond}, {10, 100 * time.Millisecond}, {30, 200 * time.Millisecond}}
 	var wg sync.WaitGroup
 	for _, tc := range cases {
 		want := float64(tc.workers) / tc.delay.Seconds()

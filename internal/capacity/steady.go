@@ -84,7 +84,8 @@ type Judgement struct {
 //   - growing: over 1% of the arrivals were dropped (every VU busy), or the
 //     throughput is under 90% of the offered rate, or the median latency or
 //     the requests in flight trend upwards (Mann-Kendall, one-sided, at
-//     Alpha) by at least a quarter of their median over the window: the
+//     Alpha) by at least a quarter of their median over the window (and by
+//     1 ms, or by 5 requests, so that 4 in flight becoming 6 is noise): the
 //     queue of an overloaded server grows every second, so its latency
 //     rises before any SLO clause breaks;
 //   - steady: throughput within 5% of the offered rate and neither trend;
@@ -127,7 +128,7 @@ func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
 	if g, ok := grows(p50, o.Alpha, 1); ok {
 		return Judgement{Growing, fmt.Sprintf("median latency rose from %.4g to %.4g ms %s (Mann-Kendall p=%.3f): a queue is growing", p50[0], p50[len(p50)-1], last, g.PUp)}
 	}
-	if g, ok := grows(active, o.Alpha, 2); ok {
+	if g, ok := grows(active, o.Alpha, 5); ok {
 		return Judgement{Growing, fmt.Sprintf("requests in flight rose from %.0f to %.0f %s (Mann-Kendall p=%.3f): a queue is growing", active[0], active[len(active)-1], last, g.PUp)}
 	}
 	if throughput >= SteadyShare*rate {

@@ -70,3 +70,13 @@ func TestJudge(t *testing.T) {
 		t.Errorf("a short last interval: %v %q", j.State, j.Reason)
 	}
 }
+
+// TestJudgeFewInFlight: 4 requests in flight becoming 6 is noise, not a
+// queue (seen at 95 of 100/s on a busy machine).
+func TestJudgeFewInFlight(t *testing.T) {
+	active := []int64{4, 4, 4, 5, 5, 6, 6}
+	pts := series(7, constant[int64](95), constant(40.0), func(i int) int64 { return active[i] })
+	if j := Judge(pts, 95.63, Steadiness{}); j.State != Steady {
+		t.Errorf("Judge: %v %q, want steady", j.State, j.Reason)
+	}
+}
