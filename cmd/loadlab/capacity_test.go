@@ -144,3 +144,61 @@ func TestCapacityKnownServers(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCapacityResumes: Ctrl-C keeps every finished step; the same command
+// replays them and goes on where the search stopped.
+func TestCapacityResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a capacity search of four steps, interrupted")
+	}
+	url := targettest.Start(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "60/s")})
+	out := filepath.Join(t.TempDir(), "cap")
+	args := []string{"capacity", path, "--slo", "p95(latency) < 10s", "--precision", "20%", "--confirm", "0", "--out", out, "--json", "--workers", "1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Interrupt in the third step, once two are kept.
+		for ctx.Err() == nil {
+			var doc capacity.Document
+			if data, err := os.ReadFile(filepath.Join(out, capacityFile)); err == nil && json.Unmarshal(data, &doc) == nil && len(doc.Steps) == 2 {
+				time.Sleep(2 * time.Second)
+				cancel()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	_, stderr, code := cli(ctx, t, args...)
+	if code != 1 || !strings.Contains(stderr, "interrupted in step 3; 2 finished steps are kept") {
+		t.Fatalf("interrupted: exit %d\n%s", code, stderr)
+	}
+	first, err := os.ReadFile(filepath.Join(out, "steps", "001", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := cli(context.Background(), t, args...)
+	if code != 0 || !strings.Contains(stderr, "resuming: 2 steps kept") {
+		t.Fatalf("resumed: exit %d\n%s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var rates []string
+	for _, s := range doc.Steps {
+		rates = append(rates, fmt.Sprintf("%s %g %v", s.Phase, s.Rate, s.Holds))
+	}
+	// 60 and 120 kept; then 90 and 105 (within 20% of 90: done).
+	if got := strings.Join(rates, ", "); got != "grow 60 true, grow 120 false, bisect 90 true, bisect 105 false" || doc.Capacity.RatePerS != 90 {
+		t.Errorf("steps %s; capacity %+v", got, doc.Capacity)
+	}
+	again, _ := os.ReadFile(filepath.Join(out, "steps", "001", "result.json"))
+	if string(again) != string(first) {
+		t.Error("the resumed search ran its first step again")
+	}
+	// Another SLO is another search.
+	if _, stderr, code := cli(context.Background(), t, append(args[:len(args):len(args)], "--slo", "error_rate < 1%")...); code != 2 || !strings.Contains(stderr, "another plan, SLO or settings") {
+		t.Errorf("another SLO: exit %d %s", code, stderr)
+	}
+}
