@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
 	"github.com/loadlab/loadlab/internal/threshold"
@@ -31,10 +32,12 @@ type Document struct {
 	Limit    *Limit   `json:"limit"`
 	// Ranking orders the plan's steps by how their p95 latency grew from
 	// the answer to the step above it: the first is the bottleneck.
-	Ranking []Rank       `json:"ranking,omitempty"`
-	Note    string       `json:"note,omitempty"`
-	Done    bool         `json:"done"`
-	Steps   []StepRecord `json:"steps"`
+	Ranking []Rank `json:"ranking,omitempty"`
+	// Bottleneck says the ranking and the server's use in words.
+	Bottleneck string       `json:"bottleneck,omitempty"`
+	Note       string       `json:"note,omitempty"`
+	Done       bool         `json:"done"`
+	Steps      []StepRecord `json:"steps"`
 }
 
 // Settings are what the search was asked to do. A search resumes only with
@@ -90,7 +93,18 @@ type Limit struct {
 	Step     string  `json:"step,omitempty"` // the plan's step that binds, when one can be named
 	RatePerS float64 `json:"rate_per_s"`
 	Index    int     `json:"index"` // of the step in Steps, from 1
+	// The server under test at the answer and at this rate, when the plan
+	// starts it: CPU in percent of the machine (of the CPUs it may use),
+	// peak RSS in bytes.
+	ServerCPUAtAnswer float64 `json:"server_machine_cpu_at_answer_pct,omitempty"`
+	ServerCPU         float64 `json:"server_machine_cpu_pct,omitempty"`
+	ServerRSSAtAnswer int64   `json:"server_rss_peak_at_answer_bytes,omitempty"`
+	ServerRSS         int64   `json:"server_rss_peak_bytes,omitempty"`
 }
+
+// CPUBound is the share of its CPUs above which the server is said to be
+// CPU-bound.
+const CPUBound = 0.90
 
 // Rank is one of the plan's steps, with how its p95 grew.
 type Rank struct {
@@ -196,6 +210,37 @@ func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.T
 	if d.Limit.Step == "" && len(d.Ranking) > 0 {
 		d.Limit.Step = d.Ranking[0].Step
 	}
+	if at != nil && at.Server != nil {
+		d.Limit.ServerCPUAtAnswer, d.Limit.ServerRSSAtAnswer = at.Server.MachineAvg, at.Server.RSSPeak
+	}
+	if hi != nil && hi.Server != nil {
+		d.Limit.ServerCPU, d.Limit.ServerRSS = hi.Server.MachineAvg, hi.Server.RSSPeak
+	}
+	d.Bottleneck = bottleneck(d.Ranking, d.Limit, a.Rate, hi != nil && hi.Server != nil)
+}
+
+// bottleneck says in words which step's latency grew fastest from the
+// answer to the rate that broke, beside the server's CPU and memory:
+// "login: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s, the others
+// at most 1.3×; server CPU 98% of its CPUs (CPU-bound), RSS 120 MiB".
+func bottleneck(ranking []Rank, l *Limit, answer float64, server bool) string {
+	if len(ranking) == 0 {
+		return ""
+	}
+	top := ranking[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: its p95 rose %.3g× (%.4g → %.4g ms) from %.4g/s to %.4g/s", top.Step, top.Growth, top.P95AtMs, top.P95Above, answer, l.RatePerS)
+	if len(ranking) > 1 {
+		fmt.Fprintf(&b, ", the others at most %.3g×", ranking[1].Growth)
+	}
+	if server {
+		fmt.Fprintf(&b, "; server CPU %.0f%% of its CPUs (%.0f%% at the answer)", l.ServerCPU, l.ServerCPUAtAnswer)
+		if l.ServerCPU >= 100*CPUBound {
+			b.WriteString(", CPU-bound")
+		}
+		fmt.Fprintf(&b, ", RSS peak %s", quantity.FormatBytes(l.ServerRSS))
+	}
+	return b.String()
 }
 
 // rank orders the steps of two results by how their p95 latency grew.
@@ -294,10 +339,9 @@ func (d *Document) WriteText(w io.Writer) error {
 	}
 	if l := d.Limit; l != nil {
 		fmt.Fprintf(w, "  limit: %s at %.4g/s (step %d)\n", l.Clause, l.RatePerS, l.Index)
-		if len(d.Ranking) > 1 {
-			top := d.Ranking[0]
-			fmt.Fprintf(w, "  bottleneck: %s, its p95 rose %.3g× (%.4g → %.4g ms) while the others rose at most %.3g×\n", top.Step, top.Growth, top.P95AtMs, top.P95Above, d.Ranking[1].Growth)
-		}
+	}
+	if d.Bottleneck != "" {
+		fmt.Fprintf(w, "  bottleneck: %s\n", d.Bottleneck)
 	}
 	if d.Note != "" {
 		fmt.Fprintf(w, "  note: %s\n", d.Note)

@@ -1,0 +1,67 @@
+package capacity
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/threshold"
+)
+
+func stepResult(cpu float64, p95 map[string]float64) *result.Result {
+	r := &result.Result{Server: &result.Server{MachineAvg: cpu, RSSPeak: 120 << 20}}
+	for _, name := range []string{"home", "login", "browse"} {
+		r.Steps = append(r.Steps, result.Step{Scenario: "default", Name: name, Summary: result.Summary{Latency: result.Percentiles{Count: 100, P95: p95[name]}}})
+	}
+	return r
+}
+
+// TestFinishNamesTheBottleneck: at the answer and the step above it, the
+// binding clause, the step whose latency grew fastest, and the server's
+// CPU, in words.
+func TestFinishNamesTheBottleneck(t *testing.T) {
+	d := &Document{Steps: []StepRecord{
+		{Index: 1, Outcome: Outcome{Rate: 400, Phase: Grow, Holds: true}, Throughput: 399, InFlight: 20},
+		{Index: 2, Outcome: Outcome{Rate: 412.5, Phase: Bisect, Clause: "p95(latency) < 300ms (p95 latency: 812 ms)"}, Throughput: 380},
+		{Index: 3, Outcome: Outcome{Rate: 400, Phase: Confirm, Holds: true}, Throughput: 401, InFlight: 22},
+	}}
+	results := []*result.Result{
+		stepResult(60, map[string]float64{"home": 10, "login": 12, "browse": 20}),
+		stepResult(98, map[string]float64{"home": 13, "login": 108, "browse": 22}),
+		nil,
+	}
+	slo, err := ParseSLO("p95(latency) < 300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Finish(Answer{Rate: 400, Above: 412.5, Limit: 1, Confirmed: 1, Confirms: 1, AtAnswer: []int{0, 2}}, results, slo)
+	c := d.Capacity
+	if c.RatePerS != 400 || c.CI == nil || *c.CI != (Interval{400, 412.5}) || c.VUs != 21 || c.Throughput == nil || c.Throughput.Median != 400 || c.Throughput.Lo != 399 || c.Throughput.Hi != 401 {
+		t.Errorf("capacity %+v, throughput %+v", c, c.Throughput)
+	}
+	if l := d.Limit; l == nil || l.Step != "login" || l.Index != 2 || l.RatePerS != 412.5 || l.ServerCPU != 98 {
+		t.Errorf("limit %+v", d.Limit)
+	}
+	want := "login: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s, the others at most 1.3×; server CPU 98% of its CPUs (60% at the answer), CPU-bound, RSS peak 120 MiB"
+	if d.Bottleneck != want {
+		t.Errorf("bottleneck\n%s\nwant\n%s", d.Bottleneck, want)
+	}
+	var buf bytes.Buffer
+	if err := d.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"capacity: 400/s (held 1 of 1 confirm repeats; 412.5/s broke)", "limit: p95(latency) < 300ms (p95 latency: 812 ms) at 412.5/s (step 2)", "bottleneck: " + want} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, buf.String())
+		}
+	}
+
+	// A clause about one step names it, whatever the ranking says.
+	d.Steps[1].Clause = "p99(latency, step=browse) < 1s (p99 latency of step browse: 1.2 s)"
+	slo, _ = ParseSLO("p99(latency, step=browse) < 1s")
+	d.Finish(Answer{Rate: 400, Above: 412.5, Limit: 1, AtAnswer: []int{0}}, results, []*threshold.Threshold{slo[0]})
+	if d.Limit.Step != "browse" {
+		t.Errorf("limit step %q, want the clause's browse", d.Limit.Step)
+	}
+}
