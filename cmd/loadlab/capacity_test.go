@@ -202,3 +202,38 @@ func TestCapacityResumes(t *testing.T) {
 		t.Errorf("another SLO: exit %d %s", code, stderr)
 	}
 }
+
+// TestCapacityServerSection: with a server: section, every step starts the
+// server afresh and samples it; a server that crashes stops the search,
+// which says so (exit 1).
+func TestCapacityServerSection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a capacity search of three steps with a server to start")
+	}
+	srv, url, _ := targetServer(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond}, "")
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "60/s") + srv})
+	out := filepath.Join(t.TempDir(), "cap")
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--precision", "50%", "--confirm", "0", "--out", out, "--json", "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Steps) != 3 || doc.Capacity.RatePerS != 90 || doc.Limit == nil || doc.Limit.ServerCPU <= 0 {
+		t.Errorf("steps %+v, capacity %+v, limit %+v", doc.Steps, doc.Capacity, doc.Limit)
+	}
+	for _, s := range doc.Steps {
+		if s.ServerCPUPct <= 0 {
+			t.Errorf("step %d: no server figures", s.Index)
+		}
+	}
+
+	crash, url, _ := targetServer(t, target.Options{Delay: time.Millisecond}, "%s & sleep 3; exit 3")
+	path = writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s") + crash})
+	_, stderr, code = cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--out", filepath.Join(t.TempDir(), "cap"))
+	if code != 1 || !strings.Contains(stderr, "the server under test crashed at 20/s") {
+		t.Errorf("a crashing server: exit %d\n%s", code, stderr)
+	}
+}
