@@ -226,6 +226,7 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 		logf("%s", capacity.StepLine(r))
 	}
 	var answer capacity.Answer
+	began := time.Now()
 	for {
 		d, err := capacity.Next(s.opts, s.outcomes())
 		if err != nil {
@@ -268,7 +269,7 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 		if err := s.save(); err != nil {
 			return failedError(fmt.Errorf("capacity: %w", err))
 		}
-		logf("%s", capacity.StepLine(rec))
+		logf("%s  [%d of at most %d, %s]", capacity.StepLine(rec), index, s.doc.Search.MaxSteps, time.Since(began).Round(time.Second))
 	}
 	results := make([]*result.Result, len(s.doc.Steps))
 	for _, i := range append([]int{answer.Limit}, answer.AtAnswer...) {
