@@ -2,6 +2,9 @@ package capacity
 
 import (
 	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,5 +66,37 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 	d.Finish(Answer{Rate: 400, Above: 412.5, Limit: 1, AtAnswer: []int{0}}, results, []*threshold.Threshold{slo[0]})
 	if d.Limit.Step != "browse" {
 		t.Errorf("limit step %q, want the clause's browse", d.Limit.Step)
+	}
+}
+
+// TestDocumentKeys: capacity.json's keys are the ones the README documents;
+// a change here is a change of schema.
+func TestDocumentKeys(t *testing.T) {
+	d := &Document{Schema: Schema, Steps: []StepRecord{{Index: 1, Outcome: Outcome{Rate: 10, Phase: Grow, Holds: true}}, {Index: 2, Outcome: Outcome{Rate: 20, Phase: Grow, Clause: "x"}, Result: "steps/002/result.json"}}}
+	at := stepResult(50, map[string]float64{"home": 1, "login": 1, "browse": 1})
+	d.Finish(Answer{Rate: 10, Above: 20, Limit: 1, AtAnswer: []int{0}}, []*result.Result{at, at}, nil)
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	json.Unmarshal(data, &m)
+	keys := func(raw json.RawMessage) string {
+		var o map[string]json.RawMessage
+		json.Unmarshal(raw, &o)
+		return strings.Join(slices.Sorted(maps.Keys(o)), " ")
+	}
+	var steps []json.RawMessage
+	json.Unmarshal(m["steps"], &steps)
+	for _, tc := range []struct{ what, got, want string }{
+		{"top", keys(data), "bottleneck capacity done limit name plan ranking schema search slo steps"},
+		{"capacity", keys(m["capacity"]), "at_least ci confirmed confirms rate_per_s throughput vus"},
+		{"limit", keys(m["limit"]), "clause index rate_per_s server_machine_cpu_at_answer_pct server_machine_cpu_pct server_rss_peak_at_answer_bytes server_rss_peak_bytes step"},
+		{"search", keys(m["search"]), "by confirm factor max_steps plan_fingerprint precision start_rate_per_s step_max_s"},
+		{"step", keys(steps[1]), "clause duration_s error_rate holds in_flight index p50_ms p95_ms p99_ms phase rate_per_s result series throughput_per_s"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s keys\n%s\nwant\n%s", tc.what, tc.got, tc.want)
+		}
 	}
 }
