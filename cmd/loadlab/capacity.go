@@ -281,6 +281,13 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 	if err := s.save(); err != nil {
 		return failedError(fmt.Errorf("capacity: %w", err))
 	}
+	var md bytes.Buffer
+	if err := s.doc.WriteMarkdown(&md); err != nil {
+		return failedError(err)
+	}
+	if err := store.WriteFile(filepath.Join(s.dir, capacity.MarkdownFile), md.Bytes()); err != nil {
+		return failedError(fmt.Errorf("capacity: %w", err))
+	}
 	if f.json {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)

@@ -91,6 +91,9 @@ func TestCapacityFirstRateBreaks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "steps", "001", "result.json")); err != nil {
 		t.Error(err)
 	}
+	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "**Capacity: none found.**") {
+		t.Errorf("report.md: %v\n%s", err, md)
+	}
 	if !strings.Contains(stderr, "at most 25 steps of 7 to 30 s") {
 		t.Errorf("the cost is not stated up front: %s", stderr)
 	}

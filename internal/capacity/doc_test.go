@@ -60,6 +60,20 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 		}
 	}
 
+	buf.Reset()
+	if err := d.WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"**Capacity: 400/s** (held 1 of 1 confirm repeats; 412.5/s broke).",
+		"| login | 12 | 108 | 9× |",
+		"| 2 | bisect | 412.5 | 380 | 0 | 0 | 0 | 0.00% | 0.0 |  | breaks: p95(latency) &lt; 300ms (p95 latency: 812 ms) |",
+	} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("markdown lacks %q:\n%s", line, buf.String())
+		}
+	}
+
 	// A clause about one step names it, whatever the ranking says.
 	d.Steps[1].Clause = "p99(latency, step=browse) < 1s (p99 latency of step browse: 1.2 s)"
 	slo, _ = ParseSLO("p99(latency, step=browse) < 1s")
