@@ -47,7 +47,7 @@ func newRoot(io *stdio) *cobra.Command {
 
 Exit codes: 0 success; 1 the run failed (target unreachable, no response at
 all, server crashed, interrupted); 2 invalid input (flags, plan file), no load sent; 3 a threshold
-or a compare verdict failed.`,
+or a compare verdict failed, or a capacity search's first rate broke its SLO.`,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -59,7 +59,7 @@ or a compare verdict failed.`,
 		}
 		return usageError(fmt.Errorf("%s: %s (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), plainFlagError(err), c.CommandPath()))
 	})
-	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newHistoryCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io))
+	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newHistoryCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io), newCapacityCommand(io))
 	wrapArgs(root)
 	return root
 }

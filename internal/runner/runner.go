@@ -46,7 +46,14 @@ type Options struct {
 	Seed uint64
 	// OnProgress, if set, hears about the run once a second.
 	OnProgress func(Progress)
-	Version    string
+	// Stop, if set, ends the load early when it is closed, as the end of
+	// the workload would: the run is not Interrupted (Ctrl-C is), and
+	// Result.Stopped says it was ended early. The capacity search ends a
+	// step this way once its figures are steady. Requests in flight then
+	// are left out of the figures (Summary.Abandoned counts them), as at an
+	// interruption.
+	Stop    <-chan struct{}
+	Version string
 }
 
 // Progress is how a run is going, once a second: for the live panel.
@@ -236,12 +243,29 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 			}
 		}()
 	}
+	if opts.Stop != nil {
+		go func() {
+			select {
+			case <-opts.Stop:
+				cancel()
+			case <-runCtx.Done():
+			}
+		}()
+	}
 	out, err := engine.Run(runCtx, cfg)
 	stopSampling()
 	<-sampled
 	<-sampled
 	if err != nil {
 		return nil, err
+	}
+	stoppedEarly := false
+	if opts.Stop != nil && out.Interrupted && ctx.Err() == nil {
+		select {
+		case <-opts.Stop:
+			stoppedEarly = true
+		default:
+		}
 	}
 	// Stopped because the user interrupted the run is no crash.
 	crashed := false
@@ -255,6 +279,13 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 	res, err := t.result(out, self, machine, crashed, opts)
 	if err != nil {
 		return nil, err
+	}
+	if stoppedEarly && !crashed {
+		// Validity saw an interruption, so it does not call the requests
+		// in flight at the stop abandoned by the grace period; the run
+		// itself was not interrupted.
+		res.Summary.Interrupted = false
+		res.Stopped = fmt.Sprintf("ended early by its caller after %.1fs", out.Elapsed.Seconds())
 	}
 	var serverErr error
 	if t.proc != nil {

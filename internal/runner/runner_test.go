@@ -249,3 +249,46 @@ thresholds:
 		t.Errorf("rate >= 8.5/s over the window: %+v", res.Thresholds)
 	}
 }
+
+// TestStopEndsTheLoadWithoutInterrupting: closing Options.Stop ends an open
+// load early, as its end would, not as Ctrl-C: the result is not
+// interrupted and says it was ended early.
+func TestStopEndsTheLoadWithoutInterrupting(t *testing.T) {
+	p, err := plan.Parse("test.yaml", []byte(`
+name: stop
+target: `+shop(t)+`
+scenarios:
+  browse:
+    steps:
+      - get: /
+load: { open: { rate: 50/s, max_vus: 10, duration: 60s } }
+`), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	points := 0
+	began := time.Now()
+	res, err := Plan(context.Background(), p, Options{Workers: 1, Stop: stop, OnProgress: func(Progress) {
+		if points++; points == 2 {
+			close(stop)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Fatalf("the 60 s load took %v after Stop", took)
+	}
+	if res.Summary.Interrupted || res.Stopped == "" {
+		t.Errorf("interrupted %v, stopped %q: want a run ended early, not interrupted", res.Summary.Interrupted, res.Stopped)
+	}
+	for _, w := range res.Validity {
+		if w.Code == "abandoned" {
+			t.Errorf("warning %+v: requests in flight at a stop are not abandoned by the grace period", w)
+		}
+	}
+	if res.Summary.Requests < 50 {
+		t.Errorf("%d requests in about 2 s at 50/s", res.Summary.Requests)
+	}
+}

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadlab/loadlab/internal/capacity"
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
+	"github.com/loadlab/loadlab/internal/threshold"
+)
+
+// capacityFile is the search's record in its directory.
+const capacityFile = "capacity.json"
+
+type capacityFlags struct {
+	slo       []string
+	by        string
+	precision string
+	confirm   int
+	stepMax   time.Duration
+	out       string
+	json      bool
+	fresh     bool
+	set, env  []string
+	workers   int
+}
+
+func newCapacityCommand(io *stdio) *cobra.Command {
+	var f capacityFlags
+	var refused refusals
+	c := &cobra.Command{
+		Use:   "capacity PLAN.yaml --slo 'p95(latency) < 300ms, error_rate < 1%'",
+		Short: "Find the highest arrival rate at which every SLO clause holds",
+		Long: `Find the highest arrival rate of the plan's open load at which every clause
+of the SLO holds. Each step is a run at one rate, kept under DIR/steps/NNN/;
+it ends once its per-second figures are steady (or its queue is seen to
+grow), at most --step-max. From the plan's rate the search doubles the rate
+until a step breaks, bisects until the bracket is within --precision, then
+repeats the answer --confirm times. The SLO is the threshold grammar of plan
+files, clauses separated by commas; without --slo, the plan's thresholds.
+
+Ctrl-C keeps every finished step; the same command resumes the search.
+Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
+2 invalid input, no load sent; 3 even the first rate broke the SLO.`,
+		Example: `  loadlab capacity api.yaml --slo 'p95(latency) < 300ms, error_rate < 1%'
+  loadlab capacity shop.yaml --slo 'p99(latency, step=login) < 1s' --precision 5% --out results/cap --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := refused.err(); err != nil {
+				return usageError(fmt.Errorf("capacity: %w", err))
+			}
+			return runCapacity(c.Context(), io, args[0], &f)
+		},
+	}
+	fl := c.Flags()
+	f.by, f.precision, f.confirm, f.stepMax = "rate", "2%", capacity.DefaultConfirm, capacity.DefaultStepMax
+	fl.StringArrayVar(&f.slo, "slo", nil, "the objective: threshold clauses separated by commas (repeatable; default: the plan's thresholds)")
+	fl.StringVar(&f.by, "by", f.by, "what the search varies: rate (the open load's arrival rate)")
+	fl.StringVar(&f.precision, "precision", f.precision, "stop bisecting when the bracket is this close, relative")
+	fl.Var(refused.hold("confirm", &countFlag[int]{value: &f.confirm, shown: "--confirm", zeroOK: true}), "confirm", "repeats at the answer")
+	fl.Var(refused.hold("step-max", &durationFlag{value: &f.stepMax, shown: "--step-max"}), "step-max", "the longest a step runs when its figures do not settle")
+	fl.StringVar(&f.out, "out", "", "the search's directory: capacity.json and steps/NNN/ (default results/NAME-capacity)")
+	fl.BoolVar(&f.json, "json", false, "print the answer as JSON (schema "+capacity.Schema+")")
+	fl.BoolVar(&f.fresh, "fresh", false, "forget the steps kept in the directory and start over")
+	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
+	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }}: KEY=VALUE (repeatable)")
+	fl.Var(refused.hold("workers", &countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}), "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	return c
+}
+
+// capacitySearch is a search ready to go: everything checked.
+type capacitySearch struct {
+	plan    *plan.Plan
+	slo     []*threshold.Threshold
+	opts    capacity.Options
+	dir     string
+	doc     *capacity.Document
+	stepper *capacity.Stepper
+}
+
+// prepareCapacity checks the command line and the plan, before any load.
+func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
+	if f.by != "rate" {
+		if f.by == "vus" {
+			return nil, errors.New("capacity: --by vus is not supported yet; --by rate searches an open load's arrival rate")
+		}
+		return nil, fmt.Errorf("capacity: --by %q: want rate", f.by)
+	}
+	precision, err := quantity.ParsePercent(f.precision)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: --precision: %w", err)
+	}
+	if precision <= 0 {
+		return nil, fmt.Errorf("capacity: --precision must be over 0%%, got %s", f.precision)
+	}
+	var slo []*threshold.Threshold
+	for _, text := range f.slo {
+		ts, err := capacity.ParseSLO(text)
+		if err != nil {
+			return nil, fmt.Errorf("capacity: --slo %q: %w", text, err)
+		}
+		slo = append(slo, ts...)
+	}
+	env, err := parseEnv(f.env)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: %w", err)
+	}
+	p, err := plan.Load(path, plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv})
+	if err != nil {
+		return nil, err
+	}
+	if p.Experiment != nil {
+		return nil, fmt.Errorf("capacity: %s: %s: the plan has params or repeat; a capacity search of an experiment is not supported yet", path, p.Experiment.Pos)
+	}
+	if p.Load.Kind != plan.LoadOpen {
+		return nil, fmt.Errorf("capacity: %s: %s: --by rate needs an open load to start from, such as load: {open: {rate: 50/s, max_vus: 200}}; this one is %s", path, p.Load.Pos, p.Load.Kind)
+	}
+	if len(slo) == 0 {
+		for _, t := range p.Thresholds {
+			slo = append(slo, t.T)
+		}
+	}
+	if len(slo) == 0 {
+		return nil, errors.New("capacity: no SLO: give --slo 'p95(latency) < 300ms, error_rate < 1%', or thresholds in the plan")
+	}
+	st := capacity.Steadiness{}
+	if f.stepMax < st.MinDuration() {
+		return nil, fmt.Errorf("capacity: --step-max %v is shorter than a step's least, %v", f.stepMax, st.MinDuration())
+	}
+	opts, err := capacity.Options{Start: p.Load.Rate.PerSecond(), Precision: precision, Confirm: f.confirm}.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("capacity: %w", err)
+	}
+	if err := fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs())); err != nil {
+		return nil, fmt.Errorf("capacity: %s: %w", path, err)
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("results", safeName(p.Name)+"-capacity")
+	}
+	texts := make([]string, len(slo))
+	for i, t := range slo {
+		texts[i] = t.Text
+	}
+	doc := &capacity.Document{
+		Schema: capacity.Schema, Name: p.Name, Plan: p.File, SLO: texts,
+		Search: capacity.Settings{By: "rate", Start: opts.Start, Factor: opts.Factor, Precision: opts.Precision, Confirm: opts.Confirm,
+			StepMaxS: f.stepMax.Seconds(), MaxSteps: opts.MaxSteps(), Fingerprint: p.Fingerprint()},
+		Steps: []capacity.StepRecord{},
+	}
+	return &capacitySearch{plan: p, slo: slo, opts: opts, dir: dir, doc: doc,
+		stepper: &capacity.Stepper{Plan: p, SLO: slo, StepMax: f.stepMax, Steadiness: st, Workers: f.workers, Version: version()}}, nil
+}
+
+// resume takes the steps kept in the directory by the same search.
+func (s *capacitySearch) resume(fresh bool) error {
+	data, err := os.ReadFile(filepath.Join(s.dir, capacityFile))
+	if errors.Is(err, os.ErrNotExist) || fresh {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var kept capacity.Document
+	if err := json.Unmarshal(data, &kept); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(s.dir, capacityFile), err)
+	}
+	if kept.Schema != capacity.Schema || kept.Search != s.doc.Search || strings.Join(kept.SLO, "\n") != strings.Join(s.doc.SLO, "\n") {
+		return usageError(fmt.Errorf("capacity: %s holds a search with another plan, SLO or settings: give another --out, or --fresh to start over", s.dir))
+	}
+	s.doc.Steps = kept.Steps
+	return nil
+}
+
+func (s *capacitySearch) outcomes() []capacity.Outcome {
+	out := make([]capacity.Outcome, len(s.doc.Steps))
+	for i, r := range s.doc.Steps {
+		out[i] = r.Outcome
+	}
+	return out
+}
+
+func (s *capacitySearch) save() error {
+	data, err := json.MarshalIndent(s.doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return store.WriteFile(filepath.Join(s.dir, capacityFile), append(data, '\n'))
+}
+
+func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) error {
+	s, err := prepareCapacity(path, f)
+	if err != nil {
+		return usageError(err)
+	}
+	if err := store.CheckWritable(s.dir); err != nil {
+		return usageError(fmt.Errorf("capacity: --out: %w", err))
+	}
+	if err := s.resume(f.fresh); err != nil {
+		return err
+	}
+	prog := newProgress(io, result.Settings{})
+	s.stepper.OnProgress = prog.update
+	logf := func(format string, args ...any) {
+		prog.clear()
+		fmt.Fprintf(io.err, format+"\n", args...)
+	}
+	logf("capacity %s: %s", s.plan.Name, s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds()))
+	if n := len(s.doc.Steps); n > 0 {
+		logf("resuming: %d steps kept in %s", n, s.dir)
+	}
+	logf("step  phase        rate  throughput       p95   time  verdict")
+	for _, r := range s.doc.Steps {
+		logf("%s", capacity.StepLine(r))
+	}
+	var answer capacity.Answer
+	began := time.Now()
+	for {
+		d, err := capacity.Next(s.opts, s.outcomes())
+		if err != nil {
+			return usageError(fmt.Errorf("capacity: %s: %w; give another --out, or --fresh", s.dir, err))
+		}
+		if d.Done {
+			answer = d.Answer
+			break
+		}
+		if len(s.doc.Steps) >= s.doc.Search.MaxSteps {
+			return failedError(fmt.Errorf("capacity: no answer after the %d steps stated", len(s.doc.Steps))) // cannot happen: Next ends by then
+		}
+		index := len(s.doc.Steps) + 1
+		rel := filepath.Join("steps", fmt.Sprintf("%03d", index))
+		stepDir := filepath.Join(s.dir, rel)
+		if err := os.MkdirAll(stepDir, 0o755); err != nil {
+			return failedError(fmt.Errorf("capacity: %w", err))
+		}
+		o, res, report, err := s.stepper.Step(ctx, d.Rate, d.Phase, stepDir)
+		prog.done()
+		if errors.Is(err, capacity.ErrInterrupted) {
+			return failedError(fmt.Errorf("capacity: interrupted in step %d; %d finished steps are kept in %s: run the same command again to resume", index, len(s.doc.Steps), s.dir))
+		}
+		if err != nil {
+			var perr plan.Errors
+			if errors.As(err, &perr) {
+				return usageError(err)
+			}
+			return failedError(fmt.Errorf("capacity: step %d at %.4g/s: %w", index, d.Rate, err))
+		}
+		resultPath := ""
+		if res != nil {
+			if err := store.WriteResult(stepDir, res); err != nil {
+				return failedError(fmt.Errorf("capacity: %w", err))
+			}
+			resultPath = filepath.ToSlash(filepath.Join(rel, store.ResultFile))
+		}
+		rec := capacity.Record(index, o, res, report, resultPath)
+		s.doc.Steps = append(s.doc.Steps, rec)
+		if err := s.save(); err != nil {
+			return failedError(fmt.Errorf("capacity: %w", err))
+		}
+		logf("%s  [%d of at most %d, %s]", capacity.StepLine(rec), index, s.doc.Search.MaxSteps, time.Since(began).Round(time.Second))
+	}
+	results := make([]*result.Result, len(s.doc.Steps))
+	for _, i := range append([]int{answer.Limit}, answer.AtAnswer...) {
+		if i >= 0 && i < len(s.doc.Steps) && s.doc.Steps[i].Result != "" {
+			results[i], _ = store.ReadResult(filepath.Join(s.dir, filepath.FromSlash(s.doc.Steps[i].Result))) // a missing one leaves the ranking out
+		}
+	}
+	s.doc.Finish(answer, results, s.slo)
+	if err := s.save(); err != nil {
+		return failedError(fmt.Errorf("capacity: %w", err))
+	}
+	var md bytes.Buffer
+	if err := s.doc.WriteMarkdown(&md); err != nil {
+		return failedError(err)
+	}
+	if err := store.WriteFile(filepath.Join(s.dir, capacity.MarkdownFile), md.Bytes()); err != nil {
+		return failedError(fmt.Errorf("capacity: %w", err))
+	}
+	if f.json {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s.doc); err != nil {
+			return failedError(err)
+		}
+		if _, err := io.out.Write(buf.Bytes()); err != nil {
+			return failedError(err)
+		}
+	} else if err := s.doc.WriteText(io.out); err != nil {
+		return failedError(err)
+	}
+	var crashed bool
+	for _, r := range s.doc.Steps {
+		crashed = crashed || r.Stop == capacity.ServerCrashed
+	}
+	switch {
+	case crashed:
+		return failedError(fmt.Errorf("capacity: %s; the steps are in %s", answer.Note, s.dir))
+	case answer.Rate == 0 && !answer.AtLeast:
+		return thresholdError(fmt.Errorf("capacity: %s", answer.Note))
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/capacity"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+func openPlan(url, rate string) string {
+	return fmt.Sprintf(`
+name: known
+target: %s
+scenarios:
+  hit:
+    steps:
+      - get: /
+        name: hit
+load: { open: { rate: %s, max_vus: 400, duration: 30s } }
+`, url, rate)
+}
+
+// TestCapacityBadInput: what the search cannot run is refused with exit 2
+// before any request is sent.
+func TestCapacityBadInput(t *testing.T) {
+	url, served := counting(t)
+	open := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s")})
+	closed := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: c\ntarget: %s\nsteps:\n  - get: /\nload: { closed: { vus: 2, duration: 5s } }\n", url)})
+	sweep := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "params:\n  x: [1, 2]\n"})
+	slo := "p95(latency) < 300ms, error_rate < 1%"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"SLO that does not parse", []string{"capacity", open, "--slo", "p95(latency) < 300ms, eror_rate < 1%"}, "column 23"},
+		{"SLO with an empty clause", []string{"capacity", open, "--slo", "p95(latency) < 300ms,"}, "column 22"},
+		{"precision 0", []string{"capacity", open, "--slo", slo, "--precision", "0%"}, "--precision must be over 0%"},
+		{"negative precision", []string{"capacity", open, "--slo", slo, "--precision", "-2%"}, "--precision must be over 0%"},
+		{"precision without %", []string{"capacity", open, "--slo", slo, "--precision", "2"}, "want a number followed by %"},
+		{"closed load", []string{"capacity", closed, "--slo", slo}, "--by rate needs an open load"},
+		{"by vus", []string{"capacity", open, "--slo", slo, "--by", "vus"}, "--by vus is not supported yet"},
+		{"experiment", []string{"capacity", sweep, "--slo", slo}, "not supported yet"},
+		{"no SLO", []string{"capacity", open}, "no SLO"},
+		{"short steps", []string{"capacity", open, "--slo", slo, "--step-max", "3s"}, "shorter than a step's least, 7s"},
+		{"no plan", []string{"capacity", "--slo", slo}, "accepts 1 arg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := cli(context.Background(), t, tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 with %q", code, stderr, tc.want)
+			}
+		})
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("the server got %d requests from bad input", n)
+	}
+}
+
+// TestCapacityFirstRateBreaks: exit 3 when even the first rate breaks the
+// SLO; capacity.json keeps the step and says so.
+func TestCapacityFirstRateBreaks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a step of 7 s")
+	}
+	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
+	out := filepath.Join(t.TempDir(), "cap")
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3; stderr %s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	if doc.Schema != capacity.Schema || !doc.Done || len(doc.Steps) != 1 || doc.Capacity == nil || doc.Capacity.RatePerS != 0 ||
+		doc.Limit == nil || !strings.HasPrefix(doc.Limit.Clause, "p95(latency) < 5ms") || doc.Limit.Index != 1 {
+		t.Errorf("document %+v", doc)
+	}
+	if _, err := os.Stat(filepath.Join(out, "steps", "001", "result.json")); err != nil {
+		t.Error(err)
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "**Capacity: none found.**") {
+		t.Errorf("report.md: %v\n%s", err, md)
+	}
+	if !strings.Contains(stderr, "at most 25 steps of 7 to 30 s") {
+		t.Errorf("the cost is not stated up front: %s", stderr)
+	}
+}
+
+// TestCapacityKnownServers: `loadlab target --workers N --delay D` serves
+// N/D requests a second by construction; under an SLO loose enough that
+// queueing decides, the search lands within 5% of it. The three searches
+// run side by side, each against its own server, to keep the test under
+// about two minutes; measured on the project's shared 2-core machine.
+func TestCapacityKnownServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: three capacity searches against real servers")
+	}
+	cases := []struct {
+		workers int
+		delay   time.Duration
+	}{{20, 100 * time.Millisecond}, {10, 100 * time.Millisecond}, {30, 200 * time.Millisecond}}
+	var wg sync.WaitGroup
+	for _, tc := range cases {
+		want := float64(tc.workers) / tc.delay.Seconds()
+		url := targettest.Start(t, target.Options{Workers: tc.workers, Delay: tc.delay})
+		path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, fmt.Sprintf("%g/s", 0.3*want))})
+		out := filepath.Join(t.TempDir(), "cap")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			began := time.Now()
+			stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 10s, error_rate < 1%", "--precision", "3%", "--confirm", "1", "--step-max", "15s", "--out", out, "--json", "--workers", "1")
+			if code != 0 {
+				t.Errorf("N=%d D=%v: exit %d\n%s", tc.workers, tc.delay, code, stderr)
+				return
+			}
+			var doc capacity.Document
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Errorf("N=%d D=%v: %v", tc.workers, tc.delay, err)
+				return
+			}
+			got := doc.Capacity.RatePerS
+			var steps []string
+			for _, s := range doc.Steps {
+				steps = append(steps, capacity.StepLine(s))
+			}
+			t.Logf("N=%d D=%v: capacity %.4g/s, want %.4g/s (%+.1f%%), %d steps in %v\n%s", tc.workers, tc.delay, got, want, 100*(got-want)/want, len(doc.Steps), time.Since(began).Round(time.Second), strings.Join(steps, "\n"))
+			if math.Abs(got-want)/want > 0.05 || doc.Capacity.AtLeast {
+				t.Errorf("N=%d D=%v: capacity %.4g/s (at least: %v), want within 5%% of %.4g/s", tc.workers, tc.delay, got, doc.Capacity.AtLeast, want)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestCapacityResumes: Ctrl-C keeps every finished step; the same command
+// replays them and goes on where the search stopped.
+func TestCapacityResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a capacity search of four steps, interrupted")
+	}
+	url := targettest.Start(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "60/s")})
+	out := filepath.Join(t.TempDir(), "cap")
+	args := []string{"capacity", path, "--slo", "p95(latency) < 10s", "--precision", "20%", "--confirm", "0", "--out", out, "--json", "--workers", "1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Interrupt in the third step, once two are kept.
+		for ctx.Err() == nil {
+			var doc capacity.Document
+			if data, err := os.ReadFile(filepath.Join(out, capacityFile)); err == nil && json.Unmarshal(data, &doc) == nil && len(doc.Steps) == 2 {
+				time.Sleep(2 * time.Second)
+				cancel()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	_, stderr, code := cli(ctx, t, args...)
+	if code != 1 || !strings.Contains(stderr, "interrupted in step 3; 2 finished steps are kept") {
+		t.Fatalf("interrupted: exit %d\n%s", code, stderr)
+	}
+	first, err := os.ReadFile(filepath.Join(out, "steps", "001", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := cli(context.Background(), t, args...)
+	if code != 0 || !strings.Contains(stderr, "resuming: 2 steps kept") {
+		t.Fatalf("resumed: exit %d\n%s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var rates []string
+	for _, s := range doc.Steps {
+		rates = append(rates, fmt.Sprintf("%s %g %v", s.Phase, s.Rate, s.Holds))
+	}
+	// 60 and 120 kept; then 90 and 105 (within 20% of 90: done).
+	if got := strings.Join(rates, ", "); got != "grow 60 true, grow 120 false, bisect 90 true, bisect 105 false" || doc.Capacity.RatePerS != 90 {
+		t.Errorf("steps %s; capacity %+v", got, doc.Capacity)
+	}
+	again, _ := os.ReadFile(filepath.Join(out, "steps", "001", "result.json"))
+	if string(again) != string(first) {
+		t.Error("the resumed search ran its first step again")
+	}
+	// Another SLO is another search.
+	if _, stderr, code := cli(context.Background(), t, append(args[:len(args):len(args)], "--slo", "error_rate < 1%")...); code != 2 || !strings.Contains(stderr, "another plan, SLO or settings") {
+		t.Errorf("another SLO: exit %d %s", code, stderr)
+	}
+}
+
+// TestCapacityServerSection: with a server: section, every step starts the
+// server afresh and samples it; a server that crashes stops the search,
+// which says so (exit 1).
+func TestCapacityServerSection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a capacity search of three steps with a server to start")
+	}
+	srv, url, _ := targetServer(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond}, "")
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "60/s") + srv})
+	out := filepath.Join(t.TempDir(), "cap")
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--precision", "50%", "--confirm", "0", "--out", out, "--json", "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Steps) != 3 || doc.Capacity.RatePerS != 90 || doc.Limit == nil || doc.Limit.ServerCPU <= 0 {
+		t.Errorf("steps %+v, capacity %+v, limit %+v", doc.Steps, doc.Capacity, doc.Limit)
+	}
+	for _, s := range doc.Steps {
+		if s.ServerCPUPct <= 0 {
+			t.Errorf("step %d: no server figures", s.Index)
+		}
+	}
+
+	crash, url, _ := targetServer(t, target.Options{Delay: time.Millisecond}, "%s & sleep 3; exit 3")
+	path = writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s") + crash})
+	_, stderr, code = cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--out", filepath.Join(t.TempDir(), "cap"))
+	if code != 1 || !strings.Contains(stderr, "the server under test crashed at 20/s") {
+		t.Errorf("a crashing server: exit %d\n%s", code, stderr)
+	}
+}

@@ -1,0 +1,350 @@
+package capacity
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/stats"
+	"github.com/loadlab/loadlab/internal/threshold"
+)
+
+// Schema is the version of capacity.json and of `loadlab capacity --json`.
+const Schema = "loadlab.capacity/v1"
+
+// Document is capacity.json: the search's settings, every finished step,
+// and the answer once there is one. Fields are only ever added within a
+// schema version (see README, "Capacity").
+type Document struct {
+	Schema string   `json:"schema"`
+	Name   string   `json:"name"`
+	Plan   string   `json:"plan"`
+	SLO    []string `json:"slo"`
+	Search Settings `json:"search"`
+	// Capacity and Limit are null until the search is done.
+	Capacity *Figures `json:"capacity"`
+	Limit    *Limit   `json:"limit"`
+	// Ranking orders the plan's steps by how their p95 latency grew from
+	// the answer to the step above it: the first is the bottleneck.
+	Ranking []Rank `json:"ranking,omitempty"`
+	// Bottleneck says the ranking and the server's use in words.
+	Bottleneck string       `json:"bottleneck,omitempty"`
+	Note       string       `json:"note,omitempty"`
+	Done       bool         `json:"done"`
+	Steps      []StepRecord `json:"steps"`
+}
+
+// Settings are what the search was asked to do. A search resumes only with
+// the same settings.
+type Settings struct {
+	By          string  `json:"by"` // "rate"
+	Start       float64 `json:"start_rate_per_s"`
+	Factor      float64 `json:"factor"`
+	Precision   float64 `json:"precision"`
+	Confirm     int     `json:"confirm"`
+	StepMaxS    float64 `json:"step_max_s"`
+	MaxSteps    int     `json:"max_steps"`
+	Fingerprint string  `json:"plan_fingerprint"`
+}
+
+// Figures is the answer.
+type Figures struct {
+	// RatePerS is the highest arrival rate at which every clause held.
+	RatePerS float64 `json:"rate_per_s"`
+	// VUs are the requests in flight at the answer, averaged over its
+	// steps' seconds: the concurrency the rate needs (Little's law).
+	VUs float64 `json:"vus"`
+	// CI bounds the capacity: Lo held (every confirm repeat), Hi broke; nil
+	// when no rate above the answer broke.
+	CI      *Interval `json:"ci"`
+	AtLeast bool      `json:"at_least"`
+	// Confirmed of Confirms repeats at the answer held.
+	Confirmed int `json:"confirmed"`
+	Confirms  int `json:"confirms"`
+	// Throughput of the steps at the answer: median and 95% interval
+	// (stats.Summarize; with fewer than 6 steps the lowest and highest).
+	Throughput *Spread `json:"throughput,omitempty"`
+}
+
+// Interval is a range of rates, per second.
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Spread is a median with its interval.
+type Spread struct {
+	N          int     `json:"n"`
+	Median     float64 `json:"median"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"` // 0: Lo and Hi are the lowest and highest
+}
+
+// Limit is what broke first above the answer.
+type Limit struct {
+	Clause   string  `json:"clause"`
+	Step     string  `json:"step,omitempty"` // the plan's step that binds, when one can be named
+	RatePerS float64 `json:"rate_per_s"`
+	Index    int     `json:"index"` // of the step in Steps, from 1
+	// The server under test at the answer and at this rate, when the plan
+	// starts it: CPU in percent of the machine (of the CPUs it may use),
+	// peak RSS in bytes.
+	ServerCPUAtAnswer float64 `json:"server_machine_cpu_at_answer_pct,omitempty"`
+	ServerCPU         float64 `json:"server_machine_cpu_pct,omitempty"`
+	ServerRSSAtAnswer int64   `json:"server_rss_peak_at_answer_bytes,omitempty"`
+	ServerRSS         int64   `json:"server_rss_peak_bytes,omitempty"`
+}
+
+// CPUBound is the share of its CPUs above which the server is said to be
+// CPU-bound.
+const CPUBound = 0.90
+
+// Rank is one of the plan's steps, with how its p95 grew.
+type Rank struct {
+	Step     string  `json:"step"`
+	P95AtMs  float64 `json:"p95_at_answer_ms"`
+	P95Above float64 `json:"p95_above_ms"`
+	Growth   float64 `json:"growth"` // P95Above / P95AtMs
+}
+
+// StepRecord is one finished step.
+type StepRecord struct {
+	Index int `json:"index"` // from 1
+	Outcome
+	Throughput   float64 `json:"throughput_per_s"`
+	P50          float64 `json:"p50_ms"`
+	P95          float64 `json:"p95_ms"`
+	P99          float64 `json:"p99_ms"`
+	ErrorRate    float64 `json:"error_rate"`
+	DurationS    float64 `json:"duration_s"`
+	InFlight     float64 `json:"in_flight"` // average requests in flight
+	Series       string  `json:"series"`    // Judge's word on the per-second series
+	ServerCPUPct float64 `json:"server_cpu_avg_pct,omitempty"`
+	Result       string  `json:"result,omitempty"` // its result.json, relative to capacity.json
+}
+
+// Record describes a finished step; res may be nil (the server did not
+// start).
+func Record(index int, o Outcome, res *result.Result, r StepReport, path string) StepRecord {
+	rec := StepRecord{Index: index, Outcome: o, Series: r.Judgement.State.String(), Result: path}
+	if r.Judgement.Reason != "" {
+		rec.Series += ": " + r.Judgement.Reason
+	}
+	if res == nil {
+		return rec
+	}
+	s := res.Summary
+	rec.Throughput, rec.P50, rec.P95, rec.P99 = s.ThroughputRPS, s.Latency.P50, s.Latency.P95, s.Latency.P99
+	rec.ErrorRate, rec.DurationS = s.ErrorRate, s.DurationS
+	rec.InFlight = inFlight(res.Series)
+	if res.Server != nil {
+		rec.ServerCPUPct = res.Server.CPUAvg
+	}
+	return rec
+}
+
+func inFlight(points []result.Point) float64 {
+	sum, n := 0.0, 0
+	for i, p := range points {
+		if i > 0 && p.Len >= 0.99 { // the first second opens connections
+			sum += float64(p.Active)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Finish fills in the answer: a from Next, results the results of the
+// steps by index (from 0; nil where not kept), slo the clauses.
+func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.Threshold) {
+	d.Done, d.Note = true, a.Note
+	f := &Figures{RatePerS: a.Rate, AtLeast: a.AtLeast, Confirmed: a.Confirmed, Confirms: a.Confirms}
+	if a.Above > 0 && a.Rate > 0 {
+		f.CI = &Interval{Lo: a.Rate, Hi: a.Above}
+	}
+	var tput []float64
+	var inflight float64
+	for _, i := range a.AtAnswer {
+		tput = append(tput, d.Steps[i].Throughput)
+		inflight += d.Steps[i].InFlight
+	}
+	if len(tput) > 0 {
+		f.VUs = math.Round(10*inflight/float64(len(tput))) / 10
+		sum := stats.Summarize(tput, stats.DefaultConfidence)
+		sp := &Spread{N: sum.N, Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: sum.Confidence}
+		if !sum.Bounded {
+			sp.Lo, sp.Hi, sp.Confidence = slices.Min(tput), slices.Max(tput), 0
+		}
+		f.Throughput = sp
+	}
+	d.Capacity = f
+	if a.Limit < 0 || a.Limit >= len(d.Steps) {
+		return
+	}
+	above := d.Steps[a.Limit]
+	d.Limit = &Limit{Clause: above.Clause, RatePerS: above.Rate, Index: above.Index}
+	for _, t := range slo {
+		if t.Filters.Step != "" && strings.HasPrefix(above.Clause, t.Text) {
+			d.Limit.Step = t.Filters.Step
+		}
+	}
+	var at *result.Result
+	if n := len(a.AtAnswer); n > 0 && a.AtAnswer[0] < len(results) {
+		at = results[a.AtAnswer[0]]
+	}
+	var hi *result.Result
+	if a.Limit < len(results) {
+		hi = results[a.Limit]
+	}
+	d.Ranking = rank(at, hi)
+	if d.Limit.Step == "" && len(d.Ranking) > 0 {
+		d.Limit.Step = d.Ranking[0].Step
+	}
+	if at != nil && at.Server != nil {
+		d.Limit.ServerCPUAtAnswer, d.Limit.ServerRSSAtAnswer = at.Server.MachineAvg, at.Server.RSSPeak
+	}
+	if hi != nil && hi.Server != nil {
+		d.Limit.ServerCPU, d.Limit.ServerRSS = hi.Server.MachineAvg, hi.Server.RSSPeak
+	}
+	d.Bottleneck = bottleneck(d.Ranking, d.Limit, a.Rate, hi != nil && hi.Server != nil)
+}
+
+// bottleneck says in words which step's latency grew fastest from the
+// answer to the rate that broke, beside the server's CPU and memory:
+// "login: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s, the others
+// at most 1.3×; server CPU 98% of its CPUs (CPU-bound), RSS 120 MiB".
+func bottleneck(ranking []Rank, l *Limit, answer float64, server bool) string {
+	if len(ranking) == 0 {
+		return ""
+	}
+	top := ranking[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: its p95 rose %.3g× (%.4g → %.4g ms) from %.4g/s to %.4g/s", top.Step, top.Growth, top.P95AtMs, top.P95Above, answer, l.RatePerS)
+	if len(ranking) > 1 {
+		fmt.Fprintf(&b, ", the others at most %.3g×", ranking[1].Growth)
+	}
+	if server {
+		fmt.Fprintf(&b, "; server CPU %.0f%% of its CPUs (%.0f%% at the answer)", l.ServerCPU, l.ServerCPUAtAnswer)
+		if l.ServerCPU >= 100*CPUBound {
+			b.WriteString(", CPU-bound")
+		}
+		fmt.Fprintf(&b, ", RSS peak %s", quantity.FormatBytes(l.ServerRSS))
+	}
+	return b.String()
+}
+
+// rank orders the steps of two results by how their p95 latency grew.
+func rank(at, above *result.Result) []Rank {
+	if at == nil || above == nil {
+		return nil
+	}
+	p95 := map[string]float64{}
+	for _, s := range at.Steps {
+		p95[stepName(s)] = s.Summary.Latency.P95
+	}
+	var out []Rank
+	for _, s := range above.Steps {
+		lo, ok := p95[stepName(s)]
+		if !ok || lo <= 0 || s.Summary.Latency.Count == 0 {
+			continue
+		}
+		out = append(out, Rank{Step: stepName(s), P95AtMs: lo, P95Above: s.Summary.Latency.P95, Growth: math.Round(100*s.Summary.Latency.P95/lo) / 100})
+	}
+	slices.SortStableFunc(out, func(a, b Rank) int { return cmp.Compare(b.Growth, a.Growth) })
+	return out
+}
+
+func stepName(s result.Step) string {
+	if s.Scenario != "" && s.Scenario != "default" {
+		return s.Scenario + "/" + s.Name
+	}
+	return s.Name
+}
+
+// Plan is the search's cost, said before it starts: "at most 22 steps of
+// 6 to 30 s: at most 11m0s".
+func (s Settings) Plan(minStep float64) string {
+	return fmt.Sprintf("from %.4g/s, ×%g until a step breaks, then bisect to %g%%, then %d confirm repeats: at most %d steps of %g to %g s (at most %s; most steps end once steady)",
+		s.Start, s.Factor, 100*s.Precision, s.Confirm, s.MaxSteps, minStep, s.StepMaxS, fmtDuration(float64(s.MaxSteps)*s.StepMaxS))
+}
+
+func fmtDuration(sec float64) string {
+	m := int(sec) / 60
+	if m == 0 {
+		return fmt.Sprintf("%.0f s", sec)
+	}
+	return fmt.Sprintf("%d min %02d s", m, int(sec)%60)
+}
+
+// StepLine is one step as the terminal shows it.
+func StepLine(r StepRecord) string {
+	verdict := "holds"
+	if !r.Holds {
+		verdict = "breaks: " + r.Clause
+	}
+	if r.Stop != "" {
+		verdict += " [" + string(r.Stop) + "]"
+	}
+	return fmt.Sprintf("%3d  %-7s  %8.4g/s  %8.4g/s  %8.4g ms  %5.1fs  %s", r.Index, r.Phase, r.Rate, r.Throughput, r.P95, r.DurationS, verdict)
+}
+
+// WriteText writes the search as the terminal shows it at the end.
+func (d *Document) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "capacity %s · SLO %s\n\n", d.Name, strings.Join(d.SLO, ", "))
+	fmt.Fprintf(tw, "step\tphase\trate\tthroughput\tp95\ttime\tverdict\n")
+	for _, r := range d.Steps {
+		verdict := "holds"
+		if !r.Holds {
+			verdict = "breaks: " + r.Clause
+		}
+		if r.Stop != "" {
+			verdict += " [" + string(r.Stop) + "]"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.4g/s\t%.4g/s\t%.4g ms\t%.1f s\t%s\n", r.Index, r.Phase, r.Rate, r.Throughput, r.P95, r.DurationS, verdict)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	c := d.Capacity
+	switch {
+	case c == nil:
+		fmt.Fprintf(w, "no answer yet: %d steps done\n", len(d.Steps))
+	case c.RatePerS == 0:
+		fmt.Fprintf(w, "capacity: none found\n")
+	case c.AtLeast:
+		fmt.Fprintf(w, "capacity: at least %.4g/s\n", c.RatePerS)
+	default:
+		fmt.Fprintf(w, "capacity: %.4g/s", c.RatePerS)
+		if c.CI != nil {
+			fmt.Fprintf(w, " (held %d of %d confirm repeats; %.4g/s broke)", c.Confirmed, c.Confirms, c.CI.Hi)
+		}
+		fmt.Fprintln(w)
+	}
+	if c != nil && c.Throughput != nil && c.RatePerS > 0 {
+		how := fmt.Sprintf("%.0f%% interval", 100*c.Throughput.Confidence)
+		if c.Throughput.Confidence == 0 {
+			how = "lowest–highest"
+		}
+		fmt.Fprintf(w, "  throughput at the answer: %.4g/s (%s %.4g–%.4g, %d steps); %.1f requests in flight\n", c.Throughput.Median, how, c.Throughput.Lo, c.Throughput.Hi, c.Throughput.N, c.VUs)
+	}
+	if l := d.Limit; l != nil {
+		fmt.Fprintf(w, "  limit: %s at %.4g/s (step %d)\n", l.Clause, l.RatePerS, l.Index)
+	}
+	if d.Bottleneck != "" {
+		fmt.Fprintf(w, "  bottleneck: %s\n", d.Bottleneck)
+	}
+	if d.Note != "" {
+		fmt.Fprintf(w, "  note: %s\n", d.Note)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package capacity
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/threshold"
+)
+
+func stepResult(cpu float64, p95 map[string]float64) *result.Result {
+	r := &result.Result{Server: &result.Server{MachineAvg: cpu, RSSPeak: 120 << 20}}
+	for _, name := range []string{"home", "login", "browse"} {
+		r.Steps = append(r.Steps, result.Step{Scenario: "default", Name: name, Summary: result.Summary{Latency: result.Percentiles{Count: 100, P95: p95[name]}}})
+	}
+	return r
+}
+
+// TestFinishNamesTheBottleneck: at the answer and the step above it, the
+// binding clause, the step whose latency grew fastest, and the server's
+// CPU, in words.
+func TestFinishNamesTheBottleneck(t *testing.T) {
+	d := &Document{Steps: []StepRecord{
+		{Index: 1, Outcome: Outcome{Rate: 400, Phase: Grow, Holds: true}, Throughput: 399, InFlight: 20},
+		{Index: 2, Outcome: Outcome{Rate: 412.5, Phase: Bisect, Clause: "p95(latency) < 300ms (p95 latency: 812 ms)"}, Throughput: 380},
+		{Index: 3, Outcome: Outcome{Rate: 400, Phase: Confirm, Holds: true}, Throughput: 401, InFlight: 22},
+	}}
+	results := []*result.Result{
+		stepResult(60, map[string]float64{"home": 10, "login": 12, "browse": 20}),
+		stepResult(98, map[string]float64{"home": 13, "login": 108, "browse": 22}),
+		nil,
+	}
+	slo, err := ParseSLO("p95(latency) < 300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Finish(Answer{Rate: 400, Above: 412.5, Limit: 1, Confirmed: 1, Confirms: 1, AtAnswer: []int{0, 2}}, results, slo)
+	c := d.Capacity
+	if c.RatePerS != 400 || c.CI == nil || *c.CI != (Interval{400, 412.5}) || c.VUs != 21 || c.Throughput == nil || c.Throughput.Median != 400 || c.Throughput.Lo != 399 || c.Throughput.Hi != 401 {
+		t.Errorf("capacity %+v, throughput %+v", c, c.Throughput)
+	}
+	if l := d.Limit; l == nil || l.Step != "login" || l.Index != 2 || l.RatePerS != 412.5 || l.ServerCPU != 98 {
+		t.Errorf("limit %+v", d.Limit)
+	}
+	want := "login: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s, the others at most 1.3×; server CPU 98% of its CPUs (60% at the answer), CPU-bound, RSS peak 120 MiB"
+	if d.Bottleneck != want {
+		t.Errorf("bottleneck\n%s\nwant\n%s", d.Bottleneck, want)
+	}
+	var buf bytes.Buffer
+	if err := d.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"capacity: 400/s (held 1 of 1 confirm repeats; 412.5/s broke)", "limit: p95(latency) < 300ms (p95 latency: 812 ms) at 412.5/s (step 2)", "bottleneck: " + want} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, buf.String())
+		}
+	}
+
+	buf.Reset()
+	if err := d.WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"**Capacity: 400/s** (held 1 of 1 confirm repeats; 412.5/s broke).",
+		"| login | 12 | 108 | 9× |",
+		"| 2 | bisect | 412.5 | 380 | 0 | 0 | 0 | 0.00% | 0.0 |  | breaks: p95(latency) &lt; 300ms (p95 latency: 812 ms) |",
+	} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("markdown lacks %q:\n%s", line, buf.String())
+		}
+	}
+
+	// A clause about one step names it, whatever the ranking says.
+	d.Steps[1].Clause = "p99(latency, step=browse) < 1s (p99 latency of step browse: 1.2 s)"
+	slo, _ = ParseSLO("p99(latency, step=browse) < 1s")
+	d.Finish(Answer{Rate: 400, Above: 412.5, Limit: 1, AtAnswer: []int{0}}, results, []*threshold.Threshold{slo[0]})
+	if d.Limit.Step != "browse" {
+		t.Errorf("limit step %q, want the clause's browse", d.Limit.Step)
+	}
+}
+
+// TestDocumentKeys: capacity.json's keys are the ones the README documents;
+// a change here is a change of schema.
+func TestDocumentKeys(t *testing.T) {
+	d := &Document{Schema: Schema, Steps: []StepRecord{{Index: 1, Outcome: Outcome{Rate: 10, Phase: Grow, Holds: true}}, {Index: 2, Outcome: Outcome{Rate: 20, Phase: Grow, Clause: "x"}, Result: "steps/002/result.json"}}}
+	at := stepResult(50, map[string]float64{"home": 1, "login": 1, "browse": 1})
+	d.Finish(Answer{Rate: 10, Above: 20, Limit: 1, AtAnswer: []int{0}}, []*result.Result{at, at}, nil)
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	json.Unmarshal(data, &m)
+	keys := func(raw json.RawMessage) string {
+		var o map[string]json.RawMessage
+		json.Unmarshal(raw, &o)
+		return strings.Join(slices.Sorted(maps.Keys(o)), " ")
+	}
+	var steps []json.RawMessage
+	json.Unmarshal(m["steps"], &steps)
+	for _, tc := range []struct{ what, got, want string }{
+		{"top", keys(data), "bottleneck capacity done limit name plan ranking schema search slo steps"},
+		{"capacity", keys(m["capacity"]), "at_least ci confirmed confirms rate_per_s throughput vus"},
+		{"limit", keys(m["limit"]), "clause index rate_per_s server_machine_cpu_at_answer_pct server_machine_cpu_pct server_rss_peak_at_answer_bytes server_rss_peak_bytes step"},
+		{"search", keys(m["search"]), "by confirm factor max_steps plan_fingerprint precision start_rate_per_s step_max_s"},
+		{"step", keys(steps[1]), "clause duration_s error_rate holds in_flight index p50_ms p95_ms p99_ms phase rate_per_s result series throughput_per_s"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s keys\n%s\nwant\n%s", tc.what, tc.got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package capacity
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MarkdownFile is the search's report in its directory.
+const MarkdownFile = "report.md"
+
+// WriteMarkdown writes the search as markdown: the answer, what broke
+// first, the ranking of the plan's steps, and every step as a table row
+// (offered rate against throughput and latency, the plateau of an
+// overloaded server in numbers). Charts are not drawn yet.
+func (d *Document) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Capacity: %s\n\n", md(d.Name))
+	fmt.Fprintf(&b, "SLO: %s\n\n", md(strings.Join(d.SLO, ", ")))
+	c := d.Capacity
+	switch {
+	case c == nil:
+		fmt.Fprintf(&b, "**No answer yet**: %d steps done.\n\n", len(d.Steps))
+	case c.RatePerS == 0:
+		b.WriteString("**Capacity: none found.**\n\n")
+	case c.AtLeast:
+		fmt.Fprintf(&b, "**Capacity: at least %.4g/s.**\n\n", c.RatePerS)
+	default:
+		fmt.Fprintf(&b, "**Capacity: %.4g/s**", c.RatePerS)
+		if c.CI != nil {
+			fmt.Fprintf(&b, " (held %d of %d confirm repeats; %.4g/s broke)", c.Confirmed, c.Confirms, c.CI.Hi)
+		}
+		b.WriteString(".\n\n")
+	}
+	if l := d.Limit; l != nil {
+		fmt.Fprintf(&b, "- limit: %s at %.4g/s (step %d)\n", md(l.Clause), l.RatePerS, l.Index)
+	}
+	if d.Bottleneck != "" {
+		fmt.Fprintf(&b, "- bottleneck: %s\n", md(d.Bottleneck))
+	}
+	if d.Note != "" {
+		fmt.Fprintf(&b, "- note: %s\n", md(d.Note))
+	}
+	if len(d.Ranking) > 0 {
+		b.WriteString("\n| step | p95 at the answer (ms) | p95 above (ms) | growth |\n| --- | ---: | ---: | ---: |\n")
+		for _, r := range d.Ranking {
+			fmt.Fprintf(&b, "| %s | %.4g | %.4g | %.3g× |\n", md(r.Step), r.P95AtMs, r.P95Above, r.Growth)
+		}
+	}
+	b.WriteString("\n| step | phase | rate (/s) | throughput (/s) | p50 (ms) | p95 (ms) | p99 (ms) | errors | in flight | server CPU | verdict |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	for _, r := range d.Steps {
+		verdict := "holds"
+		if !r.Holds {
+			verdict = "breaks: " + r.Clause
+		}
+		if r.Stop != "" {
+			verdict += " [" + string(r.Stop) + "]"
+		}
+		cpu := ""
+		if r.ServerCPUPct > 0 {
+			cpu = fmt.Sprintf("%.0f%%", r.ServerCPUPct)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %.4g | %.4g | %.4g | %.4g | %.4g | %.2f%% | %.1f | %s | %s |\n",
+			r.Index, r.Phase, r.Rate, r.Throughput, r.P50, r.P95, r.P99, 100*r.ErrorRate, r.InFlight, cpu, md(verdict))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// md keeps text from breaking a markdown table or starting markup.
+var md = strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`").Replace

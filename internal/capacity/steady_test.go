@@ -1,0 +1,82 @@
+package capacity
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// series makes per-second points at rate arrivals a second: responses,
+// median latency and requests in flight for each second from the given
+// functions of the second's index.
+func series(n int, responses func(i int) int64, p50 func(i int) float64, active func(i int) int64) []result.Point {
+	var pts []result.Point
+	for i := range n {
+		r := responses(i)
+		pts = append(pts, result.Point{T: float64(i + 1), Len: 1, Requests: r, Responses: r, RPS: float64(r), P50: p50(i), Active: active(i)})
+	}
+	return pts
+}
+
+func constant[T any](v T) func(int) T { return func(int) T { return v } }
+
+func TestJudge(t *testing.T) {
+	noisy := []float64{10.2, 11.9, 10.1, 12.4, 10.6, 11.1, 10.4}
+	for _, tc := range []struct {
+		name   string
+		points []result.Point
+		rate   float64
+		state  State
+		reason string // a part of the reason
+	}{
+		{"too short", series(5, constant[int64](400), constant(10.0), constant[int64](4)), 400, Unsettled, ""},
+		{"steady", series(6, constant[int64](400), constant(10.0), constant[int64](4)), 400, Steady, "steady: 400/s"},
+		{"steady with noise", series(7, func(i int) int64 { return 395 + int64(i%3)*5 }, func(i int) float64 { return noisy[i] }, func(i int) int64 { return int64(3 + i%3) }), 400, Steady, "steady"},
+		// 2% over a capacity of 400/s: 8 more requests queue every second.
+		{"a queue grows", series(7, constant[int64](400), func(i int) float64 { return 10 + 20*float64(i) }, func(i int) int64 { return 4 + 8*int64(i) }), 408, Growing, "median latency rose from 50 to 130 ms"},
+		{"in flight grows, latency flat", series(7, constant[int64](400), constant(10.0), func(i int) int64 { return 4 + 8*int64(i) }), 400, Growing, "requests in flight rose from 20 to 52"},
+		{"a small drift is no queue", series(7, constant[int64](400), func(i int) float64 { return 10 + 0.2*float64(i) }, constant[int64](4)), 400, Steady, "steady"},
+		{"falling behind", series(7, constant[int64](300), constant(10.0), constant[int64](4)), 400, Growing, "throughput 300/s in the last 5 s, under 90% of the offered 400/s"},
+		{"between", series(7, constant[int64](370), constant(10.0), constant[int64](4)), 400, Unsettled, ""},
+		{"the first second is left out", append(series(1, constant[int64](10), constant(500.0), constant[int64](90)), series(5, constant[int64](400), constant(10.0), constant[int64](4))...), 400, Steady, "steady"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := Judge(tc.points, tc.rate, Steadiness{})
+			if j.State != tc.state || !strings.Contains(j.Reason, tc.reason) {
+				t.Errorf("Judge: %v %q, want %v with %q", j.State, j.Reason, tc.state, tc.reason)
+			}
+		})
+	}
+
+	dropping := series(7, constant[int64](400), constant(10.0), constant[int64](100))
+	for i := range dropping {
+		dropping[i].Dropped = 20
+	}
+	if j := Judge(dropping, 420, Steadiness{}); j.State != Growing || !strings.Contains(j.Reason, "100 of 2100 arrivals dropped") {
+		t.Errorf("dropping: %v %q", j.State, j.Reason)
+	}
+	failing := series(7, constant[int64](400), constant(1.0), constant[int64](1))
+	for i := range failing {
+		failing[i].Errors = 300
+	}
+	if j := Judge(failing, 400, Steadiness{}); j.State != Failing || !strings.Contains(j.Reason, "errors exploded: 1500 of 2000") {
+		t.Errorf("failing: %v %q", j.State, j.Reason)
+	}
+	short := series(7, constant[int64](400), constant(10.0), constant[int64](4))
+	short[6].Len = 0.4 // the last, short interval is not judged
+	short[6].Responses = 0
+	if j := Judge(short, 400, Steadiness{}); j.State != Steady {
+		t.Errorf("a short last interval: %v %q", j.State, j.Reason)
+	}
+}
+
+// TestJudgeFewInFlight: 4 requests in flight becoming 6 is noise, not a
+// queue (seen at 95 of 100/s on a busy machine).
+func TestJudgeFewInFlight(t *testing.T) {
+	active := []int64{4, 4, 4, 5, 5, 6, 6}
+	pts := series(7, constant[int64](95), constant(40.0), func(i int) int64 { return active[i] })
+	if j := Judge(pts, 95.63, Steadiness{}); j.State != Steady {
+		t.Errorf("Judge: %v %q, want steady", j.State, j.Reason)
+	}
+}

@@ -1,0 +1,168 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/runner"
+	"github.com/loadlab/loadlab/internal/threshold"
+)
+
+// DefaultStepMax is the longest a step runs when its figures do not settle.
+const DefaultStepMax = 30 * time.Second
+
+// count is n+1 when yes, else 0: how many judgements in a row said so.
+func count(yes bool, n int) int {
+	if yes {
+		return n + 1
+	}
+	return 0
+}
+
+// Cooldown is how long the search waits after a step for the server to
+// work off what was still queued in it: a second, and twice the p99
+// latency of the step's last second (the time its queue took to cross),
+// at most MaxCooldown. Without it a step that broke leaves a queue that
+// the next one would inherit.
+func Cooldown(points []result.Point) time.Duration {
+	d := time.Second
+	for i := len(points) - 1; i >= 0; i-- {
+		if points[i].Responses > 0 {
+			d += 2 * time.Duration(points[i].P99*float64(time.Millisecond))
+			break
+		}
+	}
+	return min(d, MaxCooldown)
+}
+
+// MaxCooldown bounds Cooldown.
+const MaxCooldown = 30 * time.Second
+
+// ErrInterrupted is a step cut short by its context (Ctrl-C): it is not
+// kept, and the search resumes with it.
+var ErrInterrupted = errors.New("interrupted")
+
+// Stepper makes the steps of a search: runs of an open-load plan at one
+// rate each, with internal/runner.
+type Stepper struct {
+	Plan *plan.Plan // an open load: its rate is replaced at every step
+	// SLO replaces the plan's thresholds in every step's run.
+	SLO        []*threshold.Threshold
+	StepMax    time.Duration // DefaultStepMax when zero
+	Steadiness Steadiness
+	Workers    int
+	Version    string
+	// OnProgress hears about the step once a second.
+	OnProgress func(runner.Progress)
+}
+
+// StepReport is how a step went, beyond its Outcome.
+type StepReport struct {
+	// Judgement is the last word of Judge on the step's series.
+	Judgement Judgement
+	// Early: the step ended before StepMax, steady, growing or failing.
+	Early bool
+}
+
+// Step runs the plan at rate arrivals a second, in dir (server.log; the
+// caller writes result.json), until its figures are steady, growing or
+// failing, or StepMax. It holds when it is steady (or merely unsettled at
+// StepMax) and every SLO clause holds on its result. Steady and growing
+// must each show twice in a row, a second apart, to end a step early: one
+// quiet or slow second on a busy machine says little. After the step it
+// waits Cooldown. The error is ErrInterrupted
+// when ctx ended the step; the result then is nil.
+func (s *Stepper) Step(ctx context.Context, rate float64, phase Phase, dir string) (Outcome, *result.Result, StepReport, error) {
+	out := Outcome{Rate: rate, Phase: phase}
+	q := *s.Plan
+	q.Load.Rate = quantity.Rate{Count: rate, Per: time.Second}
+	q.Load.Duration = s.StepMax
+	if q.Load.Duration <= 0 {
+		q.Load.Duration = DefaultStepMax
+	}
+	q.Thresholds = nil
+	for _, t := range s.SLO {
+		q.Thresholds = append(q.Thresholds, plan.Threshold{Text: t.Text, T: t})
+	}
+	st := s.Steadiness.withDefaults()
+
+	var (
+		mu      sync.Mutex
+		points  []result.Point
+		last    Judgement
+		growing int
+		steady  int
+		stopped bool
+	)
+	stop := make(chan struct{})
+	progress := func(p runner.Progress) {
+		mu.Lock()
+		points = append(points, p.Point)
+		if !stopped {
+			last = Judge(points, rate, st)
+			growing, steady = count(last.State == Growing, growing), count(last.State == Steady, steady)
+			if steady >= 2 || last.State == Failing || growing >= 2 {
+				stopped = true
+				close(stop)
+			}
+		}
+		mu.Unlock()
+		if s.OnProgress != nil {
+			s.OnProgress(p)
+		}
+	}
+	res, err := runner.Plan(ctx, &q, runner.Options{Dir: dir, Workers: s.Workers, Warmup: time.Duration(st.Skip) * time.Second, OnProgress: progress, Stop: stop, Version: s.Version})
+	mu.Lock()
+	report := StepReport{Judgement: last, Early: stopped}
+	mu.Unlock()
+	if res != nil && !res.Summary.Interrupted {
+		select {
+		case <-time.After(Cooldown(res.Series)):
+		case <-ctx.Done():
+		}
+	}
+	var serverErr *runner.ServerError
+	switch {
+	case res == nil && err != nil:
+		if errors.As(err, &serverErr) {
+			out.Stop, out.Clause = ServerCrashed, serverErr.Error()
+			return out, nil, report, nil
+		}
+		return out, nil, report, err
+	case res.Summary.Interrupted:
+		return out, nil, report, ErrInterrupted
+	case errors.As(err, &serverErr):
+		out.Stop, out.Clause = ServerCrashed, serverErr.Error()
+		return out, res, report, nil
+	case err != nil:
+		return out, res, report, err
+	}
+	if !report.Early {
+		// At the cap: judge the whole series once more.
+		report.Judgement = Judge(res.Series, rate, st)
+	}
+	for _, w := range res.Validity {
+		if w.Code == "generator_saturated" {
+			out.Stop = GeneratorSaturated
+		}
+	}
+	switch j := report.Judgement; {
+	case j.State == Growing || j.State == Failing:
+		out.Clause = j.Reason
+		return out, res, report, nil
+	}
+	for _, t := range res.Thresholds {
+		if !t.Pass {
+			out.Clause = fmt.Sprintf("%s (%s)", t.Text, t.Detail)
+			return out, res, report, nil
+		}
+	}
+	out.Holds = true
+	return out, res, report, nil
+}
