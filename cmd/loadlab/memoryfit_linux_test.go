@@ -73,10 +73,9 @@ repeat: 3
 		}
 	}
 	const mib = 1 << 20
-	// One run of 12 a few MiB off (seen: 34.7 against 29.8 MiB at
-	// workers=1, on a busy machine) widens the interval past 1 MiB while
-	// the slope stays within it.
-	if math.Abs(pss.PerUnit-16*mib) > mib || pss.R2 < 0.98 || pss.Runs != 12 || pss.PerUnitCI <= 0 || pss.PerUnitCI > 2*mib {
+	// The fit goes through the levels' medians, so one run a few MiB off
+	// (seen: 86.3 against 78 MiB at workers=4) moves it little.
+	if math.Abs(pss.PerUnit-16*mib) > mib || pss.R2 < 0.99 || pss.Runs != 12 || pss.PerUnitCI <= 0 || pss.PerUnitCI > mib {
 		t.Errorf("fit %+v: want 16 MiB a worker", pss)
 	}
 	want := math.Floor((0.8*256*mib - pss.Base) / pss.PerUnit)
