@@ -11,6 +11,8 @@
 #   --tls   HTTPS to the same nginx (a self-signed certificate, --insecure)
 # Prints a table and, last, "portable/epoll cpu per request: R" (the median round).
 set -euo pipefail
+# Benchmark runs are not the project's history (loadlab history).
+export LOADLAB_HISTORY=${LOADLAB_HISTORY:-off}
 
 dur=5 conns=50 rounds=3 tls=0
 while (($#)); do

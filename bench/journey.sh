@@ -12,6 +12,8 @@
 # Usage (from the project root):  bench/journey.sh [-d SECONDS] [-c VUS]
 # Prints a table and, last, "journey/quick cpu per request: R".
 set -euo pipefail
+# Benchmark runs are not the project's history (loadlab history).
+export LOADLAB_HISTORY=${LOADLAB_HISTORY:-off}
 
 dur=8 vus=50
 while (($#)); do
