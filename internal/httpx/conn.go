@@ -226,7 +226,9 @@ func (c *Conn) complete() {
 	x.Status = c.p.Status
 	x.BodyBytes = c.p.BodyBytes
 	if x.Keep {
-		if cs := c.p.Codings(); len(cs) > 0 {
+		// A body-less answer (HEAD, 204, 304) may name the coding its body
+		// would have had: there is nothing to decode.
+		if cs := c.p.Codings(); len(cs) > 0 && len(c.p.Body) > 0 {
 			out, err := c.loop.dec.decode(c.loop.getBuf(), c.p.Body, cs, c.p.maxBody())
 			if err != nil {
 				c.loop.putBuf(out)
