@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/limits"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/server"
@@ -285,18 +286,7 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 	}
 	sc := p.constScope(opts)
 	var errs Errors
-	render := func(t Text) string {
-		tpl, err := sc.Compile(t.Src)
-		if err != nil {
-			errs = append(errs, templateErr(t, err))
-			return ""
-		}
-		out, ok := tpl.Static()
-		if !ok {
-			errs = append(errs, &Error{Pos: t.Pos, Msg: "the server's settings may use plan variables, env.NAME and params, not per-VU values"})
-		}
-		return out
-	}
+	render := renderStatic(sc, &errs, "the server's settings")
 	spec := server.Spec{
 		Dir:          render(s.Dir),
 		ReadyTimeout: s.ReadyTimeout,
@@ -431,18 +421,7 @@ func (p *Plan) EachRunSpecs(params map[string]any) (before, after *server.Spec, 
 		}
 		spec := base
 		spec.Argv, spec.Shell, spec.Ready, spec.MemoryQuota, spec.Files = nil, "", "", 0, files
-		render := func(t Text) string {
-			tpl, err := sc.Compile(t.Src)
-			if err != nil {
-				errs = append(errs, templateErr(t, err))
-				return ""
-			}
-			out, ok := tpl.Static()
-			if !ok {
-				errs = append(errs, &Error{Pos: t.Pos, Msg: c.Key + " may use plan variables, env.NAME and params, not per-VU values"})
-			}
-			return out
-		}
+		render := renderStatic(sc, &errs, c.Key)
 		if len(c.Argv) > 0 {
 			for _, a := range c.Argv {
 				spec.Argv = append(spec.Argv, render(a))
@@ -461,4 +440,22 @@ func (p *Plan) EachRunSpecs(params map[string]any) (before, after *server.Spec, 
 		return nil, nil, errs.sorted()
 	}
 	return before, after, nil
+}
+
+// renderStatic renders a template of the server section once, for the whole
+// run: it may use plan variables, env.NAME and params, not per-VU values; a
+// mistake is added to errs, naming what holds it.
+func renderStatic(sc *expr.Scope, errs *Errors, what string) func(Text) string {
+	return func(t Text) string {
+		tpl, err := sc.Compile(t.Src)
+		if err != nil {
+			*errs = append(*errs, templateErr(t, err))
+			return ""
+		}
+		out, ok := tpl.Static()
+		if !ok {
+			*errs = append(*errs, &Error{Pos: t.Pos, Msg: what + " may use plan variables, env.NAME and params, not per-VU values"})
+		}
+		return out
+	}
 }
