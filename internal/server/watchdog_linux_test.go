@@ -115,9 +115,17 @@ func TestWatchdogAfterStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID()))
-	if err != nil || !bytes.Contains(env, []byte(p.dog.mark)) {
-		t.Fatalf("the server's environment lacks the mark %q: %v", p.dog.mark, err)
+	// The shell may be exec'ing sleep as we look: /proc/PID/environ then reads
+	// empty for a moment (CI saw it once), so look again for a while.
+	var env []byte
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		env, err = os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID()))
+		if err == nil && bytes.Contains(env, []byte(p.dog.mark)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's environment lacks the mark %q: %v (%d bytes)", p.dog.mark, err, len(env))
+		}
 	}
 	stopWithin(t, p, 500*time.Millisecond)
 	if st := p.dog.cmd.ProcessState; st == nil || !st.Success() {
