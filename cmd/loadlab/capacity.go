@@ -48,7 +48,8 @@ of the SLO holds. Each step is a run at one rate, kept under DIR/steps/NNN/;
 it ends once its per-second figures are steady (or its queue is seen to
 grow), at most --step-max. From the plan's rate the search doubles the rate
 until a step breaks, bisects until the bracket is within --precision, then
-repeats the answer --confirm times. The SLO is the threshold grammar of plan
+repeats the answer --confirm times. With --by vus the plan's load is closed
+and the search varies its VU count the same way, in whole VUs. The SLO is the threshold grammar of plan
 files, clauses separated by commas; without --slo, the plan's thresholds.
 
 Ctrl-C keeps every finished step; the same command resumes the search.
@@ -67,7 +68,7 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 	fl := c.Flags()
 	f.by, f.precision, f.confirm, f.stepMax = "rate", "2%", capacity.DefaultConfirm, capacity.DefaultStepMax
 	fl.StringArrayVar(&f.slo, "slo", nil, "the objective: threshold clauses separated by commas (repeatable; default: the plan's thresholds)")
-	fl.StringVar(&f.by, "by", f.by, "what the search varies: rate (the open load's arrival rate)")
+	fl.StringVar(&f.by, "by", f.by, "what the search varies: rate (an open load's arrival rate) or vus (a closed load's VU count)")
 	fl.StringVar(&f.precision, "precision", f.precision, "stop bisecting when the bracket is this close, relative")
 	fl.Var(refused.hold("confirm", &countFlag[int]{value: &f.confirm, shown: "--confirm", zeroOK: true}), "confirm", "repeats at the answer")
 	fl.Var(refused.hold("step-max", &durationFlag{value: &f.stepMax, shown: "--step-max"}), "step-max", "the longest a step runs when its figures do not settle")
@@ -92,11 +93,8 @@ type capacitySearch struct {
 
 // prepareCapacity checks the command line and the plan, before any load.
 func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
-	if f.by != "rate" {
-		if f.by == "vus" {
-			return nil, errors.New("capacity: --by vus is not supported yet; --by rate searches an open load's arrival rate")
-		}
-		return nil, fmt.Errorf("capacity: --by %q: want rate", f.by)
+	if f.by != "rate" && f.by != "vus" {
+		return nil, fmt.Errorf("capacity: --by %q: want rate or vus", f.by)
 	}
 	precision, err := quantity.ParsePercent(f.precision)
 	if err != nil {
@@ -124,8 +122,12 @@ func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
 	if p.Experiment != nil {
 		return nil, fmt.Errorf("capacity: %s: %s: the plan has params or repeat; a capacity search of an experiment is not supported yet", path, p.Experiment.Pos)
 	}
-	if p.Load.Kind != plan.LoadOpen {
-		return nil, fmt.Errorf("capacity: %s: %s: --by rate needs an open load to start from, such as load: {open: {rate: 50/s, max_vus: 200}}; this one is %s", path, p.Load.Pos, p.Load.Kind)
+	byVUs := f.by == "vus"
+	switch {
+	case !byVUs && p.Load.Kind != plan.LoadOpen:
+		return nil, fmt.Errorf("capacity: %s: %s: --by rate needs an open load to start from, such as load: {open: {rate: 50/s, max_vus: 200}}; this one is %s (--by vus searches a closed load's VUs)", path, p.Load.Pos, p.Load.Kind)
+	case byVUs && p.Load.Kind != plan.LoadClosed:
+		return nil, fmt.Errorf("capacity: %s: %s: --by vus needs a closed load to start from, such as load: {closed: {vus: 10}}; this one is %s (--by rate searches an open load's arrival rate)", path, p.Load.Pos, p.Load.Kind)
 	}
 	if len(slo) == 0 {
 		for _, t := range p.Thresholds {
@@ -139,7 +141,11 @@ func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
 	if f.stepMax < st.MinDuration() {
 		return nil, fmt.Errorf("capacity: --step-max %v is shorter than a step's least, %v", f.stepMax, st.MinDuration())
 	}
-	opts, err := capacity.Options{Start: p.Load.Rate.PerSecond(), Precision: precision, Confirm: f.confirm}.WithDefaults()
+	start := p.Load.Rate.PerSecond()
+	if byVUs {
+		start = float64(p.Load.VUs)
+	}
+	opts, err := capacity.Options{Start: start, Precision: precision, Confirm: f.confirm, VUs: byVUs}.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("capacity: %w", err)
 	}
@@ -156,12 +162,15 @@ func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
 	}
 	doc := &capacity.Document{
 		Schema: capacity.Schema, Name: p.Name, Plan: p.File, SLO: texts,
-		Search: capacity.Settings{By: "rate", Start: opts.Start, Factor: opts.Factor, Precision: opts.Precision, Confirm: opts.Confirm,
+		Search: capacity.Settings{By: f.by, Start: opts.Start, Factor: opts.Factor, Precision: opts.Precision, Confirm: opts.Confirm,
 			StepMaxS: f.stepMax.Seconds(), MaxSteps: opts.MaxSteps(), Fingerprint: p.Fingerprint()},
 		Steps: []capacity.StepRecord{},
 	}
+	if byVUs {
+		doc.Search.Start, doc.Search.StartVUs = 0, int(opts.Start)
+	}
 	return &capacitySearch{plan: p, slo: slo, opts: opts, dir: dir, doc: doc,
-		stepper: &capacity.Stepper{Plan: p, SLO: slo, StepMax: f.stepMax, Steadiness: st, Workers: f.workers, Version: version()}}, nil
+		stepper: &capacity.Stepper{Plan: p, SLO: slo, StepMax: f.stepMax, Steadiness: st, Workers: f.workers, Version: version(), VUs: byVUs}}, nil
 }
 
 // resume takes the steps kept in the directory by the same search.
@@ -240,6 +249,11 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 			return failedError(fmt.Errorf("capacity: no answer after the %d steps stated", len(s.doc.Steps))) // cannot happen: Next ends by then
 		}
 		index := len(s.doc.Steps) + 1
+		if s.opts.VUs {
+			if err := fitsOpenFiles(int(d.Rate), fmt.Sprintf("step %d (%s)", index, s.opts.Unit(d.Rate))); err != nil {
+				return failedError(fmt.Errorf("capacity: %w; the finished steps are kept in %s", err, s.dir))
+			}
+		}
 		rel := filepath.Join("steps", fmt.Sprintf("%03d", index))
 		stepDir := filepath.Join(s.dir, rel)
 		if err := os.MkdirAll(stepDir, 0o755); err != nil {
@@ -255,7 +269,7 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 			if errors.As(err, &perr) {
 				return usageError(err)
 			}
-			return failedError(fmt.Errorf("capacity: step %d at %.4g/s: %w", index, d.Rate, err))
+			return failedError(fmt.Errorf("capacity: step %d at %s: %w", index, s.opts.Unit(d.Rate), err))
 		}
 		resultPath := ""
 		if res != nil {
@@ -308,7 +322,7 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 	switch {
 	case crashed:
 		return failedError(fmt.Errorf("capacity: %s; the steps are in %s", answer.Note, s.dir))
-	case answer.Rate == 0 && !answer.AtLeast:
+	case answer.Rate == 0 && !answer.AtLeast: // a rate, or VUs
 		return thresholdError(fmt.Errorf("capacity: %s", answer.Note))
 	}
 	return nil

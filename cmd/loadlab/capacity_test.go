@@ -49,7 +49,8 @@ func TestCapacityBadInput(t *testing.T) {
 		{"negative precision", []string{"capacity", open, "--slo", slo, "--precision", "-2%"}, "--precision must be over 0%"},
 		{"precision without %", []string{"capacity", open, "--slo", slo, "--precision", "2"}, "want a number followed by %"},
 		{"closed load", []string{"capacity", closed, "--slo", slo}, "--by rate needs an open load"},
-		{"by vus", []string{"capacity", open, "--slo", slo, "--by", "vus"}, "--by vus is not supported yet"},
+		{"by vus of an open load", []string{"capacity", open, "--slo", slo, "--by", "vus"}, "--by vus needs a closed load"},
+		{"by what", []string{"capacity", closed, "--slo", slo, "--by", "users"}, `--by "users": want rate or vus`},
 		{"experiment", []string{"capacity", sweep, "--slo", slo}, "not supported yet"},
 		{"no SLO", []string{"capacity", open}, "no SLO"},
 		{"short steps", []string{"capacity", open, "--slo", slo, "--step-max", "3s"}, "shorter than a step's least, 7s"},
@@ -238,5 +239,39 @@ func TestCapacityServerSection(t *testing.T) {
 	_, stderr, code = cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--out", filepath.Join(t.TempDir(), "cap"))
 	if code != 1 || !strings.Contains(stderr, "the server under test crashed at 20/s") {
 		t.Errorf("a crashing server: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestCapacityByVUs: --by vus searches a closed load's VU count. A server
+// of 10 workers taking 100 ms each serves 10 requests at a time; an 11th
+// VU waits a round for one in 11 of its requests, over 5%, so p95 < 150ms
+// holds up to 10 VUs exactly.
+func TestCapacityByVUs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a capacity search by VUs of six steps")
+	}
+	url := targettest.Start(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: closed\ntarget: %s\nsteps:\n  - get: /\n    name: hit\nload: { closed: { vus: 4, iterations: 3 } }\n", url)})
+	out := filepath.Join(t.TempDir(), "cap")
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--by", "vus", "--slo", "p95(latency) < 150ms", "--confirm", "0", "--out", out, "--json", "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, s := range doc.Steps {
+		steps = append(steps, fmt.Sprintf("%s %d %v", s.Phase, s.VUs, s.Holds))
+	}
+	if got, want := strings.Join(steps, ", "), "grow 4 true, grow 8 true, grow 16 false, bisect 12 false, bisect 10 true, bisect 11 false"; got != want {
+		t.Errorf("steps %s, want %s", got, want)
+	}
+	if c := doc.Capacity; c == nil || c.VUs != 10 || c.RatePerS < 90 || c.RatePerS > 101 || c.CI == nil || c.CI.Hi != 11 || doc.Limit == nil || doc.Limit.VUs != 11 {
+		t.Errorf("capacity %+v, limit %+v", doc.Capacity, doc.Limit)
+	}
+	if doc.Search.By != "vus" || doc.Search.StartVUs != 4 || !strings.Contains(stderr, "from 4 VUs, ×2") {
+		t.Errorf("search %+v\n%s", doc.Search, stderr)
 	}
 }

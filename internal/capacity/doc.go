@@ -43,8 +43,9 @@ type Document struct {
 // Settings are what the search was asked to do. A search resumes only with
 // the same settings.
 type Settings struct {
-	By          string  `json:"by"` // "rate"
-	Start       float64 `json:"start_rate_per_s"`
+	By          string  `json:"by"` // "rate" or "vus"
+	Start       float64 `json:"start_rate_per_s,omitempty"`
+	StartVUs    int     `json:"start_vus,omitempty"` // by vus
 	Factor      float64 `json:"factor"`
 	Precision   float64 `json:"precision"`
 	Confirm     int     `json:"confirm"`
@@ -55,13 +56,15 @@ type Settings struct {
 
 // Figures is the answer.
 type Figures struct {
-	// RatePerS is the highest arrival rate at which every clause held.
+	// RatePerS is the highest arrival rate at which every clause held; by
+	// VUs, the throughput at the answer (the median of its steps).
 	RatePerS float64 `json:"rate_per_s"`
 	// VUs are the requests in flight at the answer, averaged over its
-	// steps' seconds: the concurrency the rate needs (Little's law).
+	// steps' seconds: the concurrency the rate needs (Little's law); by
+	// VUs, the highest VU count at which every clause held.
 	VUs float64 `json:"vus"`
 	// CI bounds the capacity: Lo held (every confirm repeat), Hi broke; nil
-	// when no rate above the answer broke.
+	// when no rate above the answer broke. By VUs, they are VU counts.
 	CI      *Interval `json:"ci"`
 	AtLeast bool      `json:"at_least"`
 	// Confirmed of Confirms repeats at the answer held.
@@ -91,8 +94,9 @@ type Spread struct {
 type Limit struct {
 	Clause   string  `json:"clause"`
 	Step     string  `json:"step,omitempty"` // the plan's step that binds, when one can be named
-	RatePerS float64 `json:"rate_per_s"`
-	Index    int     `json:"index"` // of the step in Steps, from 1
+	RatePerS float64 `json:"rate_per_s,omitempty"`
+	VUs      int     `json:"vus,omitempty"` // by VUs, instead of RatePerS
+	Index    int     `json:"index"`         // of the step in Steps, from 1
 	// The server under test at the answer and at this rate, when the plan
 	// starts it: CPU in percent of the machine (of the CPUs it may use),
 	// peak RSS in bytes.
@@ -169,6 +173,10 @@ func inFlight(points []result.Point) float64 {
 func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.Threshold) {
 	d.Done, d.Note = true, a.Note
 	f := &Figures{RatePerS: a.Rate, AtLeast: a.AtLeast, Confirmed: a.Confirmed, Confirms: a.Confirms}
+	byVUs := d.Search.By == "vus"
+	if byVUs {
+		f.RatePerS, f.VUs = 0, a.Rate
+	}
 	if a.Above > 0 && a.Rate > 0 {
 		f.CI = &Interval{Lo: a.Rate, Hi: a.Above}
 	}
@@ -179,7 +187,11 @@ func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.T
 		inflight += d.Steps[i].InFlight
 	}
 	if len(tput) > 0 {
-		f.VUs = math.Round(10*inflight/float64(len(tput))) / 10
+		if byVUs {
+			f.RatePerS = math.Round(10*median(tput)) / 10
+		} else {
+			f.VUs = math.Round(10*inflight/float64(len(tput))) / 10
+		}
 		sum := stats.Summarize(tput, stats.DefaultConfidence)
 		sp := &Spread{N: sum.N, Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: sum.Confidence}
 		if !sum.Bounded {
@@ -192,7 +204,7 @@ func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.T
 		return
 	}
 	above := d.Steps[a.Limit]
-	d.Limit = &Limit{Clause: above.Clause, RatePerS: above.Rate, Index: above.Index}
+	d.Limit = &Limit{Clause: above.Clause, RatePerS: above.Rate, VUs: above.VUs, Index: above.Index}
 	for _, t := range slo {
 		if t.Filters.Step != "" && strings.HasPrefix(above.Clause, t.Text) {
 			d.Limit.Step = t.Filters.Step
@@ -216,20 +228,58 @@ func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.T
 	if hi != nil && hi.Server != nil {
 		d.Limit.ServerCPU, d.Limit.ServerRSS = hi.Server.MachineAvg, hi.Server.RSSPeak
 	}
-	d.Bottleneck = bottleneck(d.Ranking, d.Limit, a.Rate, hi != nil && hi.Server != nil)
+	d.Bottleneck = bottleneck(d.Ranking, d.Limit, d.Unit(a.Rate), hi != nil && hi.Server != nil)
+}
+
+func median(x []float64) float64 {
+	s := slices.Sorted(slices.Values(x))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// answer is the capacity found: its rate, or by VUs its VU count; 0 for
+// none (or none yet).
+func (d *Document) answer() float64 {
+	switch {
+	case d.Capacity == nil:
+		return 0
+	case d.Search.By == "vus":
+		return d.Capacity.VUs
+	}
+	return d.Capacity.RatePerS
+}
+
+// Unit says a level of the search: "412.5/s", or by VUs "40 VUs".
+func (d *Document) Unit(x float64) string {
+	return Options{VUs: d.Search.By == "vus"}.Unit(x)
+}
+
+// Level says the step's rate, or its VUs.
+func (o Outcome) Level() string {
+	return Options{VUs: o.VUs > 0}.Unit(o.level())
+}
+
+// Level says the rate that broke, or its VUs.
+func (l *Limit) Level() string {
+	if l.VUs > 0 {
+		return Options{VUs: true}.Unit(float64(l.VUs))
+	}
+	return Options{}.Unit(l.RatePerS)
 }
 
 // bottleneck says in words which step's latency grew fastest from the
 // answer to the rate that broke, beside the server's CPU and memory:
 // "login: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s, the others
 // at most 1.3×; server CPU 98% of its CPUs (CPU-bound), RSS 120 MiB".
-func bottleneck(ranking []Rank, l *Limit, answer float64, server bool) string {
+func bottleneck(ranking []Rank, l *Limit, answer string, server bool) string {
 	if len(ranking) == 0 {
 		return ""
 	}
 	top := ranking[0]
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: its p95 rose %.3g× (%.4g → %.4g ms) from %.4g/s to %.4g/s", top.Step, top.Growth, top.P95AtMs, top.P95Above, answer, l.RatePerS)
+	fmt.Fprintf(&b, "%s: its p95 rose %.3g× (%.4g → %.4g ms) from %s to %s", top.Step, top.Growth, top.P95AtMs, top.P95Above, answer, l.Level())
 	if len(ranking) > 1 {
 		fmt.Fprintf(&b, ", the others at most %.3g×", ranking[1].Growth)
 	}
@@ -274,8 +324,12 @@ func stepName(s result.Step) string {
 // Plan is the search's cost, said before it starts: "at most 22 steps of
 // 6 to 30 s: at most 11m0s".
 func (s Settings) Plan(minStep float64) string {
-	return fmt.Sprintf("from %.4g/s, ×%g until a step breaks, then bisect to %g%%, then %d confirm repeats: at most %d steps of %g to %g s (at most %s; most steps end once steady)",
-		s.Start, s.Factor, 100*s.Precision, s.Confirm, s.MaxSteps, minStep, s.StepMaxS, fmtDuration(float64(s.MaxSteps)*s.StepMaxS))
+	from := Options{}.Unit(s.Start)
+	if s.By == "vus" {
+		from = Options{VUs: true}.Unit(float64(s.StartVUs))
+	}
+	return fmt.Sprintf("from %s, ×%g until a step breaks, then bisect to %g%%, then %d confirm repeats: at most %d steps of %g to %g s (at most %s; most steps end once steady)",
+		from, s.Factor, 100*s.Precision, s.Confirm, s.MaxSteps, minStep, s.StepMaxS, fmtDuration(float64(s.MaxSteps)*s.StepMaxS))
 }
 
 func fmtDuration(sec float64) string {
@@ -295,14 +349,18 @@ func StepLine(r StepRecord) string {
 	if r.Stop != "" {
 		verdict += " [" + string(r.Stop) + "]"
 	}
-	return fmt.Sprintf("%3d  %-7s  %8.4g/s  %8.4g/s  %8.4g ms  %5.1fs  %s", r.Index, r.Phase, r.Rate, r.Throughput, r.P95, r.DurationS, verdict)
+	return fmt.Sprintf("%3d  %-7s  %10s  %8.4g/s  %8.4g ms  %5.1fs  %s", r.Index, r.Phase, r.Level(), r.Throughput, r.P95, r.DurationS, verdict)
 }
 
 // WriteText writes the search as the terminal shows it at the end.
 func (d *Document) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "capacity %s · SLO %s\n\n", d.Name, strings.Join(d.SLO, ", "))
-	fmt.Fprintf(tw, "step\tphase\trate\tthroughput\tp95\ttime\tverdict\n")
+	level := "rate"
+	if d.Search.By == "vus" {
+		level = "VUs"
+	}
+	fmt.Fprintf(tw, "step\tphase\t%s\tthroughput\tp95\ttime\tverdict\n", level)
 	for _, r := range d.Steps {
 		verdict := "holds"
 		if !r.Holds {
@@ -311,7 +369,7 @@ func (d *Document) WriteText(w io.Writer) error {
 		if r.Stop != "" {
 			verdict += " [" + string(r.Stop) + "]"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.4g/s\t%.4g/s\t%.4g ms\t%.1f s\t%s\n", r.Index, r.Phase, r.Rate, r.Throughput, r.P95, r.DurationS, verdict)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.4g/s\t%.4g ms\t%.1f s\t%s\n", r.Index, r.Phase, r.Level(), r.Throughput, r.P95, r.DurationS, verdict)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -319,26 +377,30 @@ func (d *Document) WriteText(w io.Writer) error {
 	switch {
 	case c == nil:
 		fmt.Fprintf(w, "no answer yet: %d steps done\n", len(d.Steps))
-	case c.RatePerS == 0:
+	case d.answer() == 0:
 		fmt.Fprintf(w, "capacity: none found\n")
 	case c.AtLeast:
-		fmt.Fprintf(w, "capacity: at least %.4g/s\n", c.RatePerS)
+		fmt.Fprintf(w, "capacity: at least %s\n", d.Unit(d.answer()))
 	default:
-		fmt.Fprintf(w, "capacity: %.4g/s", c.RatePerS)
+		fmt.Fprintf(w, "capacity: %s", d.Unit(d.answer()))
 		if c.CI != nil {
-			fmt.Fprintf(w, " (held %d of %d confirm repeats; %.4g/s broke)", c.Confirmed, c.Confirms, c.CI.Hi)
+			fmt.Fprintf(w, " (held %d of %d confirm repeats; %s broke)", c.Confirmed, c.Confirms, d.Unit(c.CI.Hi))
 		}
 		fmt.Fprintln(w)
 	}
-	if c != nil && c.Throughput != nil && c.RatePerS > 0 {
+	if c != nil && c.Throughput != nil && d.answer() > 0 {
 		how := fmt.Sprintf("%.0f%% interval", 100*c.Throughput.Confidence)
 		if c.Throughput.Confidence == 0 {
 			how = "lowest–highest"
 		}
-		fmt.Fprintf(w, "  throughput at the answer: %.4g/s (%s %.4g–%.4g, %d steps); %.1f requests in flight\n", c.Throughput.Median, how, c.Throughput.Lo, c.Throughput.Hi, c.Throughput.N, c.VUs)
+		inflight := fmt.Sprintf("; %.1f requests in flight", c.VUs)
+		if d.Search.By == "vus" {
+			inflight = ""
+		}
+		fmt.Fprintf(w, "  throughput at the answer: %.4g/s (%s %.4g–%.4g, %d steps)%s\n", c.Throughput.Median, how, c.Throughput.Lo, c.Throughput.Hi, c.Throughput.N, inflight)
 	}
 	if l := d.Limit; l != nil {
-		fmt.Fprintf(w, "  limit: %s at %.4g/s (step %d)\n", l.Clause, l.RatePerS, l.Index)
+		fmt.Fprintf(w, "  limit: %s at %s (step %d)\n", l.Clause, l.Level(), l.Index)
 	}
 	if d.Bottleneck != "" {
 		fmt.Fprintf(w, "  bottleneck: %s\n", d.Bottleneck)

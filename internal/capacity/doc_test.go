@@ -86,7 +86,7 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 // TestDocumentKeys: capacity.json's keys are the ones the README documents;
 // a change here is a change of schema.
 func TestDocumentKeys(t *testing.T) {
-	d := &Document{Schema: Schema, Steps: []StepRecord{{Index: 1, Outcome: Outcome{Rate: 10, Phase: Grow, Holds: true}}, {Index: 2, Outcome: Outcome{Rate: 20, Phase: Grow, Clause: "x"}, Result: "steps/002/result.json"}}}
+	d := &Document{Schema: Schema, Search: Settings{By: "rate", Start: 10}, Steps: []StepRecord{{Index: 1, Outcome: Outcome{Rate: 10, Phase: Grow, Holds: true}}, {Index: 2, Outcome: Outcome{Rate: 20, Phase: Grow, Clause: "x"}, Result: "steps/002/result.json"}}}
 	at := stepResult(50, map[string]float64{"home": 1, "login": 1, "browse": 1})
 	d.Finish(Answer{Rate: 10, Above: 20, Limit: 1, AtAnswer: []int{0}}, []*result.Result{at, at}, nil)
 	data, err := json.Marshal(d)
@@ -112,5 +112,51 @@ func TestDocumentKeys(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s keys\n%s\nwant\n%s", tc.what, tc.got, tc.want)
 		}
+	}
+}
+
+// TestFinishByVUs: a search by VUs answers in VUs, with the throughput they
+// drive as rate_per_s, and says VUs wherever a rate was said.
+func TestFinishByVUs(t *testing.T) {
+	d := &Document{Name: "c", Search: Settings{By: "vus", StartVUs: 8}, Steps: []StepRecord{
+		{Index: 1, Outcome: Outcome{VUs: 32, Phase: Grow, Holds: true}, Throughput: 310, InFlight: 32},
+		{Index: 2, Outcome: Outcome{VUs: 36, Phase: Bisect, Clause: "p95(latency) < 300ms (p95 latency: 812 ms)"}, Throughput: 320},
+		{Index: 3, Outcome: Outcome{VUs: 32, Phase: Confirm, Holds: true}, Throughput: 306, InFlight: 32},
+	}}
+	results := []*result.Result{
+		stepResult(60, map[string]float64{"home": 10, "login": 12, "browse": 20}),
+		stepResult(98, map[string]float64{"home": 13, "login": 108, "browse": 22}),
+		nil,
+	}
+	d.Finish(Answer{Rate: 32, Above: 36, Limit: 1, Confirmed: 1, Confirms: 1, AtAnswer: []int{0, 2}}, results, nil)
+	if c := d.Capacity; c.VUs != 32 || c.RatePerS != 308 || *c.CI != (Interval{32, 36}) {
+		t.Errorf("capacity %+v", c)
+	}
+	if l := d.Limit; l.VUs != 36 || l.RatePerS != 0 || l.Step != "login" {
+		t.Errorf("limit %+v", l)
+	}
+	if !strings.Contains(d.Bottleneck, "login: its p95 rose 9× (12 → 108 ms) from 32 VUs to 36 VUs") {
+		t.Errorf("bottleneck %s", d.Bottleneck)
+	}
+	var buf bytes.Buffer
+	d.WriteText(&buf)
+	for _, line := range []string{"step  phase    VUs", "2     bisect   36 VUs", "capacity: 32 VUs (held 1 of 1 confirm repeats; 36 VUs broke)", "throughput at the answer: 308/s (lowest–highest 306–310, 2 steps)\n", "limit: p95(latency) < 300ms (p95 latency: 812 ms) at 36 VUs (step 2)"} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, buf.String())
+		}
+	}
+	buf.Reset()
+	d.WriteMarkdown(&buf)
+	for _, line := range []string{"**Capacity: 32 VUs** (held 1 of 1 confirm repeats; 36 VUs broke).", "| step | phase | VUs |", "| 2 | bisect | 36 | 320 |"} {
+		if !strings.Contains(buf.String(), line) {
+			t.Errorf("markdown lacks %q:\n%s", line, buf.String())
+		}
+	}
+	if got := d.Search.Plan(7); !strings.HasPrefix(got, "from 8 VUs, ×0 until") {
+		t.Errorf("plan %q", got)
+	}
+	data, _ := json.Marshal(d.Steps[0])
+	if !strings.Contains(string(data), `"vus":32`) || strings.Contains(string(data), "rate_per_s") {
+		t.Errorf("a step by VUs: %s", data)
 	}
 }

@@ -21,19 +21,22 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	switch {
 	case c == nil:
 		fmt.Fprintf(&b, "**No answer yet**: %d steps done.\n\n", len(d.Steps))
-	case c.RatePerS == 0:
+	case d.answer() == 0:
 		b.WriteString("**Capacity: none found.**\n\n")
 	case c.AtLeast:
-		fmt.Fprintf(&b, "**Capacity: at least %.4g/s.**\n\n", c.RatePerS)
+		fmt.Fprintf(&b, "**Capacity: at least %s.**\n\n", d.Unit(d.answer()))
 	default:
-		fmt.Fprintf(&b, "**Capacity: %.4g/s**", c.RatePerS)
+		fmt.Fprintf(&b, "**Capacity: %s**", d.Unit(d.answer()))
 		if c.CI != nil {
-			fmt.Fprintf(&b, " (held %d of %d confirm repeats; %.4g/s broke)", c.Confirmed, c.Confirms, c.CI.Hi)
+			fmt.Fprintf(&b, " (held %d of %d confirm repeats; %s broke)", c.Confirmed, c.Confirms, d.Unit(c.CI.Hi))
 		}
 		b.WriteString(".\n\n")
+		if d.Search.By == "vus" && c.Throughput != nil {
+			fmt.Fprintf(&b, "- throughput at the answer: %.4g/s\n", c.Throughput.Median)
+		}
 	}
 	if l := d.Limit; l != nil {
-		fmt.Fprintf(&b, "- limit: %s at %.4g/s (step %d)\n", md(l.Clause), l.RatePerS, l.Index)
+		fmt.Fprintf(&b, "- limit: %s at %s (step %d)\n", md(l.Clause), l.Level(), l.Index)
 	}
 	if d.Bottleneck != "" {
 		fmt.Fprintf(&b, "- bottleneck: %s\n", md(d.Bottleneck))
@@ -47,7 +50,11 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s | %.4g | %.4g | %.3g× |\n", md(r.Step), r.P95AtMs, r.P95Above, r.Growth)
 		}
 	}
-	b.WriteString("\n| step | phase | rate (/s) | throughput (/s) | p50 (ms) | p95 (ms) | p99 (ms) | errors | in flight | server CPU | verdict |\n")
+	level := "rate (/s)"
+	if d.Search.By == "vus" {
+		level = "VUs"
+	}
+	b.WriteString("\n| step | phase | " + level + " | throughput (/s) | p50 (ms) | p95 (ms) | p99 (ms) | errors | in flight | server CPU | verdict |\n")
 	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	for _, r := range d.Steps {
 		verdict := "holds"
@@ -62,7 +69,7 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 			cpu = fmt.Sprintf("%.0f%%", r.ServerCPUPct)
 		}
 		fmt.Fprintf(&b, "| %d | %s | %.4g | %.4g | %.4g | %.4g | %.4g | %.2f%% | %.1f | %s | %s |\n",
-			r.Index, r.Phase, r.Rate, r.Throughput, r.P50, r.P95, r.P99, 100*r.ErrorRate, r.InFlight, cpu, md(verdict))
+			r.Index, r.Phase, r.level(), r.Throughput, r.P50, r.P95, r.P99, 100*r.ErrorRate, r.InFlight, cpu, md(verdict))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,5 +1,6 @@
-// Package capacity finds the highest open-load arrival rate at which every
-// clause of a service-level objective holds. It is a controller over steps,
+// Package capacity finds the highest open-load arrival rate (or closed-load
+// VU count, Options.VUs) at which every clause of a service-level objective
+// holds. It is a controller over steps,
 // each a normal run at one rate whose result is kept (DESIGN.md section 10):
 //
 //  1. grow: from the plan's rate, multiply by Factor (2) until a step breaks;
@@ -40,7 +41,10 @@ const (
 
 // Outcome is a finished step as the controller sees it.
 type Outcome struct {
-	Rate  float64 `json:"rate_per_s"`
+	// Rate is the step's arrival rate a second; VUs its VU count in a
+	// search by VUs (Options.VUs), where Rate is 0.
+	Rate  float64 `json:"rate_per_s,omitempty"`
+	VUs   int     `json:"vus,omitempty"`
 	Phase Phase   `json:"phase"`
 	Holds bool    `json:"holds"`
 	// Clause is why the step broke: the SLO clause that failed, or what
@@ -60,6 +64,26 @@ type Options struct {
 	// StepDowns is how many times a confirm that broke steps down; 2 by
 	// default.
 	StepDowns int
+	// VUs: the search varies a closed load's VU count, a whole number, and
+	// Start, Decision.Rate and Answer.Rate, Above are VU counts. Bisection
+	// also ends when the bracket is one VU wide.
+	VUs bool
+}
+
+// level is what the search varies at the step: its rate, or its VUs.
+func (o Outcome) level() float64 {
+	if o.VUs > 0 {
+		return float64(o.VUs)
+	}
+	return o.Rate
+}
+
+// Unit says a level of the search: "412.5/s", or "40 VUs".
+func (o Options) Unit(x float64) string {
+	if o.VUs {
+		return fmt.Sprintf("%.0f VUs", x)
+	}
+	return fmt.Sprintf("%.4g/s", x)
 }
 
 // The defaults of Options.
@@ -86,6 +110,8 @@ func (o Options) WithDefaults() (Options, error) {
 		o.StepDowns = 2
 	}
 	switch {
+	case o.VUs && (o.Start < 1 || o.Start != math.Trunc(o.Start) || o.Start > 1e6):
+		return o, fmt.Errorf("the first VU count must be a whole number from 1, got %g", o.Start)
 	case !(o.Start > 0) || math.IsInf(o.Start, 0):
 		return o, fmt.Errorf("the first rate must be positive, got %g/s", o.Start)
 	case !(o.Factor > 1) || math.IsInf(o.Factor, 0):
@@ -107,13 +133,17 @@ func (o Options) WithDefaults() (Options, error) {
 // with their step-downs. The search states it up front.
 func (o Options) MaxSteps() int {
 	bisect := int(math.Ceil(math.Log2((o.Factor - 1) / o.Precision)))
+	if o.VUs {
+		bisect++ // a midpoint rounded down may halve the bracket a little less
+	}
 	return o.MaxGrow + max(bisect, 0) + o.Confirm*(1+o.StepDowns)
 }
 
 // Answer is what a search found.
 type Answer struct {
 	// Rate is the highest rate that held, confirmed unless Note says
-	// otherwise; 0 when even the first rate broke.
+	// otherwise; 0 when even the first rate broke. With Options.VUs, Rate
+	// and Above are VU counts.
 	Rate float64
 	// AtLeast: the search stopped before any rate broke (loadlab saturated,
 	// or growth reached MaxGrow), so the capacity is Rate or more.
@@ -130,8 +160,8 @@ type Answer struct {
 	Note string
 }
 
-// Decision is the controller's next move: a step to make at Rate, or Done
-// with the answer.
+// Decision is the controller's next move: a step to make at Rate (a VU
+// count with Options.VUs), or Done with the answer.
 type Decision struct {
 	Done   bool
 	Rate   float64
@@ -154,8 +184,8 @@ func Next(o Options, steps []Outcome) (Decision, error) {
 	s := &search{o: o, limit: -1}
 	for i, st := range steps {
 		d := s.propose()
-		if d.Done || d.Phase != st.Phase || !near(d.Rate, st.Rate) {
-			return Decision{}, fmt.Errorf("step %d at %.4g/s (%s): %w", i+1, st.Rate, st.Phase, ErrReplay)
+		if d.Done || d.Phase != st.Phase || !near(d.Rate, st.level()) || o.VUs != (st.VUs > 0) {
+			return Decision{}, fmt.Errorf("step %d at %s (%s): %w", i+1, o.Unit(st.level()), st.Phase, ErrReplay)
 		}
 		s.record(i, st)
 	}
@@ -189,8 +219,11 @@ func (s *search) propose() Decision {
 		if s.grown == 0 {
 			return Decision{Rate: s.o.Start, Phase: Grow}
 		}
-		return Decision{Rate: round(s.last * s.o.Factor), Phase: Grow}
+		return Decision{Rate: s.round(s.last * s.o.Factor), Phase: Grow}
 	case Bisect:
+		if s.o.VUs {
+			return Decision{Rate: math.Floor((s.lo + s.hi) / 2), Phase: Bisect}
+		}
 		return Decision{Rate: round((s.lo + s.hi) / 2), Phase: Bisect}
 	default:
 		return Decision{Rate: s.answer, Phase: Confirm}
@@ -198,6 +231,7 @@ func (s *search) propose() Decision {
 }
 
 func (s *search) record(i int, st Outcome) {
+	st.Rate = st.level()
 	switch st.Phase {
 	case Grow:
 		s.grown++
@@ -228,25 +262,29 @@ func (s *search) record(i int, st Outcome) {
 	}
 	switch {
 	case st.Phase == Grow && !st.Holds && s.lo == 0:
-		s.done = &Answer{Limit: i, Above: st.Rate, Note: fmt.Sprintf("even the first rate, %.4g/s, broke the SLO", st.Rate)}
+		s.done = &Answer{Limit: i, Above: st.Rate, Note: fmt.Sprintf("even the first %s, %s, broke the SLO", s.what(), s.o.Unit(st.Rate))}
 	case st.Phase == Grow && st.Holds && s.grown >= s.o.MaxGrow:
-		s.done = &Answer{Rate: s.lo, AtLeast: true, Limit: -1, AtAnswer: s.held, Note: fmt.Sprintf("every rate held up to %.4g/s after %d growth steps", s.lo, s.grown)}
+		s.done = &Answer{Rate: s.lo, AtLeast: true, Limit: -1, AtAnswer: s.held, Note: fmt.Sprintf("every %s held up to %s after %d growth steps", s.what(), s.o.Unit(s.lo), s.grown)}
 	case st.Phase == Confirm && !st.Holds:
 		broke := s.answer
-		if s.downs >= s.o.StepDowns {
+		down := round(broke * (1 - s.o.Precision))
+		if s.o.VUs {
+			down = min(math.Floor(broke*(1-s.o.Precision)), broke-1)
+		}
+		if s.downs >= s.o.StepDowns || down < 1 && s.o.VUs {
 			s.done = &Answer{Rate: s.answer, Above: s.hi, Limit: s.limit, Confirmed: s.okays, Confirms: s.confirm, AtAnswer: s.held,
-				Note: fmt.Sprintf("unconfirmed: a confirm repeat at %.4g/s broke after %d step-down(s)", broke, s.downs)}
+				Note: fmt.Sprintf("unconfirmed: a confirm repeat at %s broke after %d step-down(s)", s.o.Unit(broke), s.downs)}
 			return
 		}
 		s.downs++
 		s.hi, s.limit = broke, i
-		s.lo = round(broke * (1 - s.o.Precision))
+		s.lo = down
 		s.answer, s.held, s.confirm, s.okays = s.lo, nil, 0, 0
 	case st.Phase == Confirm:
 		if s.confirm >= s.o.Confirm {
 			s.finishConfirmed()
 		}
-	case s.hi > 0 && s.lo > 0 && (s.hi-s.lo)/s.lo <= s.o.Precision:
+	case s.hi > 0 && s.lo > 0 && ((s.hi-s.lo)/s.lo <= s.o.Precision || s.o.VUs && s.hi-s.lo <= 1):
 		s.phase, s.answer, s.confirm = Confirm, s.lo, 0
 		if s.o.Confirm == 0 {
 			s.finishConfirmed()
@@ -262,7 +300,7 @@ func (s *search) record(i int, st Outcome) {
 func (s *search) finishConfirmed() {
 	a := &Answer{Rate: s.answer, Above: s.hi, Limit: s.limit, Confirmed: s.okays, Confirms: s.confirm, AtAnswer: s.held}
 	if s.downs > 0 {
-		a.Note = fmt.Sprintf("a confirm repeat at %.4g/s broke: stepped down to %.4g/s", s.hi, s.answer)
+		a.Note = fmt.Sprintf("a confirm repeat at %s broke: stepped down to %s", s.o.Unit(s.hi), s.o.Unit(s.answer))
 	}
 	s.done = a
 }
@@ -279,13 +317,29 @@ func (s *search) finish(st Outcome) {
 		if st.Holds && st.Rate > a.Rate {
 			a.Rate = st.Rate
 		}
-		a.Note = fmt.Sprintf("loadlab itself was saturated at %.4g/s: it cannot offer more here, so the capacity is at least the answer", st.Rate)
+		a.Note = fmt.Sprintf("loadlab itself was saturated at %s: it cannot offer more here, so the capacity is at least the answer", s.o.Unit(st.Rate))
 	case ServerCrashed:
-		a.Note = fmt.Sprintf("the server under test crashed at %.4g/s", st.Rate)
+		a.Note = fmt.Sprintf("the server under test crashed at %s", s.o.Unit(st.Rate))
 	default:
-		a.Note = fmt.Sprintf("stopped at %.4g/s: %s", st.Rate, st.Stop)
+		a.Note = fmt.Sprintf("stopped at %s: %s", s.o.Unit(st.Rate), st.Stop)
 	}
 	s.done = a
+}
+
+// what names the level: "rate", or "VU count".
+func (s *search) what() string {
+	if s.o.VUs {
+		return "VU count"
+	}
+	return "rate"
+}
+
+// round is round, or for VUs the nearest whole number.
+func (s *search) round(x float64) float64 {
+	if s.o.VUs {
+		return math.Round(x)
+	}
+	return round(x)
 }
 
 // round keeps 4 significant digits: rates a person can read and type

@@ -3,6 +3,7 @@ package capacity
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -14,10 +15,14 @@ type server struct {
 	capacity float64
 	flaky    map[int]bool
 	stops    map[int]Stop
+	vus      bool // steps by VUs (Options.VUs)
 }
 
 func (s server) step(n int, d Decision) Outcome {
 	o := Outcome{Rate: d.Rate, Phase: d.Phase, Holds: d.Rate <= s.capacity && !s.flaky[n], Stop: s.stops[n]}
+	if s.vus {
+		o.Rate, o.VUs = 0, int(d.Rate)
+	}
 	if !o.Holds {
 		o.Clause = "p95(latency) < 300ms"
 	}
@@ -57,7 +62,7 @@ func rates(steps []Outcome) string {
 		if !st.Holds {
 			mark = "-"
 		}
-		s += fmt.Sprintf(" %s%g%s", st.Phase[:1], st.Rate, mark)
+		s += fmt.Sprintf(" %s%g%s", st.Phase[:1], st.level(), mark)
 	}
 	return s
 }
@@ -168,5 +173,48 @@ func TestSearchReplays(t *testing.T) {
 		if _, err := Next(bad, nil); err == nil {
 			t.Errorf("Next(%+v): no error", bad)
 		}
+	}
+}
+
+// TestSearchByVUs: a search over a closed load's VU count steps by whole
+// VUs, ends its bisection when the bracket is one VU wide (or within the
+// precision), and steps a confirm that broke down by at least one VU.
+func TestSearchByVUs(t *testing.T) {
+	a, steps := drive(t, Options{Start: 4, Confirm: 3, VUs: true}, server{capacity: 37, vus: true})
+	if got, want := rates(steps), " g4+ g8+ g16+ g32+ g64- b48- b40- b36+ b38- b37+ c37+ c37+ c37+"; got != want {
+		t.Errorf("steps\n%s\nwant\n%s", got, want)
+	}
+	if a.Rate != 37 || a.Above != 38 || a.Limit != 8 || a.Confirmed != 3 || a.Note != "" {
+		t.Errorf("answer %+v", a)
+	}
+	for _, st := range steps {
+		if st.Rate != 0 || st.VUs < 1 {
+			t.Errorf("step %+v: want VUs, no rate", st)
+		}
+	}
+	a, steps = drive(t, Options{Start: 2, Confirm: 2, VUs: true}, server{capacity: 5, vus: true, flaky: map[int]bool{7: true}})
+	if got, want := rates(steps), " g2+ g4+ g8- b6- b5+ c5+ c5- c4+ c4+"; got != want || a.Rate != 4 || a.Note != "a confirm repeat at 5 VUs broke: stepped down to 4 VUs" {
+		t.Errorf("steps %s, answer %+v", got, a)
+	}
+	a, _ = drive(t, Options{Start: 1, Confirm: 1, VUs: true}, server{capacity: 0.5, vus: true})
+	if a.Rate != 0 || a.Note != "even the first VU count, 1 VUs, broke the SLO" {
+		t.Errorf("answer %+v", a)
+	}
+	for _, start := range []float64{1, 3, 10, 64} {
+		for _, capacity := range []float64{start, start + 1, start * 3.7, start * 100} {
+			t.Run(fmt.Sprintf("start %g capacity %g", start, capacity), func(t *testing.T) {
+				a, steps := drive(t, Options{Start: start, Confirm: 1, VUs: true}, server{capacity: capacity, vus: true})
+				if a.Rate != math.Round(a.Rate) || a.Rate > capacity || capacity-a.Rate >= math.Max(1, 0.02*a.Rate) || a.AtLeast {
+					t.Errorf("answer %+v for %g VUs:%s", a, capacity, rates(steps))
+				}
+			})
+		}
+	}
+	if _, err := Next(Options{Start: 2.5, VUs: true}, nil); err == nil {
+		t.Error("2.5 VUs to start from: no error")
+	}
+	// A search by rate does not replay steps by VUs.
+	if _, err := Next(Options{Start: 2}, steps[:1]); !errors.Is(err, ErrReplay) {
+		t.Errorf("steps by VUs replayed by rate: %v", err)
 	}
 }

@@ -90,6 +90,10 @@ type Judgement struct {
 //     rises before any SLO clause breaks;
 //   - steady: throughput within 5% of the offered rate and neither trend;
 //   - unsettled otherwise.
+//
+// Rate 0 is a closed load (a search by VUs): there is no offered rate, so
+// neither dropped arrivals nor throughput behind it apply, and a step
+// without either trend is steady.
 func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
 	o = o.withDefaults()
 	var whole []result.Point

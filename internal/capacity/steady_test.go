@@ -39,6 +39,9 @@ func TestJudge(t *testing.T) {
 		{"a small drift is no queue", series(7, constant[int64](400), func(i int) float64 { return 10 + 0.2*float64(i) }, constant[int64](4)), 400, Steady, "steady"},
 		{"falling behind", series(7, constant[int64](300), constant(10.0), constant[int64](4)), 400, Growing, "throughput 300/s in the last 5 s, under 90% of the offered 400/s"},
 		{"between", series(7, constant[int64](370), constant(10.0), constant[int64](4)), 400, Unsettled, ""},
+		// A closed load (rate 0): no offered rate to keep up with.
+		{"closed, steady", series(7, constant[int64](120), func(i int) float64 { return noisy[i] }, constant[int64](8)), 0, Steady, "steady: 120/s"},
+		{"closed, latency rises", series(7, func(i int) int64 { return 120 - 10*int64(i) }, func(i int) float64 { return 10 + 10*float64(i) }, constant[int64](8)), 0, Growing, "median latency rose"},
 		{"the first second is left out", append(series(1, constant[int64](10), constant(500.0), constant[int64](90)), series(5, constant[int64](400), constant(10.0), constant[int64](4))...), 400, Steady, "steady"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

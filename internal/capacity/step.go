@@ -49,9 +49,13 @@ const MaxCooldown = 30 * time.Second
 var ErrInterrupted = errors.New("interrupted")
 
 // Stepper makes the steps of a search: runs of an open-load plan at one
-// rate each, with internal/runner.
+// rate each (or of a closed load at one VU count each, with VUs), with
+// internal/runner.
 type Stepper struct {
 	Plan *plan.Plan // an open load: its rate is replaced at every step
+	// VUs: the plan's load is closed, and a step's level is its VU count
+	// (its iterations are dropped: every step lasts until it is judged).
+	VUs bool
 	// SLO replaces the plan's thresholds in every step's run.
 	SLO        []*threshold.Threshold
 	StepMax    time.Duration // DefaultStepMax when zero
@@ -78,10 +82,21 @@ type StepReport struct {
 // quiet or slow second on a busy machine says little. After the step it
 // waits Cooldown. The error is ErrInterrupted
 // when ctx ended the step; the result then is nil.
-func (s *Stepper) Step(ctx context.Context, rate float64, phase Phase, dir string) (Outcome, *result.Result, StepReport, error) {
-	out := Outcome{Rate: rate, Phase: phase}
+//
+// With VUs, level is the closed load's VU count and the series is judged
+// without an offered rate (Judge with rate 0): a closed load cannot fall
+// behind its arrivals, so a step breaks on a latency or in-flight trend,
+// on errors, or on an SLO clause.
+func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir string) (Outcome, *result.Result, StepReport, error) {
+	out := Outcome{Rate: level, Phase: phase}
+	rate := level
 	q := *s.Plan
-	q.Load.Rate = quantity.Rate{Count: rate, Per: time.Second}
+	if s.VUs {
+		out.Rate, out.VUs, rate = 0, int(level), 0
+		q.Load.VUs, q.Load.Iterations = int(level), 0
+	} else {
+		q.Load.Rate = quantity.Rate{Count: rate, Per: time.Second}
+	}
 	q.Load.Duration = s.StepMax
 	if q.Load.Duration <= 0 {
 		q.Load.Duration = DefaultStepMax
