@@ -265,6 +265,7 @@ func TestCapacityByVUs(t *testing.T) {
 	for _, s := range doc.Steps {
 		steps = append(steps, fmt.Sprintf("%s %d %v", s.Phase, s.VUs, s.Holds))
 	}
+	t.Logf("capacity %+v, %s", doc.Capacity, strings.Join(steps, ", "))
 	if got, want := strings.Join(steps, ", "), "grow 4 true, grow 8 true, grow 16 false, bisect 12 false, bisect 10 true, bisect 11 false"; got != want {
 		t.Errorf("steps %s, want %s", got, want)
 	}

@@ -104,6 +104,25 @@ type Limit struct {
 	ServerCPU         float64 `json:"server_machine_cpu_pct,omitempty"`
 	ServerRSSAtAnswer int64   `json:"server_rss_peak_at_answer_bytes,omitempty"`
 	ServerRSS         int64   `json:"server_rss_peak_bytes,omitempty"`
+	// Clauses are the SLO's clauses at the answer and at this rate, in the
+	// SLO's order; Binding is the one nearest its limit at the answer.
+	Clauses []Clause `json:"clauses,omitempty"`
+	Binding string   `json:"binding_at_answer,omitempty"`
+}
+
+// Clause is one SLO clause measured at the answer and at the rate above.
+type Clause struct {
+	Clause string `json:"clause"`
+	// Measured in the metric's unit (ms, a fraction, per second), with the
+	// threshold's words: "p95 latency: 212 ms (1000 responses)".
+	AtAnswer       float64 `json:"measured_at_answer"`
+	Above          float64 `json:"measured_above"`
+	DetailAtAnswer string  `json:"detail_at_answer"`
+	DetailAbove    string  `json:"detail_above"`
+	// Use is how near its limit the clause was at the answer: measured over
+	// the limit (the limit over measured for > and >=); 1 is at the limit.
+	Use   float64 `json:"use_at_answer"`
+	Holds bool    `json:"holds_above"`
 }
 
 // CPUBound is the share of its CPUs above which the server is said to be
@@ -228,6 +247,7 @@ func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.T
 	if hi != nil && hi.Server != nil {
 		d.Limit.ServerCPU, d.Limit.ServerRSS = hi.Server.MachineAvg, hi.Server.RSSPeak
 	}
+	d.Limit.Clauses, d.Limit.Binding = clauses(slo, at, hi)
 	d.Bottleneck = bottleneck(d.Ranking, d.Limit, d.Unit(a.Rate), hi != nil && hi.Server != nil)
 }
 
@@ -269,26 +289,103 @@ func (l *Limit) Level() string {
 	return Options{}.Unit(l.RatePerS)
 }
 
+// clauses measures every SLO clause in the results at the answer and
+// above, and names the one nearest its limit at the answer.
+func clauses(slo []*threshold.Threshold, at, above *result.Result) ([]Clause, string) {
+	if at == nil || above == nil {
+		return nil, ""
+	}
+	find := func(r *result.Result, text string) (result.ThresholdResult, bool) {
+		for _, t := range r.Thresholds {
+			if t.Text == text {
+				return t, true
+			}
+		}
+		return result.ThresholdResult{}, false
+	}
+	var out []Clause
+	binding, most := "", math.Inf(-1)
+	for _, t := range slo {
+		a, ok1 := find(at, t.Text)
+		b, ok2 := find(above, t.Text)
+		if !ok1 || !ok2 {
+			continue
+		}
+		c := Clause{Clause: t.Text, AtAnswer: a.Measured, Above: b.Measured, DetailAtAnswer: a.Detail, DetailAbove: b.Detail, Holds: b.Pass}
+		switch {
+		case (t.Op == threshold.Less || t.Op == threshold.LessOrEqual) && t.Value > 0:
+			c.Use = a.Measured / t.Value
+		case (t.Op == threshold.Greater || t.Op == threshold.GreaterOrEqual) && a.Measured > 0:
+			c.Use = t.Value / a.Measured
+		}
+		c.Use = math.Round(1000*c.Use) / 1000
+		if c.Use > most {
+			binding, most = c.Clause, c.Use
+		}
+		out = append(out, c)
+	}
+	return out, binding
+}
+
+// measure is the value in a threshold's detail: "212 ms" of "p95 latency:
+// 212 ms (1000 responses)".
+func measure(detail string) string {
+	_, v, ok := strings.Cut(detail, ": ")
+	if !ok {
+		return detail
+	}
+	v, _, _ = strings.Cut(v, " (")
+	return v
+}
+
+// ClauseWords says the SLO's clauses from the answer to the rate above:
+// "p95(latency) < 300ms: 212 ms → 812 ms (71% of its limit at the answer,
+// the nearest; breaks above)".
+func (l *Limit) ClauseWords() []string {
+	var out []string
+	for _, c := range l.Clauses {
+		w := fmt.Sprintf("%s: %s → %s (%.0f%% of its limit at the answer", c.Clause, measure(c.DetailAtAnswer), measure(c.DetailAbove), 100*c.Use)
+		if c.Clause == l.Binding && len(l.Clauses) > 1 {
+			w += ", the nearest"
+		}
+		if c.Holds {
+			w += "; holds above)"
+		} else {
+			w += "; breaks above)"
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
 // bottleneck says in words which step's latency grew fastest from the
 // answer to the rate that broke, beside the server's CPU and memory:
-// "login: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s, the others
-// at most 1.3×; server CPU 98% of its CPUs (CPU-bound), RSS 120 MiB".
+// "login is CPU-bound: its p95 rose 9× (12 → 108 ms) from 400/s to
+// 412.5/s while the others rose at most 1.3×; server CPU 98% of its CPUs
+// (60% at the answer), RSS peak 120 MiB (118 MiB at the answer)".
 func bottleneck(ranking []Rank, l *Limit, answer string, server bool) string {
 	if len(ranking) == 0 {
 		return ""
 	}
 	top := ranking[0]
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: its p95 rose %.3g× (%.4g → %.4g ms) from %s to %s", top.Step, top.Growth, top.P95AtMs, top.P95Above, answer, l.Level())
+	what := "is the bottleneck"
+	switch {
+	case server && l.ServerCPU >= 100*CPUBound:
+		what = "is CPU-bound"
+	case len(ranking) == 1:
+		what = "(the only step)"
+	}
+	fmt.Fprintf(&b, "%s %s: its p95 rose %.3g× (%.4g → %.4g ms) from %s to %s", top.Step, what, top.Growth, top.P95AtMs, top.P95Above, answer, l.Level())
 	if len(ranking) > 1 {
-		fmt.Fprintf(&b, ", the others at most %.3g×", ranking[1].Growth)
+		fmt.Fprintf(&b, " while the others rose at most %.3g×", ranking[1].Growth)
 	}
 	if server {
 		fmt.Fprintf(&b, "; server CPU %.0f%% of its CPUs (%.0f%% at the answer)", l.ServerCPU, l.ServerCPUAtAnswer)
-		if l.ServerCPU >= 100*CPUBound {
-			b.WriteString(", CPU-bound")
+		if l.ServerCPU < 100*CPUBound {
+			fmt.Fprintf(&b, ", under the %.0f%% that is CPU-bound", 100*CPUBound)
 		}
-		fmt.Fprintf(&b, ", RSS peak %s", quantity.FormatBytes(l.ServerRSS))
+		fmt.Fprintf(&b, ", RSS peak %s (%s at the answer)", quantity.FormatBytes(l.ServerRSS), quantity.FormatBytes(l.ServerRSSAtAnswer))
 	}
 	return b.String()
 }
@@ -401,6 +498,9 @@ func (d *Document) WriteText(w io.Writer) error {
 	}
 	if l := d.Limit; l != nil {
 		fmt.Fprintf(w, "  limit: %s at %s (step %d)\n", l.Clause, l.Level(), l.Index)
+		for _, c := range l.ClauseWords() {
+			fmt.Fprintf(w, "  clause %s\n", c)
+		}
 	}
 	if d.Bottleneck != "" {
 		fmt.Fprintf(w, "  bottleneck: %s\n", d.Bottleneck)

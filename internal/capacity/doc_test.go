@@ -34,7 +34,16 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 		stepResult(98, map[string]float64{"home": 13, "login": 108, "browse": 22}),
 		nil,
 	}
-	slo, err := ParseSLO("p95(latency) < 300ms")
+	results[0].Server.RSSPeak = 80 << 20
+	results[0].Thresholds = []result.ThresholdResult{
+		{Text: "p95(latency) < 300ms", Measured: 212, Pass: true, Detail: "p95 latency: 212 ms (1000 responses)"},
+		{Text: "error_rate < 1%", Measured: 0.001, Pass: true, Detail: "error rate: 0.10% (1 of 1000 requests)"},
+	}
+	results[1].Thresholds = []result.ThresholdResult{
+		{Text: "p95(latency) < 300ms", Measured: 812, Detail: "p95 latency: 812 ms (1000 responses)"},
+		{Text: "error_rate < 1%", Measured: 0.002, Pass: true, Detail: "error rate: 0.20% (2 of 1000 requests)"},
+	}
+	slo, err := ParseSLO("p95(latency) < 300ms, error_rate < 1%")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,15 +55,20 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 	if l := d.Limit; l == nil || l.Step != "login" || l.Index != 2 || l.RatePerS != 412.5 || l.ServerCPU != 98 {
 		t.Errorf("limit %+v", d.Limit)
 	}
-	want := "login: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s, the others at most 1.3×; server CPU 98% of its CPUs (60% at the answer), CPU-bound, RSS peak 120 MiB"
+	want := "login is CPU-bound: its p95 rose 9× (12 → 108 ms) from 400/s to 412.5/s while the others rose at most 1.3×; server CPU 98% of its CPUs (60% at the answer), RSS peak 120 MiB (80 MiB at the answer)"
 	if d.Bottleneck != want {
 		t.Errorf("bottleneck\n%s\nwant\n%s", d.Bottleneck, want)
+	}
+	if l := d.Limit; l.Binding != "p95(latency) < 300ms" || len(l.Clauses) != 2 || l.Clauses[0].Use != 0.707 || l.Clauses[0].Holds || l.Clauses[1].Use != 0.1 || !l.Clauses[1].Holds {
+		t.Errorf("clauses %+v, binding %q", l.Clauses, l.Binding)
 	}
 	var buf bytes.Buffer
 	if err := d.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"capacity: 400/s (held 1 of 1 confirm repeats; 412.5/s broke)", "limit: p95(latency) < 300ms (p95 latency: 812 ms) at 412.5/s (step 2)", "bottleneck: " + want} {
+	for _, line := range []string{"capacity: 400/s (held 1 of 1 confirm repeats; 412.5/s broke)", "limit: p95(latency) < 300ms (p95 latency: 812 ms) at 412.5/s (step 2)", "bottleneck: " + want,
+		"clause p95(latency) < 300ms: 212 ms → 812 ms (71% of its limit at the answer, the nearest; breaks above)",
+		"clause error_rate < 1%: 0.10% → 0.20% (10% of its limit at the answer; holds above)"} {
 		if !strings.Contains(buf.String(), line) {
 			t.Errorf("text lacks %q:\n%s", line, buf.String())
 		}
@@ -67,6 +81,7 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 	for _, line := range []string{
 		"**Capacity: 400/s** (held 1 of 1 confirm repeats; 412.5/s broke).",
 		"| login | 12 | 108 | 9× |",
+		"- clause p95(latency) &lt; 300ms: 212 ms → 812 ms (71% of its limit at the answer, the nearest; breaks above)",
 		"| 2 | bisect | 412.5 | 380 | 0 | 0 | 0 | 0.00% | 0.0 |  | breaks: p95(latency) &lt; 300ms (p95 latency: 812 ms) |",
 	} {
 		if !strings.Contains(buf.String(), line) {
@@ -78,7 +93,7 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 	d.Steps[1].Clause = "p99(latency, step=browse) < 1s (p99 latency of step browse: 1.2 s)"
 	slo, _ = ParseSLO("p99(latency, step=browse) < 1s")
 	d.Finish(Answer{Rate: 400, Above: 412.5, Limit: 1, AtAnswer: []int{0}}, results, []*threshold.Threshold{slo[0]})
-	if d.Limit.Step != "browse" {
+	if d.Limit.Step != "browse" || len(d.Limit.Clauses) != 0 {
 		t.Errorf("limit step %q, want the clause's browse", d.Limit.Step)
 	}
 }
@@ -88,7 +103,9 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 func TestDocumentKeys(t *testing.T) {
 	d := &Document{Schema: Schema, Search: Settings{By: "rate", Start: 10}, Steps: []StepRecord{{Index: 1, Outcome: Outcome{Rate: 10, Phase: Grow, Holds: true}}, {Index: 2, Outcome: Outcome{Rate: 20, Phase: Grow, Clause: "x"}, Result: "steps/002/result.json"}}}
 	at := stepResult(50, map[string]float64{"home": 1, "login": 1, "browse": 1})
-	d.Finish(Answer{Rate: 10, Above: 20, Limit: 1, AtAnswer: []int{0}}, []*result.Result{at, at}, nil)
+	at.Thresholds = []result.ThresholdResult{{Text: "error_rate < 1%", Pass: true}}
+	slo, _ := ParseSLO("error_rate < 1%")
+	d.Finish(Answer{Rate: 10, Above: 20, Limit: 1, AtAnswer: []int{0}}, []*result.Result{at, at}, slo)
 	data, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +119,16 @@ func TestDocumentKeys(t *testing.T) {
 	}
 	var steps []json.RawMessage
 	json.Unmarshal(m["steps"], &steps)
+	var limit struct{ Clauses []json.RawMessage }
+	json.Unmarshal(m["limit"], &limit)
+	if len(limit.Clauses) != 1 {
+		t.Fatalf("limit %s", m["limit"])
+	}
 	for _, tc := range []struct{ what, got, want string }{
 		{"top", keys(data), "bottleneck capacity done limit name plan ranking schema search slo steps"},
 		{"capacity", keys(m["capacity"]), "at_least ci confirmed confirms rate_per_s throughput vus"},
-		{"limit", keys(m["limit"]), "clause index rate_per_s server_machine_cpu_at_answer_pct server_machine_cpu_pct server_rss_peak_at_answer_bytes server_rss_peak_bytes step"},
+		{"limit", keys(m["limit"]), "binding_at_answer clause clauses index rate_per_s server_machine_cpu_at_answer_pct server_machine_cpu_pct server_rss_peak_at_answer_bytes server_rss_peak_bytes step"},
+		{"clause", keys(limit.Clauses[0]), "clause detail_above detail_at_answer holds_above measured_above measured_at_answer use_at_answer"},
 		{"search", keys(m["search"]), "by confirm factor max_steps plan_fingerprint precision start_rate_per_s step_max_s"},
 		{"step", keys(steps[1]), "clause duration_s error_rate holds in_flight index p50_ms p95_ms p99_ms phase rate_per_s result series throughput_per_s"},
 	} {
@@ -135,7 +158,7 @@ func TestFinishByVUs(t *testing.T) {
 	if l := d.Limit; l.VUs != 36 || l.RatePerS != 0 || l.Step != "login" {
 		t.Errorf("limit %+v", l)
 	}
-	if !strings.Contains(d.Bottleneck, "login: its p95 rose 9× (12 → 108 ms) from 32 VUs to 36 VUs") {
+	if !strings.Contains(d.Bottleneck, "login is CPU-bound: its p95 rose 9× (12 → 108 ms) from 32 VUs to 36 VUs") {
 		t.Errorf("bottleneck %s", d.Bottleneck)
 	}
 	var buf bytes.Buffer
@@ -158,5 +181,26 @@ func TestFinishByVUs(t *testing.T) {
 	data, _ := json.Marshal(d.Steps[0])
 	if !strings.Contains(string(data), `"vus":32`) || strings.Contains(string(data), "rate_per_s") {
 		t.Errorf("a step by VUs: %s", data)
+	}
+}
+
+// TestBottleneckWords: the sentence names the step, and says CPU-bound
+// only from 90% of the server's CPUs.
+func TestBottleneckWords(t *testing.T) {
+	two := []Rank{{Step: "login", P95AtMs: 12, P95Above: 30, Growth: 2.5}, {Step: "home", P95AtMs: 10, P95Above: 11, Growth: 1.1}}
+	l := &Limit{RatePerS: 110, ServerCPU: 45, ServerCPUAtAnswer: 40, ServerRSS: 64 << 20, ServerRSSAtAnswer: 60 << 20}
+	for _, tc := range []struct {
+		ranking []Rank
+		server  bool
+		want    string
+	}{
+		{two, true, "login is the bottleneck: its p95 rose 2.5× (12 → 30 ms) from 100/s to 110/s while the others rose at most 1.1×; server CPU 45% of its CPUs (40% at the answer), under the 90% that is CPU-bound, RSS peak 64 MiB (60 MiB at the answer)"},
+		{two, false, "login is the bottleneck: its p95 rose 2.5× (12 → 30 ms) from 100/s to 110/s while the others rose at most 1.1×"},
+		{two[:1], false, "login (the only step): its p95 rose 2.5× (12 → 30 ms) from 100/s to 110/s"},
+		{nil, true, ""},
+	} {
+		if got := bottleneck(tc.ranking, l, "100/s", tc.server); got != tc.want {
+			t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+		}
 	}
 }

@@ -37,6 +37,9 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 	}
 	if l := d.Limit; l != nil {
 		fmt.Fprintf(&b, "- limit: %s at %s (step %d)\n", md(l.Clause), l.Level(), l.Index)
+		for _, c := range l.ClauseWords() {
+			fmt.Fprintf(&b, "- clause %s\n", md(c))
+		}
 	}
 	if d.Bottleneck != "" {
 		fmt.Fprintf(&b, "- bottleneck: %s\n", md(d.Bottleneck))
