@@ -16,13 +16,14 @@ import (
 	"github.com/loadlab/loadlab/internal/capacity"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/store"
 	"github.com/loadlab/loadlab/internal/threshold"
 )
 
 // capacityFile is the search's record in its directory.
-const capacityFile = "capacity.json"
+const capacityFile = capacity.File
 
 type capacityFlags struct {
 	slo       []string
@@ -285,21 +286,19 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 		}
 		logf("%s  [%d of at most %d, %s]", capacity.StepLine(rec), index, s.doc.Search.MaxSteps, time.Since(began).Round(time.Second))
 	}
+	// Every step's result, for the ranking and the charts; one that cannot
+	// be read leaves its step out of them.
 	results := make([]*result.Result, len(s.doc.Steps))
-	for _, i := range append([]int{answer.Limit}, answer.AtAnswer...) {
-		if i >= 0 && i < len(s.doc.Steps) && s.doc.Steps[i].Result != "" {
-			results[i], _ = store.ReadResult(filepath.Join(s.dir, filepath.FromSlash(s.doc.Steps[i].Result))) // a missing one leaves the ranking out
+	for i, st := range s.doc.Steps {
+		if st.Result != "" {
+			results[i], _ = store.ReadResult(filepath.Join(s.dir, filepath.FromSlash(st.Result)))
 		}
 	}
 	s.doc.Finish(answer, results, s.slo)
 	if err := s.save(); err != nil {
 		return failedError(fmt.Errorf("capacity: %w", err))
 	}
-	var md bytes.Buffer
-	if err := s.doc.WriteMarkdown(&md); err != nil {
-		return failedError(err)
-	}
-	if err := store.WriteFile(filepath.Join(s.dir, capacity.MarkdownFile), md.Bytes()); err != nil {
+	if err := report.WriteCapacityFiles(s.dir, &report.Capacity{Doc: s.doc, Results: results}); err != nil {
 		return failedError(fmt.Errorf("capacity: %w", err))
 	}
 	if f.json {

@@ -233,6 +233,19 @@ func TestCapacityServerSection(t *testing.T) {
 			t.Errorf("step %d: no server figures", s.Index)
 		}
 	}
+	// The search's reports, and loadlab report of its directory.
+	for _, name := range []string{"report.html", "report.md", "report-latency.png", "report-throughput.png", "report-server-cpu.png", "report-server-memory.png"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	page, stderr, code := cli(context.Background(), t, "report", out, "--format", "html")
+	if code != 0 || !strings.Contains(page, "Capacity: 90/s") || strings.Count(page, "<svg") != 4 {
+		t.Errorf("loadlab report --format html: exit %d, %d charts\n%s", code, strings.Count(page, "<svg"), stderr)
+	}
+	if text, _, code := cli(context.Background(), t, "report", out); code != 0 || !strings.Contains(text, "capacity: 90/s") {
+		t.Errorf("loadlab report: exit %d\n%s", code, text)
+	}
 
 	crash, url, _ := targetServer(t, target.Options{Delay: time.Millisecond}, "%s & sleep 3; exit 3")
 	path = writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s") + crash})

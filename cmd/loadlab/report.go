@@ -38,8 +38,9 @@ func newReportCommand(io *stdio) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RESULT [OTHER]",
 		Short: "Render a stored result or experiment again, or compare two",
-		Long: `Render a stored run (its directory or result.json) or an experiment (its
-results directory) again, on stdout, as text, json, html, md or csv. Markdown
+		Long: `Render a stored run (its directory or result.json), an experiment (its
+results directory) or a capacity search (its directory, with capacity.json)
+again, on stdout, as text, json, html, md or csv. Markdown
 writes its PNG charts into the result's directory and links them. CSV gives
 one table: a run's steps or its per-second series, an experiment's runs or
 its points (--table).
@@ -106,6 +107,9 @@ experiment.`,
 				}, "--format")
 			}
 			dir := args[0]
+			if report.IsCapacity(dir) {
+				return renderCapacity(out, dir, format, table)
+			}
 			if experiment.IsExperiment(dir) {
 				o, err := experiment.LoadOutcome(dir)
 				if err != nil {
@@ -160,6 +164,30 @@ experiment.`,
 	c.Flags().StringVar(&pointA, "point-a", "", "with two experiments: the point of the first (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "with two experiments: the point of the second (default: its baseline)")
 	return c
+}
+
+// renderCapacity renders a capacity search's directory again: text as the
+// search printed it, its capacity.json, report.html, report.md (PNG charts
+// written into dir) or its steps as CSV.
+func renderCapacity(out goio.Writer, dir, format, table string) error {
+	c, err := report.ReadCapacity(dir)
+	if err != nil {
+		return usageError(fmt.Errorf("report: %w", err))
+	}
+	if table != "" && table != "steps" {
+		return usageError(fmt.Errorf("report: a capacity search's --table is steps, not %q", table))
+	}
+	return render(format, map[string]func() error{
+		"text": func() error { return c.Doc.WriteText(out) },
+		"json": func() error {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(c.Doc)
+		},
+		"html": func() error { return report.CapacityHTML(out, c) },
+		"md":   func() error { return report.CapacityMarkdown(out, dir, ".", c) },
+		"csv":  func() error { return report.CapacityCSV(out, c) },
+	}, "--format")
 }
 
 // printFailures prints the failing responses a run kept, or those of every

@@ -259,6 +259,29 @@ func median(x []float64) float64 {
 	return s[len(s)/2]
 }
 
+// Headline says the answer: "193/s (held 3 of 3 confirm repeats; 196.9/s
+// broke)", "at least 400/s", "none found", or "no answer yet: 4 steps done".
+func (d *Document) Headline() string {
+	c := d.Capacity
+	switch {
+	case c == nil:
+		return fmt.Sprintf("no answer yet: %d steps done", len(d.Steps))
+	case d.answer() == 0:
+		return "none found"
+	case c.AtLeast:
+		return "at least " + d.Unit(d.answer())
+	}
+	h := d.Unit(d.answer())
+	if c.CI != nil {
+		h += fmt.Sprintf(" (held %d of %d confirm repeats; %s broke)", c.Confirmed, c.Confirms, d.Unit(c.CI.Hi))
+	}
+	return h
+}
+
+// Answer is the capacity found: its rate, or by VUs its VU count; 0 for
+// none (or none yet).
+func (d *Document) Answer() float64 { return d.answer() }
+
 // answer is the capacity found: its rate, or by VUs its VU count; 0 for
 // none (or none yet).
 func (d *Document) answer() float64 {
@@ -411,6 +434,10 @@ func rank(at, above *result.Result) []Rank {
 	return out
 }
 
+// StepName is how the search names a plan's step: "scenario/step", or
+// the step alone in the default scenario.
+func StepName(s result.Step) string { return stepName(s) }
+
 func stepName(s result.Step) string {
 	if s.Scenario != "" && s.Scenario != "default" {
 		return s.Scenario + "/" + s.Name
@@ -471,19 +498,10 @@ func (d *Document) WriteText(w io.Writer) error {
 	tw.Flush()
 	fmt.Fprintln(w)
 	c := d.Capacity
-	switch {
-	case c == nil:
-		fmt.Fprintf(w, "no answer yet: %d steps done\n", len(d.Steps))
-	case d.answer() == 0:
-		fmt.Fprintf(w, "capacity: none found\n")
-	case c.AtLeast:
-		fmt.Fprintf(w, "capacity: at least %s\n", d.Unit(d.answer()))
-	default:
-		fmt.Fprintf(w, "capacity: %s", d.Unit(d.answer()))
-		if c.CI != nil {
-			fmt.Fprintf(w, " (held %d of %d confirm repeats; %s broke)", c.Confirmed, c.Confirms, d.Unit(c.CI.Hi))
-		}
-		fmt.Fprintln(w)
+	if c == nil {
+		fmt.Fprintf(w, "%s\n", d.Headline())
+	} else {
+		fmt.Fprintf(w, "capacity: %s\n", d.Headline())
 	}
 	if c != nil && c.Throughput != nil && d.answer() > 0 {
 		how := fmt.Sprintf("%.0f%% interval", 100*c.Throughput.Confidence)

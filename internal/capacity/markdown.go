@@ -6,14 +6,23 @@ import (
 	"strings"
 )
 
-// MarkdownFile is the search's report in its directory.
-const MarkdownFile = "report.md"
+// File is the search's record in its directory; MarkdownFile its report
+// (with report.html, written by internal/report).
+const (
+	File         = "capacity.json"
+	MarkdownFile = "report.md"
+)
+
+// Image is a chart linked from the markdown report.
+type Image struct {
+	Name, Path string
+}
 
 // WriteMarkdown writes the search as markdown: the answer, what broke
-// first, the ranking of the plan's steps, and every step as a table row
-// (offered rate against throughput and latency, the plateau of an
-// overloaded server in numbers). Charts are not drawn yet.
-func (d *Document) WriteMarkdown(w io.Writer) error {
+// first, the ranking of the plan's steps, the images (charts drawn by
+// internal/report), and every step as a table row (offered rate against
+// throughput and latency, the plateau of an overloaded server in numbers).
+func (d *Document) WriteMarkdown(w io.Writer, images ...Image) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Capacity: %s\n\n", md(d.Name))
 	fmt.Fprintf(&b, "SLO: %s\n\n", md(strings.Join(d.SLO, ", ")))
@@ -53,11 +62,17 @@ func (d *Document) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s | %.4g | %.4g | %.3g× |\n", md(r.Step), r.P95AtMs, r.P95Above, r.Growth)
 		}
 	}
+	if len(images) > 0 {
+		b.WriteString("\n")
+	}
+	for _, im := range images {
+		fmt.Fprintf(&b, "![%s](%s)\n", md(im.Name), strings.NewReplacer("(", "%28", ")", "%29", " ", "%20").Replace(im.Path))
+	}
 	level := "rate (/s)"
 	if d.Search.By == "vus" {
 		level = "VUs"
 	}
-	b.WriteString("\n| step | phase | " + level + " | throughput (/s) | p50 (ms) | p95 (ms) | p99 (ms) | errors | in flight | server CPU | verdict |\n")
+	b.WriteString("\n| step | phase | " + level + " | throughput (/s) | p50 (ms) | p95 (ms) | p99 (ms) | errors | in flight | server CPU (of a core) | verdict |\n")
 	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	for _, r := range d.Steps {
 		verdict := "holds"
