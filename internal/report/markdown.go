@@ -114,6 +114,14 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 				count(c.Passed), count(c.Passed+c.Failed), ms(st.Summary.Latency.P50), ms(st.Summary.Latency.P95), ms(st.Summary.Latency.P99))
 		}
 		ew.printf("\n")
+		if loads := scenarioLoads(r); len(loads) > 0 {
+			ew.printf("| scenario | load | throughput | VUs busy | journeys | dropped | late | unsent | p95 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+			for _, l := range loads {
+				ew.printf("| %s | %s | %s/s | %s of %s | %s | %s | %s | %s | %s |\n", md(l.Name), md(l.Load), rate(l.Throughput), count(int64(l.Peak)), count(int64(l.VUs)),
+					count(l.Iterations), count(l.Dropped), count(l.Late), count(l.Unsent), ms(l.Latency.P95))
+			}
+			ew.printf("\n")
+		}
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
 				ew.printf("- First failed check of **%s**: %s; %s", md(stepName(st)), md(f.Check), md(failedAnswer(f, 160)))
