@@ -217,3 +217,77 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("bad rule: exit %d %s", code, stderr)
 	}
 }
+
+// TestStepVerdictNamesTheStep: a param that slows only login (the target
+// waits for the delay its query asks for) shows in login's own verdict
+// table, leaves browse's alone, and the recommendation names login. The
+// load is open, so that browse is asked for at the same rate at both
+// points (a closed load would send it less often next to a slower login).
+func TestStepVerdictNamesTheStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 runs of 1 s")
+	}
+	url := targettest.Start(t, target.Options{})
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	os.WriteFile(path, []byte(`
+name: steps
+target: `+url+`
+steps:
+  - get: "/login?delay={{ login_delay }}"
+    name: login
+  - get: /browse?delay=20ms
+    name: browse
+load: { open: { rate: 40/s, max_vus: 20, duration: 1s } }
+params: { login_delay: [20ms, 80ms] }
+repeat: 5
+seed: 3
+`), 0o644)
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stdout, stderr, code := cli(ctx, t, "run", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "experiment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o experiment.Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatal(err)
+	}
+	v := o.Verdict
+	if len(v.Steps) != 2 || v.Steps[0].Name != "login" || v.Steps[1].Name != "browse" {
+		t.Fatalf("step verdicts %+v", v.Steps)
+	}
+	slow := "login_delay=80ms"
+	row := func(step int) experiment.FigureRow {
+		for _, r := range v.Steps[step].Table(experiment.FigureP95).Rows {
+			if r.Point == slow {
+				return r
+			}
+		}
+		t.Fatalf("no row %s", slow)
+		return experiment.FigureRow{}
+	}
+	// 20 ms to 80 ms is +300%; the engine's and the loopback's own time
+	// add a little to both, more on a busy machine.
+	if r := row(0); !r.Significant || r.Delta < 1.5 || r.Delta > 3.2 {
+		t.Errorf("login p95 at %s: %+v, want about +300%%, significant", slow, r)
+	}
+	if r := row(1); r.Significant && (r.Delta < -experiment.StepChangeShare || r.Delta > experiment.StepChangeShare) {
+		t.Errorf("browse p95 at %s: %+v, want unchanged", slow, r)
+	}
+	if len(v.StepChanges) != 1 || v.StepChanges[0].Step != "login" || v.StepChanges[0].Point != slow {
+		t.Fatalf("step changes %+v, want login at %s", v.StepChanges, slow)
+	}
+	if !strings.Contains(v.Recommendation, slow+" vs login_delay=20ms: login p95 +") || !strings.Contains(v.Recommendation, "; other steps unchanged") ||
+		!strings.Contains(stdout, "; other steps unchanged") || !strings.Contains(stdout, "step login: p95 latency (ms)") {
+		t.Errorf("recommendation %q; stdout:\n%s", v.Recommendation, stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err == nil && !strings.Contains(string(md), "### By step") {
+		t.Errorf("report.md has no step tables")
+	}
+}

@@ -62,7 +62,7 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	for _, n := range p.Notices {
 		fmt.Fprintf(io.err, "loadlab: notice: %s\n", n)
 	}
-	if err := fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs())); err != nil {
+	if err := fitsOpenFiles(p.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.MostVUs())); err != nil {
 		return usageError(fmt.Errorf("run: %s: %w", path, err))
 	}
 	if p.Experiment != nil {
@@ -241,7 +241,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
 		WriteRun: writeRun, Describe: report.Describe,
 		CheckPoint: func(p *plan.Plan) error {
-			return fitsOpenFiles(p.Load.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.Load.MostVUs()))
+			return fitsOpenFiles(p.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.MostVUs()))
 		},
 	})
 	prog.done()

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +67,14 @@ type Workload struct {
 type Config struct {
 	Program  *Program
 	Workload Workload
-	HTTP     httpx.Options
+	// Scenarios, if set, gives each scenario of the program a workload of
+	// its own, all running at once: Program.Scenarios[i] runs under
+	// Scenarios[i], every iteration of its VUs that scenario (weights do
+	// not apply), and Workload is not used. A scenario's load that ends
+	// first lets its journeys in progress finish while the others go on;
+	// the grace period starts when the last one ends.
+	Scenarios []Workload
+	HTTP      httpx.Options
 	// Workers is the number of event loops; zero means GOMAXPROCS, and never
 	// more than there are VUs.
 	Workers int
@@ -105,6 +113,10 @@ type Outcome struct {
 	// finished within Window.
 	WindowResponses []int64
 
+	// Scenarios, with Config.Scenarios, are each scenario's own figures
+	// that its steps' totals do not hold, by scenario index; nil otherwise.
+	Scenarios []ScenarioOutcome
+
 	// VUs is the most VUs (connections in quick mode) the workload may run
 	// at once; PeakVUs the most that were in an iteration at once: exact
 	// for an open load's shared pool, otherwise the sum of each worker's
@@ -113,6 +125,22 @@ type Outcome struct {
 	VUs, PeakVUs int
 
 	warmup time.Duration
+}
+
+// ScenarioOutcome is what one scenario's own workload did.
+type ScenarioOutcome struct {
+	// Window is its load's window, after any warmup: until its own end
+	// (its duration, stages or arrivals) or the run's stop;
+	// WindowResponses each step's responses within it.
+	Window          time.Duration
+	WindowResponses []int64
+	// Dropped, Late and Unsent count its arrivals as Recorder.Counters
+	// does the run's.
+	Dropped, Late, Unsent int64
+	// VUs is the most VUs its workload may run at once; PeakVUs the most
+	// in an iteration at once (the sum of each worker's peak, as
+	// Outcome.PeakVUs).
+	VUs, PeakVUs int
 }
 
 // Run runs the program under the workload until it ends or ctx is done.
@@ -139,26 +167,28 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64()
 	}
+	defaultGrace := cfg.HTTP.Timeout
+	if defaultGrace <= 0 {
+		defaultGrace = httpx.DefaultTimeout
+	}
 	if w.Grace <= 0 {
-		w.Grace = cfg.HTTP.Timeout
-		if w.Grace <= 0 {
-			w.Grace = httpx.DefaultTimeout
-		}
+		w.Grace = defaultGrace
 		cfg.Workload.Grace = w.Grace
+	}
+	cfg.Scenarios = slices.Clone(cfg.Scenarios) // the caller's stay as they are
+	for i := range cfg.Scenarios {
+		if cfg.Scenarios[i].Grace <= 0 {
+			cfg.Scenarios[i].Grace = defaultGrace
+		}
 	}
 
 	// The epoch is a little ahead so that every loop is running at time zero.
 	epoch := time.Now().Add(5 * time.Millisecond)
 	coll := metrics.NewCollector(workers, cfg.OnPoint)
 	run := &run{cfg: &cfg, workers: make([]*worker, workers), epoch: epoch}
-	if w.SharedIterations > 0 {
-		run.shared.Store(w.SharedIterations)
-	}
-	if run.pooled() {
-		// The pool's IDs, 0 first, each with the iterations it has begun.
-		for id := w.MaxVUs - 1; id >= 0; id-- {
-			run.slots = append(run.slots, vuSlot{id: id})
-		}
+	run.groups = cfg.groups()
+	for _, g := range run.groups {
+		run.grace = max(run.grace, g.wl.Grace)
 	}
 	for i := range workers {
 		loop, err := httpx.NewLoop(epoch, cfg.HTTP)
@@ -207,7 +237,32 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	var end, windowEnd time.Duration
 	out.WindowResponses = make([]int64, len(cfg.Program.Steps))
+	if cfg.Scenarios != nil {
+		out.Scenarios = make([]ScenarioOutcome, len(run.groups))
+		for i, g := range run.groups {
+			out.Scenarios[i].VUs = g.maxVUs
+			out.Scenarios[i].WindowResponses = make([]int64, len(cfg.Program.Steps))
+		}
+	}
 	for _, wk := range run.workers {
+		for i, g := range wk.groups {
+			if out.Scenarios == nil {
+				break
+			}
+			so := &out.Scenarios[i]
+			so.Dropped += g.dropped
+			so.Late += g.late
+			so.Unsent += g.unsent
+			so.PeakVUs += g.peak
+			counts, stoppedAt := g.windowResponses, g.stoppedAt
+			if counts == nil {
+				counts, stoppedAt = wk.rec.StepResponses(), wk.end
+			}
+			so.Window = max(so.Window, min(stoppedAt, wk.end)-cfg.Warmup)
+			for j, n := range counts {
+				so.WindowResponses[j] += n
+			}
+		}
 		out.PeakVUs += wk.peakActive
 		out.Totals.Merge(wk.rec)
 		end = max(end, wk.end)
@@ -229,8 +284,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	out.Window = max(windowEnd-cfg.Warmup, 0)
 	out.Stopped = run.stopReason
 	out.VUs = cfg.maxVUs()
-	if run.pooled() {
-		out.PeakVUs = run.peakPooled
+	if len(run.groups) == 1 && run.groups[0].pooled() {
+		out.PeakVUs = run.groups[0].peakPooled
+	}
+	for i := range out.Scenarios {
+		if g := run.groups[i]; g.pooled() {
+			out.Scenarios[i].PeakVUs = g.peakPooled
+		}
+		out.Scenarios[i].Window = max(out.Scenarios[i].Window, 0)
 	}
 	return out, errors.Join(errs...)
 }
@@ -239,7 +300,21 @@ func (cfg *Config) check() error {
 	if cfg.Program == nil || len(cfg.Program.Scenarios) == 0 {
 		return errors.New("engine: no scenarios")
 	}
-	w := cfg.Workload
+	if cfg.Scenarios == nil {
+		return cfg.Workload.check()
+	}
+	if len(cfg.Scenarios) != len(cfg.Program.Scenarios) {
+		return fmt.Errorf("engine: %d workloads for %d scenarios", len(cfg.Scenarios), len(cfg.Program.Scenarios))
+	}
+	for i := range cfg.Scenarios {
+		if err := cfg.Scenarios[i].check(); err != nil {
+			return fmt.Errorf("scenario %s: %w", cfg.Program.Scenarios[i].Name, err)
+		}
+	}
+	return nil
+}
+
+func (w *Workload) check() error {
 	switch w.Kind {
 	case Closed:
 		if w.VUs <= 0 {
@@ -260,14 +335,76 @@ func (cfg *Config) check() error {
 	return nil
 }
 
+// maxVUs is the most VUs of every workload together.
 func (cfg *Config) maxVUs() int {
-	switch cfg.Workload.Kind {
-	case Ramp:
-		return max(cfg.Workload.Ramp.Max(), 1)
-	case Open:
-		return cfg.Workload.MaxVUs
+	if cfg.Scenarios == nil {
+		return cfg.Workload.maxVUs()
 	}
-	return cfg.Workload.VUs
+	n := 0
+	for i := range cfg.Scenarios {
+		n += cfg.Scenarios[i].maxVUs()
+	}
+	return n
+}
+
+func (w *Workload) maxVUs() int {
+	switch w.Kind {
+	case Ramp:
+		return max(w.Ramp.Max(), 1)
+	case Open:
+		return w.MaxVUs
+	}
+	return w.VUs
+}
+
+// groups are the run's workloads: the one, or one a scenario, each with
+// the VU IDs that are its own (the first group's from 0, the next's after).
+func (cfg *Config) groups() []*groupSpec {
+	if cfg.Scenarios == nil {
+		return []*groupSpec{newGroupSpec(&cfg.Workload, nil, 0)}
+	}
+	var out []*groupSpec
+	first := 0
+	for i := range cfg.Scenarios {
+		g := newGroupSpec(&cfg.Scenarios[i], cfg.Program.Scenarios[i], first)
+		first += g.maxVUs
+		out = append(out, g)
+	}
+	return out
+}
+
+// groupSpec is one workload of the run, and its state the workers share.
+type groupSpec struct {
+	wl       *Workload
+	scenario *Scenario // nil: picked by weight
+	firstVU  int
+	maxVUs   int
+	shared   atomic.Int64 // shared iterations left
+	// An open workload that drops arrivals shares max_vus between its
+	// workers: an arrival takes a VU if any is free, on whichever worker
+	// it is due, and is dropped only when every VU is busy.
+	// The pool is of VU identities: an ID and its iteration count, so
+	// that {{ vu }} and {{ iteration }} mean what they do in other
+	// workloads whichever worker runs the VU.
+	slotMu sync.Mutex
+	slots  []vuSlot // free
+	// peakPooled is the most VUs of the shared pool taken at once.
+	peakPooled int
+}
+
+func newGroupSpec(wl *Workload, sc *Scenario, first int) *groupSpec {
+	g := &groupSpec{wl: wl, scenario: sc, firstVU: first, maxVUs: wl.maxVUs()}
+	if wl.SharedIterations > 0 {
+		g.shared.Store(wl.SharedIterations)
+	}
+	if g.pooled() {
+		// The pool's IDs, the first first, each with the iterations it
+		// has begun.
+		for id := first + wl.MaxVUs - 1; id >= first; id-- {
+			g.slots = append(g.slots, vuSlot{id: id})
+		}
+	}
+	return g
 }
 
 // run is the state the workers share.
@@ -275,26 +412,16 @@ type run struct {
 	cfg     *Config
 	workers []*worker
 	epoch   time.Time
-	shared  atomic.Int64 // shared iterations left
-	// An open workload that drops arrivals shares max_vus between its
-	// workers: an arrival takes a VU if any is free, on whichever worker
-	// it is due, and is dropped only when every VU is busy.
-	// The pool is of VU identities: an ID from 0 to max_vus-1 and its
-	// iteration count, so that {{ vu }} and {{ iteration }} mean what they
-	// do in other workloads whichever worker runs the VU.
-	slotMu sync.Mutex
-	slots  []vuSlot // free
+	groups  []*groupSpec
+	grace   time.Duration // the longest of the workloads'
 
 	stopOnce   sync.Once
 	stopReason error
-
-	// peakPooled is the most VUs of the shared pool taken at once.
-	peakPooled int
 }
 
 // pooled says whether the workers share a pool of VUs: an open workload
 // that drops what no VU can take.
-func (r *run) pooled() bool { return r.cfg.Workload.Kind == Open && !r.cfg.Workload.Queue }
+func (g *groupSpec) pooled() bool { return g.wl.Kind == Open && !g.wl.Queue }
 
 // vuSlot is a VU identity of the shared pool.
 type vuSlot struct {
@@ -303,24 +430,24 @@ type vuSlot struct {
 }
 
 // takeVU reserves a VU identity of the shared pool, if one is free.
-func (r *run) takeVU() (vuSlot, bool) {
-	r.slotMu.Lock()
-	defer r.slotMu.Unlock()
-	n := len(r.slots)
+func (g *groupSpec) takeVU() (vuSlot, bool) {
+	g.slotMu.Lock()
+	defer g.slotMu.Unlock()
+	n := len(g.slots)
 	if n == 0 {
 		return vuSlot{}, false
 	}
-	s := r.slots[n-1]
-	r.slots = r.slots[:n-1]
-	r.peakPooled = max(r.peakPooled, r.cfg.Workload.MaxVUs-len(r.slots))
+	s := g.slots[n-1]
+	g.slots = g.slots[:n-1]
+	g.peakPooled = max(g.peakPooled, g.wl.MaxVUs-len(g.slots))
 	return s, true
 }
 
 // releaseVU gives a VU identity back to the shared pool.
-func (r *run) releaseVU(v *VU) {
-	r.slotMu.Lock()
-	r.slots = append(r.slots, vuSlot{id: v.ID, iterations: v.iterations})
-	r.slotMu.Unlock()
+func (g *groupSpec) releaseVU(v *VU) {
+	g.slotMu.Lock()
+	g.slots = append(g.slots, vuSlot{id: v.ID, iterations: v.iterations})
+	g.slotMu.Unlock()
 }
 
 // stopAll ends the run early and gracefully on every worker: no new
@@ -335,9 +462,9 @@ func (r *run) stopAll(reason error) {
 }
 
 // claim takes one shared iteration; false when none is left.
-func (r *run) claim() bool {
-	if r.cfg.Workload.SharedIterations <= 0 {
+func (g *groupSpec) claim() bool {
+	if g.wl.SharedIterations <= 0 {
 		return true
 	}
-	return r.shared.Add(-1) >= 0
+	return g.shared.Add(-1) >= 0
 }

@@ -38,7 +38,11 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 			Summary:    metrics.Summarize(o.Totals, []int{i}, o.Elapsed),
 			Histograms: h,
 		}
-		metrics.Window(&step.Summary, o.Window, sum(o.WindowResponses, []int{i}))
+		if so := o.scenarioOf(p, info.Scenario); so != nil {
+			metrics.Window(&step.Summary, so.Window, sum(so.WindowResponses, []int{i}))
+		} else {
+			metrics.Window(&step.Summary, o.Window, sum(o.WindowResponses, []int{i}))
+		}
 		if f := st.FirstFailed; f != nil {
 			// The response is not here: it is masked and explained by the
 			// caller, who knows the plan's secrets (package failure).
@@ -54,7 +58,15 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		for i, sc := range p.Scenarios {
 			if steps := byScenario[sc.Name]; len(steps) > 0 {
 				st := result.ScenarioTotals{Scenario: sc.Name, Summary: metrics.Summarize(o.Totals, steps, o.Elapsed)}
-				metrics.Window(&st.Summary, o.Window, sum(o.WindowResponses, steps))
+				if i < len(o.Scenarios) {
+					// A load of its own: its own window, arrivals and VUs.
+					so := &o.Scenarios[i]
+					metrics.Window(&st.Summary, so.Window, sum(so.WindowResponses, steps))
+					st.Summary.Dropped, st.Summary.Late.Count, st.Summary.Unsent = so.Dropped, so.Late, so.Unsent
+					st.Summary.VUs, st.Summary.VUsPeak = so.VUs, so.PeakVUs
+				} else {
+					metrics.Window(&st.Summary, o.Window, sum(o.WindowResponses, steps))
+				}
 				if i < len(o.Totals.Scenarios) {
 					st.Summary.Iterations = o.Totals.Scenarios[i]
 				}
@@ -70,6 +82,17 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// scenarioOf is the outcome of the named scenario's own load; nil when
+// the run had one load.
+func (o *Outcome) scenarioOf(p *Program, name string) *ScenarioOutcome {
+	for i, sc := range p.Scenarios {
+		if sc.Name == name && i < len(o.Scenarios) {
+			return &o.Scenarios[i]
+		}
+	}
+	return nil
 }
 
 // sum adds the counts of the given steps (nil: of every step).

@@ -13,8 +13,9 @@ import (
 // over its own connections. It lives on one worker.
 type VU struct {
 	w     *worker
-	ID    int // unique in the run, from 0
-	index int // among its worker's VUs
+	g     *group // the workload it runs under
+	ID    int    // unique in the run, from 0
+	index int    // among its worker's VUs of its group
 
 	running    bool
 	thinking   bool
@@ -37,8 +38,8 @@ type vuConn struct {
 	conn   *httpx.Conn
 }
 
-func newVU(w *worker, id int) *VU {
-	v := &VU{w: w, ID: id, index: len(w.vus)}
+func newVU(w *worker, g *group, id int) *VU {
+	v := &VU{w: w, g: g, ID: id, index: len(g.vus)}
 	if p := w.run.cfg.Program; p.NewState != nil {
 		v.State = p.NewState(v)
 	}
@@ -117,17 +118,21 @@ func (v *VU) closeConns() {
 // begin starts an iteration whose first request is due at due.
 func (v *VU) begin(due time.Duration) {
 	w := v.w
+	g := v.g
 	v.running = true
 	w.active++
 	w.peakActive = max(w.peakActive, w.active)
+	g.active++
+	g.peak = max(g.peak, g.active)
 	v.iterations++
-	v.scenario = w.pick()
+	v.scenario = g.pick()
 	v.step = 0
 	v.due = due
 	if begin := w.run.cfg.Program.Begin; begin != nil {
 		if err := begin(v); err != nil {
 			v.running = false
 			w.active--
+			g.active--
 			w.run.stopAll(err)
 			w.checkDone()
 			return

@@ -19,12 +19,12 @@ type worker struct {
 	rec  *metrics.Recorder
 	coll *metrics.Collector
 	rng  *rand.Rand
-	wl   *Workload
 
-	vus      []*VU
-	idle     []*VU // open: VUs free for the next arrival
-	active   int   // VUs in an iteration
-	inflight int   // exchanges in flight
+	// groups are the workloads this worker runs its share of: one, or
+	// one a scenario (Config.Scenarios).
+	groups   []*group
+	active   int // VUs in an iteration
+	inflight int // exchanges in flight
 	sample   metrics.Sample
 
 	second    int // of the time series, being recorded now
@@ -39,6 +39,21 @@ type worker struct {
 	stoppedAt       time.Duration
 	windowResponses []int64
 
+	timers workerTimers
+}
+
+// group is a worker's share of one workload: its VUs and its arrivals.
+type group struct {
+	w        *worker
+	spec     *groupSpec
+	wl       *Workload
+	scenario *Scenario // every iteration's; nil: picked by weight
+
+	vus    []*VU
+	idle   []*VU // open: VUs free for the next arrival
+	active int   // VUs in an iteration
+	peak   int   // the most at once
+
 	// open workloads
 	nextArrival  int64 // the next arrival index this worker owns
 	arrivalsDone bool
@@ -47,16 +62,29 @@ type worker struct {
 
 	// ramping workloads
 	wanted int // VUs wanted on this worker now
-	timers workerTimers
+
+	// When the group's own load ended (its end timer, or the run's stop),
+	// and each step's responses by then.
+	stopped         bool
+	stoppedAt       time.Duration
+	windowResponses []int64
+	// The group's own counts of what the Recorder counts run-wide.
+	dropped, late, unsent int64
+
+	timers groupTimers
 }
 
 // workerTimers are the worker's own timers, each a small type so that
 // setting one does not allocate.
 type workerTimers struct {
-	tick     tickTimer
+	tick   tickTimer
+	grace  graceTimer
+	warmup warmupTimer
+}
+
+// groupTimers are a group's timers.
+type groupTimers struct {
 	end      endTimer
-	grace    graceTimer
-	warmup   warmupTimer
 	arrivals arrivalTimer
 	ramp     rampTimer
 }
@@ -69,24 +97,27 @@ func newWorker(r *run, id int, loop *httpx.Loop, coll *metrics.Collector) *worke
 		rec:  metrics.NewRecorder(len(r.cfg.Program.Steps)),
 		coll: coll,
 		rng:  rand.New(rand.NewPCG(r.cfg.Seed, uint64(id))),
-		wl:   &r.cfg.Workload,
 	}
-	w.timers = workerTimers{tickTimer{w}, endTimer{w}, graceTimer{w}, warmupTimer{w}, arrivalTimer{w}, rampTimer{w}}
+	w.timers = workerTimers{tickTimer{w}, graceTimer{w}, warmupTimer{w}}
 	n := len(r.workers)
-	total := r.cfg.maxVUs()
-	if r.pooled() {
-		total = 0 // made on demand, from the shared pool
+	for _, spec := range r.groups {
+		g := &group{w: w, spec: spec, wl: spec.wl, scenario: spec.scenario}
+		g.timers = groupTimers{endTimer{g}, arrivalTimer{g}, rampTimer{g}}
+		total := spec.maxVUs
+		if spec.pooled() {
+			total = 0 // made on demand, from the shared pool
+		}
+		for l := id; l < total; l += n {
+			g.vus = append(g.vus, newVU(w, g, spec.firstVU+l))
+		}
+		g.nextArrival = int64(id)
+		w.groups = append(w.groups, g)
 	}
-	for g := id; g < total; g += n {
-		w.vus = append(w.vus, newVU(w, g))
-	}
-	w.nextArrival = int64(id)
 	return w
 }
 
 // start runs at time zero (or as soon after as the loop gets going).
 func (w *worker) start() {
-	wl := w.wl
 	now := w.loop.Now()
 	if now < 0 {
 		// Wait for the epoch so that every worker starts together.
@@ -97,35 +128,46 @@ func (w *worker) start() {
 	if w.run.cfg.Warmup > 0 {
 		w.loop.At(w.run.cfg.Warmup, &w.timers.warmup)
 	}
+	for _, g := range w.groups {
+		g.start(now)
+	}
+	w.checkDone()
+}
+
+func (g *group) start(now time.Duration) {
+	w, wl := g.w, g.wl
 	switch wl.Kind {
 	case Closed:
 		if wl.Duration > 0 {
-			w.loop.At(wl.Duration, &w.timers.end)
+			w.loop.At(wl.Duration, &g.timers.end)
 		}
-		for _, v := range w.vus {
-			if !w.run.claim() {
+		for _, v := range g.vus {
+			if !g.spec.claim() {
 				break
 			}
 			v.begin(now)
 		}
 	case Ramp:
-		w.loop.At(wl.Ramp.Duration(), &w.timers.end)
-		w.timers.ramp.Fire(now)
+		w.loop.At(wl.Ramp.Duration(), &g.timers.end)
+		g.timers.ramp.Fire(now)
 	case Open:
-		w.idle = append(w.idle, w.vus...)
-		w.loop.At(wl.Arrivals.Duration(), &w.timers.end)
-		w.timers.arrivals.Fire(now)
+		g.idle = append(g.idle, g.vus...)
+		w.loop.At(wl.Arrivals.Duration(), &g.timers.end)
+		g.timers.arrivals.Fire(now)
 	}
-	w.checkDone()
 }
 
 type startTimer struct{ w *worker }
 
 func (t startTimer) Fire(time.Duration) { t.w.start() }
 
-// pick chooses the scenario of the next iteration by weight.
-func (w *worker) pick() *Scenario {
-	sc := w.run.cfg.Program.Scenarios
+// pick chooses the scenario of the next iteration: the group's own, or one
+// by weight.
+func (g *group) pick() *Scenario {
+	if g.scenario != nil {
+		return g.scenario
+	}
+	sc := g.w.run.cfg.Program.Scenarios
 	if len(sc) == 1 {
 		return sc[0]
 	}
@@ -133,7 +175,7 @@ func (w *worker) pick() *Scenario {
 	for _, s := range sc {
 		total += s.Weight
 	}
-	n := w.rng.IntN(total)
+	n := g.w.rng.IntN(total)
 	for _, s := range sc {
 		if n < s.Weight {
 			return s
@@ -148,33 +190,35 @@ func (w *worker) iterationDone(v *VU, completed bool) {
 	if completed {
 		w.rec.IterationOf(slices.Index(w.run.cfg.Program.Scenarios, v.scenario))
 	}
+	g := v.g
 	v.running = false
 	w.active--
+	g.active--
 	now := w.loop.Now()
 	again := false
-	if !w.stopping {
-		wl := w.wl
+	if !w.stopping && !g.stopped {
+		wl := g.wl
 		switch wl.Kind {
 		case Closed:
-			again = (wl.IterationsPerVU == 0 || v.iterations < wl.IterationsPerVU) && w.run.claim()
+			again = (wl.IterationsPerVU == 0 || v.iterations < wl.IterationsPerVU) && g.spec.claim()
 		case Ramp:
-			again = v.index < w.wanted
+			again = v.index < g.wanted
 		}
 	}
 	switch {
 	case again:
 		v.begin(now)
-	case w.wl.Kind == Open:
+	case g.wl.Kind == Open:
 		// In a plan's open load each arrival is a new visitor, who comes
 		// with new connections; quick mode's --rate reuses them (keep-alive).
-		if !w.wl.Queue {
+		if !g.wl.Queue {
 			v.closeConns()
 		}
-		w.idle = append(w.idle, v)
-		if w.run.pooled() {
-			w.run.releaseVU(v)
+		g.idle = append(g.idle, v)
+		if g.spec.pooled() {
+			g.spec.releaseVU(v)
 		}
-		w.startQueued(now)
+		g.startQueued(now)
 	default:
 		// A VU that is done leaves, as a user would, and frees the
 		// server's keep-alive slot (Puma holds a thread for it).
@@ -184,28 +228,31 @@ func (w *worker) iterationDone(v *VU, completed bool) {
 }
 
 // startQueued gives free VUs to arrivals that waited for one.
-func (w *worker) startQueued(now time.Duration) {
-	for w.queued > 0 && len(w.idle) > 0 {
-		due, _ := w.wl.Arrivals.Due(w.queueNext)
-		w.queueNext += int64(len(w.run.workers))
-		w.queued--
-		w.beginArrival(now, due)
+func (g *group) startQueued(now time.Duration) {
+	for g.queued > 0 && len(g.idle) > 0 {
+		due, _ := g.wl.Arrivals.Due(g.queueNext)
+		g.queueNext += int64(len(g.w.run.workers))
+		g.queued--
+		g.beginArrival(now, due)
 	}
 }
 
-func (w *worker) popIdle() *VU {
-	n := len(w.idle)
+func (g *group) popIdle() *VU {
+	n := len(g.idle)
 	if n == 0 {
 		return nil
 	}
-	v := w.idle[n-1]
-	w.idle = w.idle[:n-1]
+	v := g.idle[n-1]
+	g.idle = g.idle[:n-1]
 	return v
 }
 
-func (w *worker) beginArrival(now, due time.Duration) {
-	v := w.popIdle()
-	w.rec.RecordLateness(now - due)
+func (g *group) beginArrival(now, due time.Duration) {
+	v := g.popIdle()
+	g.w.rec.RecordLateness(now - due)
+	if now-due >= metrics.LateAfter {
+		g.late++
+	}
 	v.begin(due)
 }
 
@@ -214,20 +261,65 @@ func (w *worker) checkDone() {
 	if w.finished || w.active > 0 {
 		return
 	}
-	switch {
-	case w.stopping:
-	case w.wl.Kind == Open:
-		if !w.arrivalsDone || w.queued > 0 {
-			return
-		}
-	case w.wl.Kind == Ramp:
-		return // the end timer stops it
-	case w.wl.Kind == Closed:
-		if w.wl.IterationsPerVU == 0 && w.wl.SharedIterations == 0 {
-			return // duration only: the end timer stops it
+	if !w.stopping {
+		for _, g := range w.groups {
+			if !g.done() {
+				return
+			}
 		}
 	}
 	w.finish()
+}
+
+// done says whether no more work can come to a group that has no VU in an
+// iteration.
+func (g *group) done() bool {
+	switch {
+	case g.stopped:
+		return true
+	case g.wl.Kind == Open:
+		return g.arrivalsDone && g.queued == 0
+	case g.wl.Kind == Ramp:
+		return false // the end timer stops it
+	default: // Closed
+		// Duration only: the end timer stops it.
+		return g.wl.IterationsPerVU != 0 || g.wl.SharedIterations != 0
+	}
+}
+
+// stop ends the group's load at its end: no new iterations start in it;
+// those in progress go on. When every group of the worker has ended, the
+// worker stops.
+func (g *group) stop() {
+	if g.stopped {
+		return
+	}
+	g.end()
+	for _, o := range g.w.groups {
+		if !o.stopped {
+			g.w.checkDone()
+			return
+		}
+	}
+	g.w.stop()
+}
+
+// end marks the group's load ended: its window, and what it had not sent.
+func (g *group) end() {
+	w := g.w
+	now := w.loop.Now()
+	g.stopped = true
+	if !w.finished {
+		g.stoppedAt, g.windowResponses = now, w.rec.StepResponses()
+	}
+	// The run's time is up: arrivals still waiting for a connection are
+	// not sent late into the grace period, which is for requests in flight;
+	// nor are those already due that a schedule far ahead of the machine
+	// had no time to take up.
+	unsent := g.queued + g.skipDue(now)
+	g.unsent += unsent
+	w.rec.Unsent(unsent)
+	g.queued = 0
 }
 
 // stop ends the workload: no new iterations start; those in progress may
@@ -237,17 +329,14 @@ func (w *worker) stop() {
 		return
 	}
 	w.stopping = true
+	for _, g := range w.groups {
+		if !g.stopped {
+			g.end()
+		}
+	}
 	if !w.finished {
 		w.stoppedAt, w.windowResponses = w.loop.Now(), w.rec.StepResponses()
-	}
-	// The run's time is up: arrivals still waiting for a connection are
-	// not sent late into the grace period, which is for requests in flight;
-	// nor are those already due that a schedule far ahead of the machine
-	// had no time to take up.
-	w.rec.Unsent(w.queued + w.skipDue(w.loop.Now()))
-	w.queued = 0
-	if !w.finished {
-		w.loop.At(w.loop.Now()+w.wl.Grace, &w.timers.grace)
+		w.loop.At(w.loop.Now()+w.run.grace, &w.timers.grace)
 		w.checkDone()
 	}
 }
@@ -260,7 +349,10 @@ func (w *worker) finish() {
 	w.finished = true
 	w.end = w.loop.Now()
 	w.abandoned = int64(w.inflight)
-	w.rec.Unsent(w.queued)
+	for _, g := range w.groups {
+		w.rec.Unsent(g.queued)
+		g.unsent += g.queued
+	}
 	length := w.end - time.Duration(w.second)*time.Second
 	w.coll.Submit(w.second, max(length, 0), w.rec.Rotate(w.coll.NewInterval(), int64(w.active)))
 	w.loop.Stop()
@@ -284,9 +376,9 @@ func (t *tickTimer) Fire(now time.Duration) {
 	w.loop.At(time.Duration(w.second+1)*time.Second, t)
 }
 
-type endTimer struct{ w *worker }
+type endTimer struct{ g *group }
 
-func (t *endTimer) Fire(time.Duration) { t.w.stop() }
+func (t *endTimer) Fire(time.Duration) { t.g.stop() }
 
 type graceTimer struct{ w *worker }
 
@@ -294,17 +386,22 @@ func (t *graceTimer) Fire(time.Duration) { t.w.finish() }
 
 type warmupTimer struct{ w *worker }
 
-func (t *warmupTimer) Fire(time.Duration) { t.w.rec.ResetTotals() }
+func (t *warmupTimer) Fire(time.Duration) {
+	t.w.rec.ResetTotals()
+	for _, g := range t.w.groups {
+		g.dropped, g.late, g.unsent = 0, 0, 0
+	}
+}
 
 // skipDue passes over this worker's arrivals due by now that were never
 // taken up, and returns how many.
-func (w *worker) skipDue(now time.Duration) int64 {
-	if w.wl.Kind != Open || w.arrivalsDone {
+func (g *group) skipDue(now time.Duration) int64 {
+	if g.wl.Kind != Open || g.arrivalsDone {
 		return 0
 	}
-	step := int64(len(w.run.workers))
+	step := int64(len(g.w.run.workers))
 	due := func(n int64) bool { // are the first n owned arrivals due by now?
-		d, ok := w.wl.Arrivals.Due(w.nextArrival + (n-1)*step)
+		d, ok := g.wl.Arrivals.Due(g.nextArrival + (n-1)*step)
 		return ok && d <= now
 	}
 	// The largest n with due(n), by doubling then bisection.
@@ -320,7 +417,7 @@ func (w *worker) skipDue(now time.Duration) int64 {
 			hi = mid
 		}
 	}
-	w.nextArrival += lo * step
+	g.nextArrival += lo * step
 	return lo
 }
 
@@ -328,12 +425,13 @@ func (w *worker) skipDue(now time.Duration) int64 {
 const arrivalsPerFire = 1024
 
 // arrivalTimer starts the arrivals that are due and sleeps until the next.
-type arrivalTimer struct{ w *worker }
+type arrivalTimer struct{ g *group }
 
 func (t *arrivalTimer) Fire(now time.Duration) {
-	w := t.w
+	g := t.g
+	w := g.w
 	step := int64(len(w.run.workers))
-	for n := 0; !w.stopping; n++ {
+	for n := 0; !w.stopping && !g.stopped; n++ {
 		if n == arrivalsPerFire {
 			// Far behind a schedule (a rate beyond what the machine can
 			// do): let the loop see its sockets, the end of the run and a
@@ -341,9 +439,9 @@ func (t *arrivalTimer) Fire(now time.Duration) {
 			w.loop.At(now+1, t)
 			return
 		}
-		due, ok := w.wl.Arrivals.Due(w.nextArrival)
+		due, ok := g.wl.Arrivals.Due(g.nextArrival)
 		if !ok {
-			w.arrivalsDone = true
+			g.arrivalsDone = true
 			w.checkDone()
 			return
 		}
@@ -351,56 +449,59 @@ func (t *arrivalTimer) Fire(now time.Duration) {
 			w.loop.At(due, t)
 			return
 		}
-		w.nextArrival += step
+		g.nextArrival += step
 		switch {
-		case w.run.pooled():
-			slot, ok := w.run.takeVU()
+		case g.spec.pooled():
+			slot, ok := g.spec.takeVU()
 			if !ok {
 				w.rec.Dropped()
+				g.dropped++
 				break
 			}
-			if len(w.idle) == 0 {
-				v := newVU(w, slot.id)
-				w.vus = append(w.vus, v)
-				w.idle = append(w.idle, v)
+			if len(g.idle) == 0 {
+				v := newVU(w, g, slot.id)
+				g.vus = append(g.vus, v)
+				g.idle = append(g.idle, v)
 			}
-			v := w.idle[len(w.idle)-1] // the one beginArrival takes
+			v := g.idle[len(g.idle)-1] // the one beginArrival takes
 			v.ID, v.iterations = slot.id, slot.iterations
-			w.beginArrival(now, due)
-		case w.queued == 0 && len(w.idle) > 0:
-			w.beginArrival(now, due)
-		case w.wl.Queue:
+			g.beginArrival(now, due)
+		case g.queued == 0 && len(g.idle) > 0:
+			g.beginArrival(now, due)
+		case g.wl.Queue:
 			w.rec.Waited()
-			if w.queued == 0 {
-				w.queueNext = w.nextArrival - step
+			if g.queued == 0 {
+				g.queueNext = g.nextArrival - step
 			}
-			w.queued++
+			g.queued++
 		default:
 			w.rec.Dropped()
+			g.dropped++
 		}
 		now = w.loop.Now()
 	}
 }
 
 // rampTimer follows the number of VUs a ramping workload wants.
-type rampTimer struct{ w *worker }
+type rampTimer struct{ g *group }
 
 // rampEvery is how often a ramping workload adjusts its VUs.
 const rampEvery = 100 * time.Millisecond
 
 func (t *rampTimer) Fire(now time.Duration) {
-	w := t.w
-	if w.stopping {
+	g := t.g
+	w := g.w
+	if w.stopping || g.stopped {
 		return
 	}
 	n := len(w.run.workers)
-	total := w.wl.Ramp.VUs(now)
+	total := g.wl.Ramp.VUs(now)
 	// VUs g ≡ id (mod n) with g < total live on this worker.
-	w.wanted = 0
+	g.wanted = 0
 	if total > w.id {
-		w.wanted = (total - w.id + n - 1) / n
+		g.wanted = (total - w.id + n - 1) / n
 	}
-	for _, v := range w.vus[:min(w.wanted, len(w.vus))] {
+	for _, v := range g.vus[:min(g.wanted, len(g.vus))] {
 		if !v.running {
 			v.begin(now)
 		}

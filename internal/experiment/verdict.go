@@ -64,6 +64,13 @@ type Verdict struct {
 	ValidityTallies  []ValidityTally  `json:"validity_tallies,omitempty"`
 	// Drifts are the points whose throughput drifted between rounds.
 	Drifts []Drift `json:"drifts,omitempty"`
+	// Steps compare each step's own figures across the points, when the
+	// runs have more than one step; Scenarios each scenario's, when they
+	// have more than one scenario (see PartVerdict).
+	Steps     []PartVerdict `json:"steps,omitempty"`
+	Scenarios []PartVerdict `json:"scenarios,omitempty"`
+	// StepChanges are the points at which one step alone changed.
+	StepChanges []StepChange `json:"step_changes,omitempty"`
 
 	// Text, filled by report.Describe.
 	Recommendation string   `json:"recommendation,omitempty"`
@@ -297,15 +304,7 @@ const MinUSLPoints = 5
 // failed requests compare alike: those that finished within the load's
 // window over the window, or, in results written before there was one, all
 // of them over the elapsed time.
-func Throughput(r *result.Result) float64 {
-	if s := &r.Summary; s.WindowS > 0 {
-		return float64(s.WindowResponses) / s.WindowS
-	}
-	if s := &r.Summary; s.DurationS > 0 {
-		return float64(s.Responses) / s.DurationS
-	}
-	return r.Summary.ThroughputRPS
-}
+func Throughput(r *result.Result) float64 { return summaryThroughput(&r.Summary) }
 
 func always([]*result.Result) bool { return true }
 
@@ -465,6 +464,8 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 		v.Sweeps[i].Memory = memoryFits(v.Sweeps[i], points, v, byPoint)
 	}
 	v.Named = namedComparisons(params, points, v, factor)
+	v.Steps, v.Scenarios = partVerdicts(points, byPoint, refs, base)
+	v.StepChanges = stepChanges(points, v.Steps)
 	return v
 }
 

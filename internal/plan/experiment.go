@@ -179,8 +179,8 @@ func (d *decoder) checkWarmup(p *Plan) {
 	if e == nil || e.Warmup <= 0 {
 		return
 	}
-	switch total := p.Load.Length(); {
-	case total == 0 && p.Load.Iterations > 0:
+	switch total := p.LoadLength(); {
+	case total == 0 && (p.Load.Iterations > 0 || p.PerScenario()):
 		d.errorf(e.WarmupPos, "warmup needs a load that lasts a known time (duration:, stages or open), not a count of iterations: the warmup could hold every request, or none")
 	case total > 0 && e.Warmup >= total:
 		d.errorf(e.WarmupPos, "warmup %v must be shorter than the load's %v: the warmup is its first part, left out of the figures", e.Warmup, total)

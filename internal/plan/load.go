@@ -131,13 +131,27 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 		p.baselineParams = true
 	}
 	d.renderConsts(p, opts, top.get("load"))
+	if sn := top.get("scenarios"); sn != nil && sn.kind == kindMap {
+		for _, sc := range sn.vals {
+			if sc.kind == kindMap {
+				d.renderConsts(p, opts, sc.get("load"))
+			}
+		}
+	}
 	d.renderConsts(p, opts, top.get("http"))
 	d.renderConsts(p, opts, top.get("thresholds"))
 	d.target(p, top.get("target"), opts)
 	d.data(p, top.get("data"))
 	d.httpOptions(p, top.get("http"))
 	d.scenarios(p, top)
-	d.load(p, root, top.get("load"))
+	if d.perScenario(p, top) {
+		for _, sc := range p.Scenarios {
+			d.loadInto(sc.Load, sc.loadNode)
+			sc.loadNode = nil
+		}
+	} else {
+		d.load(p, root, top.get("load"))
+	}
 	d.checkRowsPerVU(p)
 	d.checkWarmup(p)
 	d.thresholds(p, top.get("thresholds"))
@@ -688,15 +702,19 @@ func (d *decoder) scenarios(p *Plan, top *node) {
 }
 
 func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
-	m, ok := d.fields(n, "scenario "+name, "weight", "steps")
+	m, ok := d.fields(n, "scenario "+name, "weight", "load", "steps")
 	if !ok {
 		return nil
 	}
 	sc := &Scenario{Name: name, Weight: 1, Pos: pos}
 	if w := m.get("weight"); w != nil {
+		sc.weightPos = w.pos
 		if v, ok := d.integer(w, "weight", 1); ok {
 			sc.Weight = int(v)
 		}
+	}
+	if l := m.get("load"); l != nil {
+		sc.Load, sc.loadNode = &Workload{Pos: l.pos}, l
 	}
 	steps := m.get("steps")
 	if steps == nil || steps.kind == kindNull || (steps.kind == kindSeq && len(steps.vals) == 0) {

@@ -90,6 +90,12 @@ type Scenario struct {
 	Weight int
 	Steps  []*Step
 	Pos    Pos
+	// Load, if set, is the scenario's own load: every scenario then has
+	// one, they all run at once, and the plan's Load is empty.
+	Load *Workload
+
+	weightPos Pos   // where weight: is, when given
+	loadNode  *node // Load as written, until it is decoded
 }
 
 // Step is a request or a pause.

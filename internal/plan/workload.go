@@ -10,11 +10,44 @@ func (d *decoder) load(p *Plan, root, n *node) {
 		d.errorf(Pos{File: root.pos.File, Line: 1, Col: 1}, "the plan has no load: expected load: with closed:, open: or stages:")
 		return
 	}
+	d.loadInto(&p.Load, n)
+}
+
+// perScenario checks a plan whose scenarios have loads of their own: every
+// scenario has one, with no weight, and the plan has no load: of its own.
+// It reports whether the plan's scenarios have loads.
+func (d *decoder) perScenario(p *Plan, top *node) bool {
+	var first *Scenario
+	for _, sc := range p.Scenarios {
+		if sc.Load != nil {
+			first = sc
+			break
+		}
+	}
+	if first == nil {
+		return false
+	}
+	if n := top.get("load"); n != nil {
+		d.errorf(n.pos, "scenario %s has a load: of its own (at %s), so the plan's load: has nothing to run: give every scenario its own load: and remove this one, or remove the scenarios' loads and pick scenarios by weight under this one", first.Name, first.Load.Pos)
+	}
+	for _, sc := range p.Scenarios {
+		switch {
+		case sc.Load == nil:
+			d.errorf(sc.Pos, "scenario %s has no load: when a scenario has a load: of its own (%s at %s), every scenario does: each runs its own VUs or arrivals, all at once", sc.Name, first.Name, first.Load.Pos)
+			sc.Load = &Workload{Pos: sc.Pos} // in error: empty
+		case sc.weightPos != (Pos{}):
+			d.errorf(sc.weightPos, "scenario %s has its own load:, which says how much of it runs; weight shares one load: between scenarios: remove it", sc.Name)
+		}
+	}
+	return true
+}
+
+// loadInto reads a load: (the plan's, or a scenario's) into l.
+func (d *decoder) loadInto(l *Workload, n *node) {
 	m, ok := d.fields(n, "load", "closed", "open", "stages", "max_vus", "grace")
 	if !ok {
 		return
 	}
-	l := &p.Load
 	l.Pos = n.pos
 	var kinds []*node
 	for i, k := range m.keys {
@@ -215,16 +248,58 @@ func (d *decoder) stages(l *Workload, n, maxNode *node, maxVUs int) {
 // load's vus, the top of its VU stages, an open load's max_vus). Said
 // before any load, at the pick.
 func (d *decoder) checkRowsPerVU(p *Plan) {
-	vus := p.Load.MostVUs()
+	vus := p.MostVUs()
 	if vus == 0 {
 		return // the load itself is in error
+	}
+	source := p.Load.vuSource()
+	if p.PerScenario() {
+		source = "the scenarios' loads together"
 	}
 	for _, f := range p.Data {
 		if f.Pick != PickVU || len(f.Rows) >= vus {
 			continue
 		}
-		d.errorf(f.PickPos, "data source %s: pick: vu gives each VU its own row, but %s has %d rows for up to %d VUs (%s): add rows, or lower the VUs", f.Name, filepath.Base(f.File), len(f.Rows), vus, p.Load.vuSource())
+		d.errorf(f.PickPos, "data source %s: pick: vu gives each VU its own row, but %s has %d rows for up to %d VUs (%s): add rows, or lower the VUs", f.Name, filepath.Base(f.File), len(f.Rows), vus, source)
 	}
+}
+
+// PerScenario reports whether the plan's scenarios have loads of their
+// own, all running at once, in place of the plan's load: (which is then
+// empty) and weights.
+func (p *Plan) PerScenario() bool {
+	return len(p.Scenarios) > 0 && p.Scenarios[0].Load != nil
+}
+
+// MostVUs is the most VUs the plan's load may have at once: with loads per
+// scenario, theirs together.
+func (p *Plan) MostVUs() int {
+	if !p.PerScenario() {
+		return p.Load.MostVUs()
+	}
+	n := 0
+	for _, sc := range p.Scenarios {
+		n += sc.Load.MostVUs()
+	}
+	return n
+}
+
+// LoadLength is how long the plan's load lasts when time fixes it (see
+// Workload.Length): with loads per scenario, the longest; 0 when one ends
+// with its iterations only.
+func (p *Plan) LoadLength() time.Duration {
+	if !p.PerScenario() {
+		return p.Load.Length()
+	}
+	var most time.Duration
+	for _, sc := range p.Scenarios {
+		n := sc.Load.Length()
+		if n == 0 {
+			return 0
+		}
+		most = max(most, n)
+	}
+	return most
 }
 
 // vuSource says which setting gives the load its most VUs.

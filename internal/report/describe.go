@@ -34,20 +34,9 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 	if d.Factor == "" {
 		d.Factor = factor(v)
 	}
-	d.Figures = slices.Clone(v.Figures)
-	for i := range d.Figures {
-		t := &d.Figures[i]
-		t.Rows = slices.Clone(t.Rows)
-		for j := range t.Rows {
-			r := &t.Rows[j]
-			if r.Cell == "" {
-				r.Cell = cell(r.Spread)
-			}
-			if r.Versus == "" {
-				r.Versus = versus(r.Change)
-			}
-		}
-	}
+	d.Figures = describeTables(v.Figures)
+	d.Steps = describeParts(v.Steps)
+	d.Scenarios = describeParts(v.Scenarios)
 	d.Sweeps = slices.Clone(v.Sweeps)
 	var recs []string
 	for i := range d.Sweeps {
@@ -66,6 +55,9 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 	}
 	for _, n := range d.Named {
 		recs = append(recs, named(n))
+	}
+	for _, c := range d.StepChanges {
+		recs = append(recs, stepChange(c))
 	}
 	if d.Recommendation == "" {
 		d.Recommendation = strings.Join(recs, "\n")
@@ -96,6 +88,41 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		}
 	}
 	return &d
+}
+
+// describeTables returns a copy of tables with each row's Cell and Versus
+// written.
+func describeTables(tables []experiment.FigureTable) []experiment.FigureTable {
+	out := slices.Clone(tables)
+	for i := range out {
+		t := &out[i]
+		t.Rows = slices.Clone(t.Rows)
+		for j := range t.Rows {
+			r := &t.Rows[j]
+			if r.Cell == "" {
+				r.Cell = cell(r.Spread)
+			}
+			if r.Versus == "" {
+				r.Versus = versus(r.Change)
+			}
+		}
+	}
+	return out
+}
+
+// describeParts is describeTables for each step's or scenario's tables.
+func describeParts(parts []experiment.PartVerdict) []experiment.PartVerdict {
+	out := slices.Clone(parts)
+	for i := range out {
+		out[i].Figures = describeTables(out[i].Figures)
+	}
+	return out
+}
+
+// stepChange says that one step alone changed at a point: "mode=slow vs
+// mode=fast: login p95 +80% (p=0.002); other steps unchanged".
+func stepChange(c experiment.StepChange) string {
+	return fmt.Sprintf("%s vs %s: %s %s %+.0f%% (p=%.3f); other steps unchanged", c.Point, c.Reference, c.Step, c.Figure, 100*c.Change.Delta, c.Change.P)
 }
 
 // factor says which param a matrix compares (its factor), at which

@@ -86,6 +86,8 @@ type runView struct {
 	Rows    []latencyRow
 	Aborts  []abortView
 	Version string
+	// ScenarioLoads are the scenarios' own loads, when they had them.
+	ScenarioLoads []scenarioLoad
 }
 
 type abortView struct {
@@ -98,7 +100,7 @@ type abortView struct {
 // warnings and the plan that produced it. All text from the run (URLs, step
 // names, log lines, the plan) is escaped by html/template.
 func HTML(w io.Writer, r *result.Result) error {
-	v := runView{R: r, Charts: charts(runFigures(r)), Version: r.Version}
+	v := runView{R: r, Charts: charts(runFigures(r)), Version: r.Version, ScenarioLoads: scenarioLoads(r)}
 	s := &r.Summary
 	v.Rows = []latencyRow{{"latency", s.Latency}, {"service time", s.Service}, {"first byte", s.TTFB}}
 	if s.Connect != nil {

@@ -114,6 +114,14 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 				count(c.Passed), count(c.Passed+c.Failed), ms(st.Summary.Latency.P50), ms(st.Summary.Latency.P95), ms(st.Summary.Latency.P99))
 		}
 		ew.printf("\n")
+		if loads := scenarioLoads(r); len(loads) > 0 {
+			ew.printf("| scenario | load | throughput | VUs busy | journeys | dropped | late | unsent | p95 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+			for _, l := range loads {
+				ew.printf("| %s | %s | %s/s | %s of %s | %s | %s | %s | %s | %s |\n", md(l.Name), md(l.Load), rate(l.Throughput), count(int64(l.Peak)), count(int64(l.VUs)),
+					count(l.Iterations), count(l.Dropped), count(l.Late), count(l.Unsent), ms(l.Latency.P95))
+			}
+			ew.printf("\n")
+		}
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
 				ew.printf("- First failed check of **%s**: %s; %s", md(stepName(st)), md(f.Check), md(failedAnswer(f, 160)))
@@ -217,8 +225,26 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 			ew.printf("\n")
 		}
 	}
-	for _, t := range v.Figures {
-		ew.printf("| %s (%s) | %s | vs %s |\n|---|---:|---|\n", md(t.Name), md(t.Unit), cellHeading(t), md(v.Against))
+	mdFigureTables(ew, v.Figures, "", v.Against)
+	for _, parts := range []struct {
+		kind, heading string
+		parts         []experiment.PartVerdict
+	}{{"step", "By step", v.Steps}, {"scenario", "By scenario", v.Scenarios}} {
+		if len(parts.parts) == 0 {
+			continue
+		}
+		ew.printf("### %s\n\nEach %s's own figures in every run, compared as the whole run's are.\n\n", parts.heading, parts.kind)
+		for _, p := range parts.parts {
+			mdFigureTables(ew, p.Figures, parts.kind+" "+p.Name+": ", v.Against)
+		}
+	}
+	return ew.err
+}
+
+// mdFigureTables writes one table a figure, its heading after prefix.
+func mdFigureTables(ew *errWriter, tables []experiment.FigureTable, prefix, against string) {
+	for _, t := range tables {
+		ew.printf("| %s%s (%s) | %s | vs %s |\n|---|---:|---|\n", md(prefix), md(t.Name), md(t.Unit), cellHeading(t), md(against))
 		for _, row := range t.Rows {
 			name := md(row.Point)
 			if row.Baseline {
@@ -232,7 +258,6 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 		}
 		ew.printf("\n")
 	}
-	return ew.err
 }
 
 func bytesText(n int64) string { return md(formatBytes(n)) }

@@ -43,6 +43,8 @@ type jsonSummary struct {
 
 type jsonScenario struct {
 	Scenario string `json:"scenario"`
+	// Load is the kind of the scenario's own load, when it had one.
+	Load string `json:"load,omitempty"`
 	result.Summary
 }
 
@@ -65,7 +67,7 @@ func JSON(w io.Writer, r *result.Result) error {
 	for _, sc := range r.Scenarios {
 		s := sc.Summary
 		s.Schema = ""
-		out.Scenarios = append(out.Scenarios, jsonScenario{Scenario: sc.Scenario, Summary: s})
+		out.Scenarios = append(out.Scenarios, jsonScenario{Scenario: sc.Scenario, Load: sc.Load, Summary: s})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -145,6 +147,7 @@ func Text(w io.Writer, r *result.Result) error {
 			}
 			stepTable(ew, "scenario", rows)
 		}
+		scenarioLoadsText(ew, scenarioLoads(r))
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
 				ew.printf("first failed check of %s: %s; %s\n", stepName(st), f.Check, failedAnswer(f, 160))
@@ -247,6 +250,8 @@ func headline(r *result.Result) string {
 		unit = "VU"
 	}
 	switch {
+	case st.Extra["load"] == "per scenario":
+		parts = append(parts, fmt.Sprintf("a load per scenario, all at once, up to %s", plural(st.Connections, unit)))
 	case st.Extra["load"] == "ramping arrival rate":
 		parts = append(parts, fmt.Sprintf("open, ramping arrivals (%s in all), up to %s", st.Extra["arrivals"], plural(st.Connections, unit)))
 	case st.Mode == "open":

@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/experiment"
@@ -43,24 +44,18 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 	for _, t := range v.Figures {
 		width = max(width, len(t.Name)+len(t.Unit)+3)
 	}
-	for _, t := range v.Figures {
-		heading := cellHeading(t)
-		cellWidth := len([]rune(heading))
-		for _, r := range t.Rows {
-			cellWidth = max(cellWidth, len([]rune(strings.TrimSpace(r.Cell))))
+	for _, p := range slices.Concat(v.Steps, v.Scenarios) {
+		for _, t := range p.Figures {
+			width = max(width, len("scenario ")+len([]rune(p.Name))+len(": ")+len(t.Name)+len(t.Unit)+3)
 		}
-		ew.printf("\n%-*s  %-*s  vs %s\n", width, t.Name+" ("+t.Unit+")", cellWidth, heading, v.Against)
-		for _, r := range t.Rows {
-			name := r.Point
-			if r.Baseline {
-				name += " (baseline)"
-			}
-			cell := strings.TrimSpace(r.Cell)
-			if r.N == 0 {
-				cell = "no runs"
-			}
-			pad := cellWidth - len([]rune(cell))
-			ew.printf("%-*s  %s%s  %s\n", width, name, cell, strings.Repeat(" ", max(pad, 0)), r.Versus)
+	}
+	figureTables(ew, v.Figures, width, "", v.Against)
+	for _, parts := range []struct {
+		kind  string
+		parts []experiment.PartVerdict
+	}{{"step", v.Steps}, {"scenario", v.Scenarios}} {
+		for _, p := range parts.parts {
+			figureTables(ew, p.Figures, width, parts.kind+" "+p.Name+": ", v.Against)
 		}
 	}
 	for _, s := range v.Sweeps {
@@ -110,6 +105,32 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 	}
 	failedRuns(ew, o)
 	return interrupted(ew, o)
+}
+
+// figureTables writes one table a figure: each point's median with its
+// spread and its change from its reference. Each heading starts with
+// prefix ("step login: ").
+func figureTables(ew *errWriter, tables []experiment.FigureTable, width int, prefix, against string) {
+	for _, t := range tables {
+		heading := cellHeading(t)
+		cellWidth := len([]rune(heading))
+		for _, r := range t.Rows {
+			cellWidth = max(cellWidth, len([]rune(strings.TrimSpace(r.Cell))))
+		}
+		ew.printf("\n%-*s  %-*s  vs %s\n", width, prefix+t.Name+" ("+t.Unit+")", cellWidth, heading, against)
+		for _, r := range t.Rows {
+			name := r.Point
+			if r.Baseline {
+				name += " (baseline)"
+			}
+			cell := strings.TrimSpace(r.Cell)
+			if r.N == 0 {
+				cell = "no runs"
+			}
+			pad := cellWidth - len([]rune(cell))
+			ew.printf("%-*s  %s%s  %s\n", width, name, cell, strings.Repeat(" ", max(pad, 0)), r.Versus)
+		}
+	}
 }
 
 // maxFailedShown is how many failed runs the verdict lists.

@@ -238,8 +238,14 @@ type Step struct {
 
 // ScenarioTotals are one scenario's figures: its steps together.
 type ScenarioTotals struct {
-	Scenario string  `json:"scenario"`
-	Summary  Summary `json:"summary"`
+	Scenario string `json:"scenario"`
+	// Load is the kind of the scenario's own load ("closed", "open",
+	// "ramping VUs", "ramping arrival rate") when the plan's scenarios had
+	// loads of their own, all at once; then Summary's window, vus,
+	// vus_peak, dropped, late and unsent are the scenario's own. Empty
+	// when they shared the plan's load by weight.
+	Load    string  `json:"load,omitempty"`
+	Summary Summary `json:"summary"`
 }
 
 // CheckRequestBuilt is the check a step fails when its request could not be

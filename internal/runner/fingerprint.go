@@ -22,6 +22,15 @@ import (
 // "10 VUs for 30s".
 func planFingerprint(p *plan.Plan, spec *server.Spec) *result.Fingerprint {
 	f := &result.Fingerprint{Workload: string(p.Load.Kind), Shape: shape(&p.Load), Plan: p.Fingerprint()}
+	if p.PerScenario() {
+		// Each scenario's load is a part of the shape: "signup: open
+		// 12/s for 1m, at most 20 VUs; browse: closed 500 VUs for 1m".
+		var shapes []string
+		for _, sc := range p.Scenarios {
+			shapes = append(shapes, fmt.Sprintf("%s: %s %s", sc.Name, sc.Load.Kind, shape(sc.Load)))
+		}
+		f.Workload, f.Shape = "per scenario", strings.Join(shapes, "; ")
+	}
 	origins := map[string]bool{}
 	for _, sc := range p.Scenarios {
 		for _, st := range sc.Steps {
@@ -30,7 +39,10 @@ func planFingerprint(p *plan.Plan, spec *server.Spec) *result.Fingerprint {
 			}
 			path := st.URL.Written()
 			step := st.Method + " " + p.MaskSecrets(secret.URL(path))
-			if len(p.Scenarios) > 1 {
+			switch {
+			case p.PerScenario():
+				step = sc.Name + ": " + step // its load is in the shape
+			case len(p.Scenarios) > 1:
 				// The mix is a part of the load: each scenario's weight.
 				step = fmt.Sprintf("%s (weight %d): %s", sc.Name, sc.Weight, step)
 			}

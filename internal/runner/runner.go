@@ -143,12 +143,17 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 	if err != nil {
 		return nil, err
 	}
+	scenarios, err := ScenarioWorkloads(p)
+	if err != nil {
+		return nil, err
+	}
 	t.cfg = engine.Config{
-		Program:  prog,
-		Workload: wl,
-		HTTP:     httpx.Options{Timeout: p.HTTP.Timeout, MaxBodyBytes: p.HTTP.MaxBody, MaxHeaderBytes: int(p.HTTP.MaxHeader)},
-		Workers:  opts.Workers,
-		Warmup:   opts.Warmup,
+		Program:   prog,
+		Workload:  wl,
+		Scenarios: scenarios,
+		HTTP:      httpx.Options{Timeout: p.HTTP.Timeout, MaxBodyBytes: p.HTTP.MaxBody, MaxHeaderBytes: int(p.HTTP.MaxHeader)},
+		Workers:   opts.Workers,
+		Warmup:    opts.Warmup,
 	}
 	return t.run(ctx, opts)
 }
@@ -340,6 +345,15 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 	}
 	res.Summary.Abandoned = out.InFlight
 	res.Fingerprint = t.fingerprint
+	if t.plan != nil && t.plan.PerScenario() {
+		for i := range res.Scenarios {
+			for _, sc := range t.plan.Scenarios {
+				if sc.Name == res.Scenarios[i].Scenario {
+					res.Scenarios[i].Load = string(sc.Load.Kind)
+				}
+			}
+		}
+	}
 
 	from := out.Started.Add(t.cfg.Warmup)
 	to := out.Started.Add(t.cfg.Warmup + out.Elapsed)

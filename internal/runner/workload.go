@@ -16,23 +16,76 @@ import (
 	"github.com/loadlab/loadlab/internal/schedule"
 )
 
-// Workload turns a plan's load into the engine's, and describes it.
+// Workload turns a plan's load into the engine's, and describes it. A
+// plan whose scenarios have loads of their own has no load of its own: its
+// workload is the zero Workload, ScenarioWorkloads gives theirs, and the
+// settings describe them together (mode "open" when one is open; the
+// connections and arrivals summed; the longest duration).
 func Workload(p *plan.Plan) (engine.Workload, result.Settings, error) {
-	l := p.Load
 	st := result.Settings{Timeout: result.Duration(p.HTTP.Timeout), KeepAlive: p.HTTP.KeepAlive, Insecure: p.HTTP.Insecure, MaxBody: p.HTTP.MaxBody, MaxHeader: int(p.HTTP.MaxHeader)}
-	st.Extra = map[string]string{"plan": p.File, "load": string(l.Kind)}
+	st.Extra = map[string]string{"plan": p.File, "load": string(p.Load.Kind)}
+	if !p.PerScenario() {
+		wl, err := workloadOf(&p.Load, "load", &st)
+		return wl, st, err
+	}
+	st.Extra["load"] = "per scenario"
+	st.Mode = "closed"
+	var arrivals int64
+	for _, sc := range p.Scenarios {
+		one := result.Settings{Extra: map[string]string{}}
+		if _, err := workloadOf(sc.Load, "scenarios."+sc.Name+".load", &one); err != nil {
+			return engine.Workload{}, st, err
+		}
+		st.Extra["load."+sc.Name] = string(sc.Load.Kind)
+		if one.Mode == "open" {
+			st.Mode = "open"
+			var n int64
+			fmt.Sscan(one.Extra["arrivals"], &n)
+			arrivals += n
+		}
+		st.Connections += one.Connections
+		st.Rate += one.Rate
+		st.Duration = max(st.Duration, one.Duration)
+	}
+	if st.Mode == "open" {
+		st.Extra["arrivals"] = fmt.Sprint(arrivals)
+	}
+	return engine.Workload{}, st, nil
+}
+
+// ScenarioWorkloads are the engine's workloads of a plan whose scenarios
+// have loads of their own, in the scenarios' order (engine.Config.Scenarios);
+// nil for a plan with one load.
+func ScenarioWorkloads(p *plan.Plan) ([]engine.Workload, error) {
+	if !p.PerScenario() {
+		return nil, nil
+	}
+	var out []engine.Workload
+	for _, sc := range p.Scenarios {
+		wl, err := workloadOf(sc.Load, "scenarios."+sc.Name+".load", &result.Settings{Extra: map[string]string{}})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, wl)
+	}
+	return out, nil
+}
+
+// workloadOf turns one load (the plan's, or a scenario's, named where) into
+// the engine's, and describes it in st.
+func workloadOf(l *plan.Workload, where string, st *result.Settings) (engine.Workload, error) {
 	switch l.Kind {
 	case plan.LoadClosed:
 		st.Mode, st.Connections, st.Duration = "closed", l.VUs, result.Duration(l.Duration)
-		return engine.Workload{Kind: engine.Closed, VUs: l.VUs, IterationsPerVU: l.Iterations, Duration: l.Duration, Grace: l.Grace}, st, nil
+		return engine.Workload{Kind: engine.Closed, VUs: l.VUs, IterationsPerVU: l.Iterations, Duration: l.Duration, Grace: l.Grace}, nil
 	case plan.LoadOpen:
 		arr, err := schedule.Constant(l.Rate, l.Duration)
 		if err != nil {
-			return engine.Workload{}, st, fmt.Errorf("%s: load.open: %w", l.Pos, err)
+			return engine.Workload{}, fmt.Errorf("%s: %s.open: %w", l.Pos, where, err)
 		}
 		st.Mode, st.Connections, st.Duration, st.Rate = "open", l.MaxVUs, result.Duration(l.Duration), l.Rate.PerSecond()
 		st.Extra["arrivals"] = fmt.Sprint(arr.Total())
-		return engine.Workload{Kind: engine.Open, Arrivals: arr, MaxVUs: l.MaxVUs, Grace: l.Grace}, st, nil
+		return engine.Workload{Kind: engine.Open, Arrivals: arr, MaxVUs: l.MaxVUs, Grace: l.Grace}, nil
 	case plan.LoadRampRate:
 		var stages []schedule.Stage
 		for _, s := range l.RateStages {
@@ -40,11 +93,11 @@ func Workload(p *plan.Plan) (engine.Workload, result.Settings, error) {
 		}
 		arr, err := schedule.Stages(l.StartRate, stages)
 		if err != nil {
-			return engine.Workload{}, st, fmt.Errorf("%s: load.stages: %w", l.Pos, err)
+			return engine.Workload{}, fmt.Errorf("%s: %s.stages: %w", l.Pos, where, err)
 		}
 		st.Mode, st.Connections, st.Duration = "open", l.MaxVUs, result.Duration(arr.Duration())
 		st.Extra["arrivals"] = fmt.Sprint(arr.Total())
-		return engine.Workload{Kind: engine.Open, Arrivals: arr, MaxVUs: l.MaxVUs, Grace: l.Grace}, st, nil
+		return engine.Workload{Kind: engine.Open, Arrivals: arr, MaxVUs: l.MaxVUs, Grace: l.Grace}, nil
 	case plan.LoadRampVUs:
 		var stages []schedule.VUStage
 		for _, s := range l.VUStages {
@@ -52,12 +105,12 @@ func Workload(p *plan.Plan) (engine.Workload, result.Settings, error) {
 		}
 		ramp, err := schedule.NewRamp(l.StartVUs, stages)
 		if err != nil {
-			return engine.Workload{}, st, fmt.Errorf("%s: load.stages: %w", l.Pos, err)
+			return engine.Workload{}, fmt.Errorf("%s: %s.stages: %w", l.Pos, where, err)
 		}
 		st.Mode, st.Connections, st.Duration = "closed", ramp.Max(), result.Duration(ramp.Duration())
-		return engine.Workload{Kind: engine.Ramp, Ramp: ramp, Grace: l.Grace}, st, nil
+		return engine.Workload{Kind: engine.Ramp, Ramp: ramp, Grace: l.Grace}, nil
 	}
-	return engine.Workload{}, st, errors.New("the plan has no load")
+	return engine.Workload{}, errors.New("the plan has no load")
 }
 
 // preflight connects once, so that a wrong address or port fails with one

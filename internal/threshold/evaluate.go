@@ -275,15 +275,20 @@ func requestCounts(t *Threshold, r *result.Result) measurement {
 		if why != "" {
 			return missing("%s", why)
 		}
+		// The steps' own window: a scenario with a load of its own has
+		// its own, shorter than the run's when it ends first.
+		runWindow := c.windowS
+		c.windowS = 0
 		for _, i := range steps {
 			st := &r.Steps[i]
 			c.add(&st.Summary)
 			if c.durationS == 0 {
 				c.durationS = st.Summary.DurationS
 			}
-			if c.windowS == 0 {
-				c.windowS = st.Summary.WindowS
-			}
+			c.windowS = max(c.windowS, st.Summary.WindowS)
+		}
+		if c.windowS == 0 {
+			c.windowS = runWindow
 		}
 	}
 	counted, what := c.requests, "requests"
