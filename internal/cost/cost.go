@@ -222,17 +222,21 @@ func Tied(a, b Option) bool {
 // NString is an option without its price: "2 × 2x".
 func (o Option) NString() string { return fmt.Sprintf("%d × %s", o.N, o.Box) }
 
-// Money writes a price: $0.05, $1.20, $0.0042 (two significant digits
-// below a cent). Prices are in whatever currency the plan's are; $ is
-// only a sign that they are money.
+// Money writes a price: $1.20, $0.05, $0.125, $0.0926 (three significant
+// digits below 1, at least two decimals). Prices are in whatever currency
+// the plan's are; $ is only a sign that they are money.
 func Money(v float64) string {
 	switch {
 	case math.IsInf(v, 0) || math.IsNaN(v):
 		return "-"
-	case v >= 0.01 || v == 0:
+	case v >= 1 || v == 0:
 		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
 	}
-	return "$" + strconv.FormatFloat(v, 'g', 2, 64)
+	s := strconv.FormatFloat(v, 'f', 2-int(math.Floor(math.Log10(v))), 64)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
+	}
+	return "$" + s
 }
 
 // Rate writes a rate of requests per second: 340, 1,250, 12.5.

@@ -23,11 +23,13 @@ func TestPerMillion(t *testing.T) {
 			t.Errorf("PerMillion(%v, %v) = %v, want %v", tt.price, tt.rps, got, tt.want)
 		}
 	}
-	if got := Money(PerMillion(0.05, 150)); got != "$0.09" {
+	if got := Money(PerMillion(0.05, 150)); got != "$0.0926" {
 		t.Errorf("Money = %s", got)
 	}
-	if got := Money(0.0042); got != "$0.0042" {
-		t.Errorf("Money(0.0042) = %s", got)
+	for v, want := range map[float64]string{0.0042: "$0.0042", 0.1: "$0.10", 0.125: "$0.125", 0.05: "$0.05", 12.5: "$12.50", 0: "$0.00", 0.000012345: "$0.0000123"} {
+		if got := Money(v); got != want {
+			t.Errorf("Money(%v) = %s, want %s", v, got, want)
+		}
 	}
 }
 

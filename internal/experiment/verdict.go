@@ -64,6 +64,9 @@ type Verdict struct {
 	ValidityTallies  []ValidityTally  `json:"validity_tallies,omitempty"`
 	// Drifts are the points whose throughput drifted between rounds.
 	Drifts []Drift `json:"drifts,omitempty"`
+	// Boxes is which box, by price: present when a param's values are
+	// boxes (plan.Box), see BoxVerdict.
+	Boxes *BoxVerdict `json:"boxes,omitempty"`
 
 	// Text, filled by report.Describe.
 	Recommendation string   `json:"recommendation,omitempty"`
@@ -465,6 +468,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 		v.Sweeps[i].Memory = memoryFits(v.Sweeps[i], points, v, byPoint)
 	}
 	v.Named = namedComparisons(params, points, v, factor)
+	v.Boxes = boxVerdict(e, points, v, byPoint)
 	return v
 }
 
@@ -488,7 +492,7 @@ func Factor(e *plan.Experiment) (string, plan.CompareReason) {
 func outcomeParams(e *plan.Experiment) []Param {
 	var out []Param
 	for _, prm := range e.Params {
-		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label}
+		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label, Boxes: boxPrices(prm)}
 		for _, v := range prm.Values {
 			op.Values = append(op.Values, v.Label)
 		}
