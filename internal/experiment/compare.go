@@ -438,7 +438,7 @@ func (o *Outcome) reanalyze() {
 	if len(o.Params) == 0 || o.Repeat < 1 {
 		return
 	}
-	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{},
+	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{}, TargetRate: o.TargetRate,
 		Compare: o.Compare, CompareWhy: plan.CompareReason(o.CompareWhy)}
 	for _, op := range o.Params {
 		prm := plan.Param{Name: op.Name, Numeric: op.Numeric}
@@ -448,6 +448,7 @@ func (o *Outcome) reanalyze() {
 				e.Baseline[op.Name] = i
 			}
 		}
+		boxesOf(op, &prm)
 		e.Params = append(e.Params, prm)
 	}
 	if e.Vary == plan.Matrix && len(e.Params) > 1 && e.Compare == "" {

@@ -158,9 +158,12 @@ type Outcome struct {
 	// Compare is a matrix's factor under study, and CompareWhy how it
 	// was chosen (plan.CompareReason); absent in files written before
 	// compare:, whose matrices compared along the last param.
-	Compare     string    `json:"compare,omitempty"`
-	CompareWhy  string    `json:"compare_why,omitempty"`
-	Warmup      string    `json:"warmup,omitempty"`
+	Compare    string `json:"compare,omitempty"`
+	CompareWhy string `json:"compare_why,omitempty"`
+	Warmup     string `json:"warmup,omitempty"`
+	// TargetRate is the plan's target_rate, in req/s: what the cheapest
+	// setup of boxes must serve; absent without one.
+	TargetRate  float64   `json:"target_rate,omitempty"`
 	Params      []Param   `json:"params"`
 	Points      []Point   `json:"points"`
 	Runs        []RunInfo `json:"runs"`
@@ -177,6 +180,9 @@ type Param struct {
 	Values   []string `json:"values"`
 	Numeric  bool     `json:"numeric"`
 	Baseline string   `json:"baseline"`
+	// Boxes are a param of boxes' values with their prices; absent for
+	// other params.
+	Boxes []BoxPrice `json:"boxes,omitempty"`
 }
 
 // RunInfo is one run in the outcome, without its full result.
@@ -365,7 +371,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 func newOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
 	e := p.Experiment
 	out := &Outcome{
-		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), PlanInputs: p.Inputs(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat, KneeShare: e.KneeShare,
+		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), PlanInputs: p.Inputs(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat, KneeShare: e.KneeShare, TargetRate: e.TargetRate,
 		Points: points, results: make([]*result.Result, runs),
 	}
 	if e.Warmup > 0 {

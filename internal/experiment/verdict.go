@@ -71,6 +71,9 @@ type Verdict struct {
 	Scenarios []PartVerdict `json:"scenarios,omitempty"`
 	// StepChanges are the points at which one step alone changed.
 	StepChanges []StepChange `json:"step_changes,omitempty"`
+	// Boxes is which box, by price: present when a param's values are
+	// boxes (plan.Box), see BoxVerdict.
+	Boxes *BoxVerdict `json:"boxes,omitempty"`
 
 	// Text, filled by report.Describe.
 	Recommendation string   `json:"recommendation,omitempty"`
@@ -466,6 +469,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.Named = namedComparisons(params, points, v, factor)
 	v.Steps, v.Scenarios = partVerdicts(points, byPoint, refs, base)
 	v.StepChanges = stepChanges(points, v.Steps)
+	v.Boxes = boxVerdict(e, points, v, byPoint)
 	return v
 }
 
@@ -489,7 +493,7 @@ func Factor(e *plan.Experiment) (string, plan.CompareReason) {
 func outcomeParams(e *plan.Experiment) []Param {
 	var out []Param
 	for _, prm := range e.Params {
-		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label}
+		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label, Boxes: boxPrices(prm)}
 		for _, v := range prm.Values {
 			op.Values = append(op.Values, v.Label)
 		}

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare"}
+var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare", "target_rate"}
 
-// experiment reads params, vary, baseline, repeat, warmup, cooldown, seed, knee and compare.
+// experiment reads params, vary, baseline, repeat, warmup, cooldown, seed, knee, compare and target_rate.
 func (d *decoder) experiment(p *Plan, top *node) {
 	var first *node
 	for _, k := range experimentKeys {
@@ -119,6 +119,9 @@ func (d *decoder) experiment(p *Plan, top *node) {
 	}
 	if n := top.get("knee"); n != nil {
 		e.KneeShare = d.kneeShare(n)
+	}
+	if n := top.get("target_rate"); n != nil {
+		d.readTargetRate(e, n)
 	}
 	d.checkPoints(e, top)
 	p.Experiment = e
@@ -240,6 +243,9 @@ func (d *decoder) param(k, n *node) (Param, bool) {
 	if len(prm.Values) == 0 {
 		d.errorf(n.pos, "param %s has no values", k.value)
 		return prm, false
+	}
+	if namesBoxes(n) {
+		d.boxes(k, n, &prm)
 	}
 	seen := map[string]bool{}
 	prm.Numeric = true

@@ -80,7 +80,7 @@ func Load(path string, opts Options) (*Plan, error) {
 	return Parse(path, data, opts)
 }
 
-var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare"}
+var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare", "target_rate"}
 
 // Parse validates a plan given as bytes; file names it in errors and
 // relative paths are resolved against its directory.
@@ -158,6 +158,7 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if n := top.get("server"); n != nil {
 		d.server(p, n)
 	}
+	d.checkBoxes(p)
 	for _, t := range p.Thresholds {
 		if t.T != nil && strings.HasPrefix(string(t.T.Metric), "server.") && p.Server == nil {
 			d.errorf(t.Pos, "%s needs a server: section: loadlab watches only a server it starts", t.T.Metric)

@@ -286,6 +286,10 @@ type Experiment struct {
 	Compare string
 	// CompareWhy says how Compare was chosen.
 	CompareWhy CompareReason
+	// TargetRate is target_rate: the requests per second that the cheapest
+	// setup of boxes must serve (0: none); it needs a param of boxes.
+	TargetRate    float64
+	TargetRatePos Pos
 }
 
 // CompareReason says how a matrix's factor was chosen.
@@ -313,7 +317,10 @@ type Param struct {
 	Name    string
 	Values  []ParamValue
 	Numeric bool // every value is a number: knees and scalability fits apply
-	Pos     Pos
+	// Boxes: every value is a Box (its values name price_per_hour), whose
+	// limits the server runs under at its points.
+	Boxes bool
+	Pos   Pos
 }
 
 // ParamValue is one value of a param: Label names it in reports ("jemalloc"),
@@ -321,4 +328,5 @@ type Param struct {
 type ParamValue struct {
 	Label string
 	Value any
+	Box   *Box // a param of boxes' value; nil otherwise
 }

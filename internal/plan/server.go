@@ -150,7 +150,7 @@ func (d *decoder) server(p *Plan, n *node) {
 		s.MemoryQuota, _ = d.size(v, "server.memory_quota")
 	}
 	if v := m.get("limits"); v != nil {
-		s.Limits = d.serverLimits(v)
+		s.Limits = d.serverLimits(v, p.Experiment.boxesSetMemory())
 	}
 	if f := m.get("files"); f != nil {
 		if f.kind != kindMap {
@@ -197,7 +197,7 @@ func (d *decoder) server(p *Plan, n *node) {
 	p.Server = s
 }
 
-func (d *decoder) serverLimits(n *node) *ServerLimits {
+func (d *decoder) serverLimits(n *node, boxMemory bool) *ServerLimits {
 	m, ok := d.fields(n, "server.limits", "cpus", "memory", "swap")
 	if !ok {
 		return nil
@@ -224,7 +224,7 @@ func (d *decoder) serverLimits(n *node) *ServerLimits {
 			}
 		}
 	}
-	if l.Swap.Src != "" && l.Memory.Src == "" {
+	if l.Swap.Src != "" && l.Memory.Src == "" && !boxMemory {
 		d.errorf(l.Swap.Pos, "server.limits.swap needs server.limits.memory: swap is allowed beside a memory limit")
 	}
 	return l
@@ -322,6 +322,9 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 		spec.Limits, limitErrs = s.Limits.render(render)
 		errs = append(errs, limitErrs...)
 	}
+	var boxErrs Errors
+	spec.Limits, boxErrs = p.boxLimits(opts.Params, spec.Limits)
+	errs = append(errs, boxErrs...)
 	if len(errs) > 0 {
 		return spec, errs.sorted()
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/cost"
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
@@ -38,6 +39,9 @@ var funcs = template.FuncMap{
 	"limitsInForce":  limitsInForce,
 	"limitsMeasured": limitsMeasured,
 	"memoryLines":    memoryLines,
+	// money and boxLines say a verdict's boxes (see BoxVerdict).
+	"money":    cost.Money,
+	"boxLines": boxLines,
 }
 
 var pages = template.Must(template.New("").Funcs(funcs).ParseFS(templates, "templates/*.html"))

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/loadlab/loadlab/internal/cost"
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
@@ -197,6 +198,17 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 		for _, line := range memoryLines(s) {
 			ew.printf("- Memory against %s: %s\n", md(s.Param), md(line))
 		}
+	}
+	if b := v.Boxes; b != nil {
+		ew.printf("\n**Which box** (%s, by price; rate is %s):\n\n| box | best point | rate (req/s) | price per hour | per million requests |\n| --- | --- | --- | --- | --- |\n", md(b.Param), b.Basis)
+		for _, f := range b.Boxes {
+			ew.printf("| %s | %s | %s | %s | %s |\n", md(f.Box), md(f.Point), cost.Rate(f.Rate), md(cost.Money(f.PricePerHour)), md(cost.Money(f.PerMillion)))
+		}
+		ew.printf("\n")
+		for _, line := range boxLines(b) {
+			ew.printf("- %s\n", md(line))
+		}
+		ew.printf("\n")
 	}
 	for _, t := range v.Thresholds {
 		ew.printf("- **Threshold failed:** %s\n", md(t))

@@ -69,6 +69,12 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 			}
 		}
 	}
+	if b := v.Boxes; b != nil {
+		ew.printf("\nwhich box (%s, by price)\n", b.Param)
+		for _, line := range b.Text {
+			ew.printf("  %s\n", line)
+		}
+	}
 	if v.Recommendation != "" {
 		ew.printf("\nrecommendation\n")
 		for _, line := range strings.Split(v.Recommendation, "\n") {

@@ -1,0 +1,249 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/cost"
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// BoxPrice is one value of a param of boxes as experiment.json keeps it:
+// its limits as written and its price per hour.
+type BoxPrice struct {
+	Label        string  `json:"label"`
+	CPUs         string  `json:"cpus,omitempty"`
+	Memory       string  `json:"memory,omitempty"`
+	Swap         string  `json:"swap,omitempty"`
+	PricePerHour float64 `json:"price_per_hour"`
+}
+
+// Basis says what the cost arithmetic takes as the rate one box holds.
+type Basis string
+
+const (
+	// BasisCapacity: the highest rate one box held under the SLO (a
+	// capacity search at its point).
+	BasisCapacity Basis = "capacity"
+	// BasisThroughput: the throughput one box served at the plan's load,
+	// which is not its capacity under an SLO: the load may not have
+	// saturated it, or may have pushed latency past what users accept.
+	BasisThroughput Basis = "throughput"
+)
+
+// BoxVerdict is which box, by price: what each box served (or held) at its
+// best point, what a million requests cost on it, and, to serve a target
+// rate, how many boxes of each kind and at what price, with the rates at
+// which the cheapest kind changes. The arithmetic is package cost's.
+type BoxVerdict struct {
+	Param string `json:"param"`
+	// Basis says whether Rate is each box's capacity under the SLO or its
+	// throughput at the plan's load (see Basis).
+	Basis Basis        `json:"basis"`
+	Boxes []BoxFigures `json:"boxes"`
+	// TargetRate is the plan's target_rate (req/s), and Options each kind
+	// of box serving it, cheapest first; absent without target_rate.
+	TargetRate float64       `json:"target_rate,omitempty"`
+	Options    []cost.Option `json:"options,omitempty"`
+	// Bands are the rates up to Horizon by cheapest option: up to the
+	// target rate, or 4 times the largest box's rate without one; BandsCut
+	// when they stop short of it (cost.MaxBands).
+	Horizon    float64          `json:"horizon_rps"`
+	Bands      []cost.Band      `json:"bands,omitempty"`
+	BandsCut   bool             `json:"bands_cut,omitempty"`
+	Crossovers []cost.Crossover `json:"crossovers,omitempty"`
+	// Text says it all in words, line by line (the verdict's "which box"):
+	// first a line for each box, in the order of Boxes, then the rest.
+	Text []string `json:"text"`
+}
+
+// BoxFigures are one box's figures at its best point: the point of that
+// box with the highest rate.
+type BoxFigures struct {
+	Box          string  `json:"box"`
+	Point        string  `json:"point"`
+	PricePerHour float64 `json:"price_per_hour"`
+	Throughput   float64 `json:"throughput_rps"` // median over the point's runs
+	// Capacity is the highest rate one box held under the SLO, when the
+	// point's runs carry one (see capacityOf); 0 otherwise.
+	Capacity float64 `json:"capacity_rps,omitempty"`
+	// Rate is what the arithmetic uses: Capacity, or Throughput without one.
+	Rate float64 `json:"rate_rps"`
+	// PerMillion is the cost of a million requests at Rate:
+	// price_per_hour / (rate × 3600) × 1e6.
+	PerMillion float64 `json:"per_million"`
+	Runs       int     `json:"runs"`
+}
+
+// BoxAssumptions are what serving a rate with n boxes assumes.
+const BoxAssumptions = "assumes capacity scales out linearly across boxes of a kind and that the load is spread evenly over them; the load balancer, its price and its limits are not included"
+
+// maxCrossoverLines is how many crossovers the text tells; the rest are in
+// experiment.json.
+const maxCrossoverLines = 6
+
+// capacityOf is the highest rate a point's runs held under the SLO, and
+// whether they carry one. This is where capacity joins the cost
+// arithmetic: no run of an experiment carries a capacity answer yet (a
+// capacity search is its own command, loadlab capacity), so it reports
+// none, and the verdict uses each box's throughput at the plan's load,
+// saying so (BasisThroughput). Once a result carries the capacity its
+// point held, return the median of the runs' here: every box with one
+// makes the verdict's Basis BasisCapacity.
+func capacityOf(rs []*result.Result) (float64, bool) {
+	return 0, false
+}
+
+// boxPrices are a param's boxes as experiment.json keeps them; nil for a
+// param that is not of boxes.
+func boxPrices(prm plan.Param) []BoxPrice {
+	if !prm.Boxes {
+		return nil
+	}
+	var out []BoxPrice
+	for _, v := range prm.Values {
+		if v.Box != nil {
+			out = append(out, BoxPrice{Label: v.Label, CPUs: v.Box.CPUs, Memory: v.Box.Memory, Swap: v.Box.Swap, PricePerHour: v.Box.PricePerHour})
+		}
+	}
+	return out
+}
+
+// boxesOf rebuilds a stored param's boxes, for reanalysis.
+func boxesOf(op Param, prm *plan.Param) {
+	if len(op.Boxes) == 0 {
+		return
+	}
+	prm.Boxes = true
+	for _, b := range op.Boxes {
+		for i := range prm.Values {
+			if prm.Values[i].Label == b.Label {
+				prm.Values[i].Box = &plan.Box{CPUs: b.CPUs, Memory: b.Memory, Swap: b.Swap, PricePerHour: b.PricePerHour}
+			}
+		}
+	}
+}
+
+// boxVerdict is the verdict on the experiment's first param of boxes; nil
+// without one, or without a throughput for every box.
+func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*result.Result) *BoxVerdict {
+	var prm *plan.Param
+	for i := range e.Params {
+		if e.Params[i].Boxes {
+			prm = &e.Params[i]
+			break
+		}
+	}
+	t := v.Table(FigureThroughput)
+	if prm == nil || t == nil {
+		return nil
+	}
+	var figs []BoxFigures
+	for _, val := range prm.Values {
+		if val.Box == nil {
+			return nil
+		}
+		best := BoxFigures{Box: val.Label, PricePerHour: val.Box.PricePerHour}
+		for i, p := range points {
+			if p.Labels[prm.Name] != val.Label || t.Rows[i].N == 0 {
+				continue
+			}
+			f := BoxFigures{Box: val.Label, Point: p.Key, PricePerHour: val.Box.PricePerHour, Throughput: t.Rows[i].Median, Runs: t.Rows[i].N}
+			if c, ok := capacityOf(byPoint[i]); ok {
+				f.Capacity = c
+			}
+			if best.Point == "" || f.Capacity > best.Capacity || f.Capacity == best.Capacity && f.Throughput > best.Throughput {
+				best = f
+			}
+		}
+		if best.Point == "" {
+			return nil // a box with no run done: nothing to compare it by
+		}
+		figs = append(figs, best)
+	}
+	return BoxesFrom(prm.Name, figs, e.TargetRate)
+}
+
+// BoxesFrom is the cost verdict on boxes from their figures: each box's
+// price, throughput and (when every box has one) capacity; target is the
+// rate to serve (0: none). It is what the verdict computes, for any source
+// of capacities: a caller that has a capacity per box (from capacity
+// searches) sets Capacity and gets the arithmetic on it.
+func BoxesFrom(param string, figs []BoxFigures, target float64) *BoxVerdict {
+	bv := &BoxVerdict{Param: param, Basis: BasisCapacity, TargetRate: target}
+	for _, f := range figs {
+		if !(f.Capacity > 0) {
+			bv.Basis = BasisThroughput
+		}
+	}
+	var boxes []cost.Box
+	most := 0.0
+	for _, f := range figs {
+		f.Rate = f.Capacity
+		if bv.Basis == BasisThroughput {
+			f.Rate = f.Throughput
+		}
+		f.PerMillion = cost.PerMillion(f.PricePerHour, f.Rate)
+		bv.Boxes = append(bv.Boxes, f)
+		boxes = append(boxes, cost.Box{Name: f.Box, PricePerHour: f.PricePerHour, Capacity: f.Rate})
+		most = math.Max(most, f.Rate)
+	}
+	if !(most > 0) {
+		bv.Text = []string{"no box served a request: there is nothing to price"}
+		return bv
+	}
+	if target > 0 {
+		bv.Options = cost.Cheapest(boxes, target)
+		bv.Horizon = target
+	} else {
+		bv.Horizon = 4 * most
+	}
+	bv.Bands, bv.BandsCut = cost.Bands(boxes, bv.Horizon)
+	bv.Crossovers = cost.Crossovers(boxes, bv.Bands)
+	bv.Text = boxText(bv)
+	return bv
+}
+
+// boxText says a box verdict in words.
+func boxText(bv *BoxVerdict) []string {
+	var out []string
+	verb := "held"
+	if bv.Basis == BasisThroughput {
+		verb = "served"
+	}
+	for _, f := range bv.Boxes {
+		out = append(out, fmt.Sprintf("%s %s %s req/s (%s) at %s/h: %s per million requests",
+			f.Box, verb, cost.Rate(f.Rate), f.Point, cost.Money(f.PricePerHour), cost.Money(f.PerMillion)))
+	}
+	if bv.Basis == BasisThroughput {
+		out = append(out, "these are throughputs at the plan's load, not capacities under an SLO: a box may hold more (the load did not saturate it) or less (at that rate latency is past what users accept); run loadlab capacity on each box for the highest rate it holds")
+	}
+	if len(bv.Options) > 0 {
+		var others []string
+		for _, o := range bv.Options[1:] {
+			others = append(others, fmt.Sprintf("%s (holds %s)", o, cost.Rate(o.Holds)))
+		}
+		line := fmt.Sprintf("cheapest for %s req/s: %s, holding %s req/s", cost.Rate(bv.TargetRate), bv.Options[0], cost.Rate(bv.Options[0].Holds))
+		if len(others) > 0 {
+			line += "; then " + strings.Join(others, ", ")
+		}
+		out = append(out, line)
+	}
+	for i, c := range bv.Crossovers {
+		if i == maxCrossoverLines {
+			out = append(out, fmt.Sprintf("(%d more crossovers up to %s req/s in experiment.json)", len(bv.Crossovers)-i, cost.Rate(bv.Horizon)))
+			break
+		}
+		out = append(out, c.String())
+	}
+	if len(bv.Crossovers) == 0 && len(bv.Bands) > 0 {
+		out = append(out, fmt.Sprintf("up to %s req/s, %s boxes are the cheapest at every rate", cost.Rate(bv.Horizon), bv.Bands[0].Cheapest.Box))
+	}
+	if bv.BandsCut {
+		out = append(out, fmt.Sprintf("(the bands stop at %s req/s: past %d, they are not listed)", cost.Rate(bv.Bands[len(bv.Bands)-1].To), cost.MaxBands))
+	}
+	out = append(out, "this "+BoxAssumptions)
+	return out
+}

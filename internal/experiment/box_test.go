@@ -1,0 +1,105 @@
+package experiment
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+const boxPlan = `
+name: boxes
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 1, iterations: 1 } }
+server: { run: "true" }
+params:
+  box: { "1x": { cpus: 1, memory: 512MiB, price_per_hour: 0.05 }, "2x": { cpus: 2, memory: 1GiB, price_per_hour: 0.10 } }
+  threads: [2, 4]
+vary: matrix
+compare: threads
+repeat: 3
+target_rate: 500
+`
+
+// Which box: each box at its best point (the highest throughput of its
+// threads), cost per million requests, the cheapest way to serve the
+// target rate and where the cheapest kind changes; then the same again
+// from experiment.json.
+func TestBoxVerdict(t *testing.T) {
+	p := load(t, boxPlan)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 1)
+	o := newOutcome(p, 1, points, len(order))
+	rps := map[string]float64{"box=1x threads=2": 120, "box=1x threads=4": 150, "box=2x threads=2": 200, "box=2x threads=4": 340}
+	for _, s := range order {
+		o.results[s.Index] = fake(rps[points[s.Point].Key], 20)
+	}
+	o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+	check := func(what string, bv *BoxVerdict) {
+		t.Helper()
+		if bv == nil {
+			t.Fatalf("%s: no box verdict", what)
+		}
+		if bv.Param != "box" || bv.Basis != BasisThroughput || len(bv.Boxes) != 2 || bv.TargetRate != 500 {
+			t.Fatalf("%s: %+v", what, bv)
+		}
+		if b := bv.Boxes[0]; b.Box != "1x" || b.Point != "box=1x threads=4" || b.Rate != 150 || math.Abs(b.PerMillion-0.05/(150*3600)*1e6) > 1e-12 {
+			t.Errorf("%s: 1x %+v", what, b)
+		}
+		if b := bv.Boxes[1]; b.Box != "2x" || b.Point != "box=2x threads=4" || b.Rate != 340 {
+			t.Errorf("%s: 2x %+v", what, b)
+		}
+		if len(bv.Options) != 2 || bv.Options[0].String() != "2 × 2x at $0.20/h" || bv.Options[1].String() != "4 × 1x at $0.20/h" {
+			t.Errorf("%s: options %v", what, bv.Options)
+		}
+		text := strings.Join(bv.Text, "\n")
+		for _, want := range []string{
+			"1x served 150 req/s (box=1x threads=4) at $0.05/h: $0.0926 per million requests",
+			"2x served 340 req/s (box=2x threads=4) at $0.10/h: $0.0817 per million requests",
+			"these are throughputs at the plan's load, not capacities under an SLO",
+			"cheapest for 500 req/s: 2 × 2x at $0.20/h, holding 680 req/s; then 4 × 1x at $0.20/h (holds 600)",
+			"3 × 1x at $0.15/h beat 1 × 2x at $0.10/h only above 340 req/s, where 1 × 2x no longer holds the rate (2 × 2x would cost $0.20/h)",
+			"this assumes capacity scales out linearly across boxes of a kind",
+			"the load balancer, its price and its limits are not included",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: the text lacks %q:\n%s", what, want, text)
+			}
+		}
+	}
+	check("verdict", o.Verdict.Boxes)
+
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Outcome
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	back.results = o.results
+	back.Verdict = nil
+	back.reanalyze()
+	check("reanalyzed", back.Verdict.Boxes)
+}
+
+// With a capacity for every box, the arithmetic runs on it, and says so.
+func TestBoxesFromCapacity(t *testing.T) {
+	bv := BoxesFrom("box", []BoxFigures{
+		{Box: "1x", Point: "box=1x", PricePerHour: 0.05, Throughput: 100, Capacity: 150},
+		{Box: "2x", Point: "box=2x", PricePerHour: 0.10, Throughput: 300, Capacity: 340},
+	}, 0)
+	if bv.Basis != BasisCapacity || bv.Boxes[0].Rate != 150 || bv.Horizon != 4*340 || len(bv.Options) != 0 {
+		t.Fatalf("%+v", bv)
+	}
+	text := strings.Join(bv.Text, "\n")
+	if !strings.Contains(text, "1x held 150 req/s (box=1x) at $0.05/h") || strings.Contains(text, "not capacities") {
+		t.Errorf("text:\n%s", text)
+	}
+	// One box without a capacity: throughput for all, not a mix.
+	bv = BoxesFrom("box", []BoxFigures{{Box: "1x", PricePerHour: 0.05, Throughput: 100, Capacity: 150}, {Box: "2x", PricePerHour: 0.10, Throughput: 300}}, 0)
+	if bv.Basis != BasisThroughput || bv.Boxes[0].Rate != 100 {
+		t.Errorf("mixed: %+v", bv)
+	}
+}
