@@ -170,6 +170,13 @@ func (p *portablePoller) handle(ev netEvent) {
 			go k.read(p, k.rw)
 		}
 	case evFailed:
+		if c.held && c.x != nil {
+			// The write of a request whose response is complete failed: the
+			// server answered early and closed. The response stands.
+			c.mustClose = true
+			c.finish()
+			return
+		}
 		c.fail(ev.err, ev.class)
 	case evWrote:
 		if c.held && c.x != nil {
@@ -217,6 +224,10 @@ type netLink struct {
 	resume chan struct{}      // to the reader: the loop is done with its buffer
 	done   chan struct{}      // closed by the loop when it closes the connection
 	state  atomic.Uint32      // writeIdle, writeBusy, writeAwaited
+	// written counts the bytes of requests written, for the loop to see
+	// whether a held write still makes progress.
+	written atomic.Int64
+	holds   uint64 // the loop's: holdForWrite calls, to tell a stale watch
 	// Used by the loop only.
 	reading bool
 }
@@ -252,7 +263,44 @@ func (s *portableSocket) write(request []byte) {
 }
 
 func (s *portableSocket) holdForWrite() bool {
-	return s.link != nil && s.link.state.CompareAndSwap(writeBusy, writeAwaited)
+	k := s.link
+	if k == nil || !k.state.CompareAndSwap(writeBusy, writeAwaited) {
+		return false
+	}
+	k.holds++
+	s.c.loop.At(s.c.loop.Now()+writeStall, &writeWatch{k: k, hold: k.holds, written: k.written.Load()})
+	return true
+}
+
+// writeStall is how long a held write may make no progress. A server that
+// answered before reading the whole body and keeps reading it lets the write
+// end, and the connection is reused; one that never reads the rest would
+// leave the response held until the timeout, and the rest of the body
+// unsent: after writeStall without a byte written the connection closes
+// and the response is handed over.
+const writeStall = 500 * time.Millisecond
+
+// writeWatch checks that a held write makes progress.
+type writeWatch struct {
+	k       *netLink
+	hold    uint64
+	written int64
+}
+
+func (w *writeWatch) Fire(now time.Duration) {
+	k := w.k
+	s := k.s
+	c := s.c
+	if s.link != k || k.holds != w.hold || !c.held || c.x == nil {
+		return // the write ended, or the connection closed, meanwhile
+	}
+	if n := k.written.Load(); n != w.written {
+		w.written = n
+		c.loop.At(now+writeStall, w)
+		return
+	}
+	c.mustClose = true
+	c.finish()
 }
 
 func (s *portableSocket) close() {
@@ -311,11 +359,20 @@ func (k *netLink) open(ctx context.Context, p *portablePoller, t *Origin) {
 	}
 }
 
+// writeChunk is how much of a request one Write writes, so that the loop
+// sees a big body's progress (writeWatch).
+const writeChunk = 256 << 10
+
 // write writes one request.
 func (k *netLink) write(p *portablePoller, b []byte) {
-	if _, err := k.rw.Write(b); err != nil {
-		k.post(p, netEvent{kind: evFailed, class: FailureReset, err: fmt.Errorf("write: %w", netCause(err))})
-		return
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if _, err := k.rw.Write(b[:n]); err != nil {
+			k.post(p, netEvent{kind: evFailed, class: FailureReset, err: fmt.Errorf("write: %w", netCause(err))})
+			return
+		}
+		k.written.Add(int64(n))
+		b = b[n:]
 	}
 	if k.state.Swap(writeIdle) == writeAwaited {
 		k.post(p, netEvent{kind: evWrote})
