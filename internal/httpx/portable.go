@@ -148,6 +148,10 @@ type netEvent struct {
 	data  []byte // evRead: the bytes read, the loop's until it resumes the reader
 	err   error
 	conn  net.Conn // evOpened: the TCP connection, for the loop to close
+	// evOpened: when the TCP connection was up (the handshake followed),
+	// and whether the handshake resumed a TLS session.
+	tcpUp   time.Duration
+	resumed bool
 }
 
 func (p *portablePoller) handle(ev netEvent) {
@@ -164,6 +168,9 @@ func (p *portablePoller) handle(ev netEvent) {
 	switch ev.kind {
 	case evOpened:
 		k.conn = ev.conn
+		if c.origin.TLS != nil {
+			c.x.ConnectEnd, c.x.TLSResumed = ev.tcpUp, ev.resumed
+		}
 		c.opened()
 		if s.link == k && !k.reading {
 			k.reading = true
@@ -344,17 +351,20 @@ func (k *netLink) open(ctx context.Context, p *portablePoller, t *Origin) {
 		return
 	}
 	var rw io.ReadWriter = raw
+	opened := netEvent{kind: evOpened, conn: raw}
 	if t.TLS != nil {
+		opened.tcpUp = p.l.Now()
 		tc := tls.Client(raw, t.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
 			k.post(p, netEvent{kind: evFailed, class: FailureTLS, err: fmt.Errorf("tls handshake with %s: %w", t.Host, err)})
 			return
 		}
+		opened.resumed = tc.ConnectionState().DidResume
 		rw = tc
 	}
 	k.rw = rw // before the post: the loop starts the reader with it
-	if !k.post(p, netEvent{kind: evOpened, conn: raw}) {
+	if !k.post(p, opened) {
 		raw.Close()
 	}
 }
