@@ -10,12 +10,15 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -23,15 +26,14 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
 
-// stagingTLS is an HTTPS server on loopback as a staging box has one: a
-// certificate for staging.test from a private CA, and client certificates
-// required (mTLS). It returns its URL, the directory with ca.pem,
-// client.pem and client.key, and the count of requests served.
-func stagingTLS(t *testing.T) (string, string, *atomic.Int64) {
+// stagingPKI writes into dir a private CA (ca.pem), a certificate for
+// staging.test and 127.0.0.1 from it (server.pem, server.key) and a client
+// certificate (client.pem, client.key), and returns the CA's pool.
+func stagingPKI(t *testing.T, dir string) *x509.CertPool {
 	t.Helper()
-	dir := t.TempDir()
 	now := time.Now()
 	newKey := func() *ecdsa.PrivateKey {
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -52,7 +54,7 @@ func stagingTLS(t *testing.T) (string, string, *atomic.Int64) {
 	leaf := func(serial int64, usage x509.ExtKeyUsage, name string) (certPEM, keyPEM []byte) {
 		k := newKey()
 		c := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, DNSNames: []string{name}}
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, DNSNames: []string{name}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
 		der, err := x509.CreateCertificate(rand.Reader, c, ca, &k.PublicKey, caKey)
 		if err != nil {
 			t.Fatal(err)
@@ -61,18 +63,29 @@ func stagingTLS(t *testing.T) (string, string, *atomic.Int64) {
 		return pemOf("CERTIFICATE", der), pemOf("EC PRIVATE KEY", kder)
 	}
 	sCert, sKey := leaf(2, x509.ExtKeyUsageServerAuth, "staging.test")
-	server, err := tls.X509KeyPair(sCert, sKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cCert, cKey := leaf(3, x509.ExtKeyUsageClientAuth, "loadlab")
-	for name, data := range map[string][]byte{"ca.pem": pemOf("CERTIFICATE", caDER), "client.pem": cCert, "client.key": cKey} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+	for name, data := range map[string][]byte{"ca.pem": pemOf("CERTIFICATE", caDER), "server.pem": sCert, "server.key": sKey, "client.pem": cCert, "client.key": cKey} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
+	return pool
+}
+
+// stagingTLS is an HTTPS server on loopback as a staging box has one: a
+// certificate for staging.test from a private CA, and client certificates
+// required (mTLS). It returns its URL, the directory with ca.pem,
+// client.pem and client.key, and the count of requests served.
+func stagingTLS(t *testing.T) (string, string, *atomic.Int64) {
+	t.Helper()
+	dir := t.TempDir()
+	pool := stagingPKI(t, dir)
+	server, err := tls.LoadX509KeyPair(filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var served atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
@@ -167,5 +180,78 @@ func TestTLSMeasured(t *testing.T) {
 	}
 	if n := served.Load(); n != before {
 		t.Errorf("bad TLS input sent %d requests", n-before)
+	}
+}
+
+// TestTLSAgainstNginx: nginx with ssl, a private CA and client certificates
+// required (ssl_verify_client), started by the plan: the journey passes with
+// certificates verified, and with keep-alive off the reconnects resume their
+// sessions (nginx's tickets), counted in tls_resumed; resumption off, none.
+func TestTLSAgainstNginx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts nginx")
+	}
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		nginx = "/usr/sbin/nginx"
+	}
+	if _, err := os.Stat(nginx); err != nil {
+		t.Fatal("nginx is not installed: run scripts/test-deps")
+	}
+	dir, err := os.MkdirTemp("", "loadlab-nginx-tls-") // open to nginx's workers (nobody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	stagingPKI(t, dir)
+	os.MkdirAll(filepath.Join(dir, "www"), 0o755)
+	os.WriteFile(filepath.Join(dir, "www", "index.html"), []byte("hello from nginx over mTLS"), 0o644)
+	addr := targettest.FreeAddr(t)
+	for _, resume := range []bool{true, false} {
+		path := writePlan(t, map[string]string{
+			"plan.yaml": fmt.Sprintf(`
+target: https://%[1]s
+http:
+  keepalive: false
+  tls: { ca: %[3]s/ca.pem, client_cert: %[3]s/client.pem, client_key: %[3]s/client.key, server_name: staging.test, resumption: %[4]v }
+steps:
+  - get: /index.html
+    expect: { status: 200, contains: over mTLS }
+load: { closed: { vus: 2, iterations: 5 } }
+server:
+  run: [ %[2]q, -p, %[3]q, -c, %[3]s/nginx.conf ]
+  dir: %[3]q
+  ready: tcp://%[1]s
+`, addr, nginx, dir, resume),
+		})
+		os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(fmt.Sprintf(`daemon off;
+master_process on;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log stderr warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body; proxy_temp_path %[1]s/proxy; fastcgi_temp_path %[1]s/fcgi; uwsgi_temp_path %[1]s/uwsgi; scgi_temp_path %[1]s/scgi;
+  server {
+    listen %[2]s ssl;
+    ssl_certificate %[1]s/server.pem; ssl_certificate_key %[1]s/server.key;
+    ssl_client_certificate %[1]s/ca.pem; ssl_verify_client on;
+    root %[1]s/www;
+  }
+}
+`, dir, addr)), 0o644)
+		stdout, stderr, code := cli(context.Background(), t, "run", path, "--json")
+		var s result.Summary
+		if code != 0 || json.Unmarshal([]byte(stdout), &s) != nil {
+			t.Fatalf("resumption %v: exit %d\n%s\n%s", resume, code, stdout, stderr)
+		}
+		if s.Checks.Failed != 0 || s.Checks.Passed != 20 || s.TLS == nil || s.TLS.Count != 10 {
+			t.Errorf("resumption %v: checks %+v, tls %+v: want 20 passed, 10 handshakes", resume, s.Checks, s.TLS)
+		}
+		if resume && s.TLSResumed < 6 || !resume && s.TLSResumed != 0 {
+			t.Errorf("resumption %v: %d of 10 handshakes resumed", resume, s.TLSResumed)
+		}
 	}
 }
