@@ -53,6 +53,7 @@ type quickFlags struct {
 	history     string
 	noHistory   bool
 	junit       string
+	tls         tlsFlags
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -141,6 +142,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.Var(refused.hold("grace", &durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}), "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
 	fl.StringVar(&f.history, "history", "", "record the run in this history database (default $LOADLAB_HISTORY, else history.db in the user's data directory; see loadlab history)")
 	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history")
+	f.tls.register(fl)
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c
 }
@@ -173,6 +175,7 @@ type quickRun struct {
 	wire     []byte // req encoded; its body shares memory with req.Body
 	settings result.Settings
 	cfg      engine.Config
+	tls      *httpx.TLSSettings // the --tls-* flags; nil: none
 }
 
 // parseQuick turns the flags, each already valid (flags.go), into the
@@ -284,7 +287,12 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		wl.Duration = 10 * time.Second
 		settings.Duration = result.Duration(wl.Duration)
 	}
+	tlsSettings, err := f.tls.settings()
+	if err != nil {
+		return nil, usageError(fmt.Errorf("run: %w", err))
+	}
 	return &quickRun{
+		tls:      tlsSettings,
 		url:      u,
 		req:      req,
 		wire:     wire,
@@ -310,7 +318,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	prog := newProgress(io, q.settings)
 	res, err := runner.Quick(ctx, runner.QuickRun{
 		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive, Decode: f.compressed,
-		Settings: q.settings, Engine: q.cfg,
+		TLS: q.tls, Settings: q.settings, Engine: q.cfg,
 	}, runner.Options{Version: version(), OnProgress: prog.update})
 	prog.done()
 	if err != nil {

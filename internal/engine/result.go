@@ -78,6 +78,9 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 	if r.Histograms.Connect, err = metrics.Encode(o.Totals.Connect); err != nil {
 		return nil, err
 	}
+	if r.Histograms.TLS, err = metrics.Encode(o.Totals.TLS); err != nil {
+		return nil, err
+	}
 	if r.Histograms.Lateness, err = metrics.Encode(o.Totals.Lateness); err != nil {
 		return nil, err
 	}

@@ -216,6 +216,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 		s.TTFB = x.FirstByte - sent
 	}
 	s.Connect = x.ConnectTime()
+	s.TLS, s.TLSResumed = x.TLSTime(), x.TLSResumed
 	s.Bytes, s.Coded, s.Decoded = x.BodyBytes, x.Decoded, x.DecodedBytes
 	w.rec.Record(s)
 

@@ -33,8 +33,13 @@ type Exchange struct {
 	CloseAfter bool   // the request asked the server to close the connection
 
 	// Times on the loop's clock. ConnectStart and ConnectEnd are zero when the
-	// exchange reused a connection.
+	// exchange reused a connection. ConnectEnd is when the TCP connection was
+	// up; TLSEnd when its TLS handshake ended (zero for plain HTTP).
 	Start, ConnectStart, ConnectEnd, Sent, FirstByte, End time.Duration
+	TLSEnd                                                time.Duration
+	// TLSResumed says the exchange's new connection resumed a TLS session
+	// (an abbreviated handshake, from a ticket) rather than a full one.
+	TLSResumed bool
 
 	Status    int
 	Header    []byte // raw header lines, when Keep; valid until the Handler returns
@@ -55,6 +60,7 @@ func (x *Exchange) reset(now time.Duration) {
 	x.Start, x.ConnectStart, x.ConnectEnd, x.Sent, x.FirstByte, x.End = now, 0, 0, 0, 0, 0
 	x.Status, x.Header, x.Body, x.BodyBytes, x.Decoded, x.DecodedBytes = 0, nil, nil, 0, false, 0
 	x.Err, x.Failure, x.Retried, x.Reused = nil, FailureNone, false, false
+	x.TLSEnd, x.TLSResumed = 0, false
 }
 
 // ConnectTime is how long the exchange spent opening its connection.
@@ -63,6 +69,15 @@ func (x *Exchange) ConnectTime() time.Duration {
 		return 0
 	}
 	return x.ConnectEnd - x.ConnectStart
+}
+
+// TLSTime is how long the exchange spent in its new connection's TLS
+// handshake: zero on plain HTTP or a reused connection.
+func (x *Exchange) TLSTime() time.Duration {
+	if x.TLSEnd == 0 || x.ConnectEnd == 0 {
+		return 0
+	}
+	return x.TLSEnd - x.ConnectEnd
 }
 
 const (
@@ -161,7 +176,11 @@ func (t *failTimer) Fire(time.Duration) {
 // opened is called by the socket once the connection (and its TLS
 // handshake) is up: the request goes out.
 func (c *Conn) opened() {
-	c.x.ConnectEnd = c.loop.Now()
+	if c.origin.TLS != nil {
+		c.x.TLSEnd = c.loop.Now() // the socket set ConnectEnd when TCP was up
+	} else {
+		c.x.ConnectEnd = c.loop.Now()
+	}
 	c.state = stateOpen
 	c.send()
 }

@@ -38,6 +38,11 @@ func (j *Jar) Store(host, path string, setCookies []string, now time.Time) {
 			continue
 		}
 		jc := jarCookie{name: c.Name, value: c.Value, path: c.Path, secure: c.Secure}
+		if c.Quoted {
+			// The quotes are part of the value (RFC 6265 §4.1.1), as a
+			// browser keeps and sends them back.
+			jc.value = `"` + c.Value + `"`
+		}
 		if jc.path == "" || jc.path[0] != '/' {
 			jc.path = defaultPath(path)
 		}

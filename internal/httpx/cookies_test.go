@@ -16,6 +16,7 @@ func TestJar(t *testing.T) {
 		"evil=1; Domain=other.test",
 		"tls=1; Secure",
 		"short=1; Max-Age=60",
+		`p="quoted"; Path=/q`,
 	}, now)
 	tests := []struct {
 		name, host, path string
@@ -29,6 +30,7 @@ func TestJar(t *testing.T) {
 		{"secure", "shop.test", "/", true, now, "Cookie: session=abc; pref=dark; sub=x; tls=1; short=1\r\n"},
 		{"subdomain gets domain cookies only", "www.shop.test", "/", false, now, "Cookie: sub=x\r\n"},
 		{"other host", "other.test", "/", false, now, ""},
+		{"a quoted value keeps its quotes", "shop.test", "/q", false, now, `Cookie: session=abc; pref=dark; sub=x; short=1; p="quoted"` + "\r\n"},
 		{"expired", "shop.test", "/", false, now.Add(2 * time.Minute), "Cookie: session=abc; pref=dark; sub=x\r\n"},
 	}
 	for _, tt := range tests {

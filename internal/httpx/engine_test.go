@@ -167,7 +167,7 @@ func TestEngineSlowServerDoesNotBlockTheLoop(t *testing.T) {
 // has read the request's body. The portable engine hands the response over
 // only once the body is written, so the handler may reuse the request's
 // bytes, and the connection stays usable. (The epoll engine hands it over at
-// once, as it always has.)
+// once, as it always has, and closes the connection: TestEarlyResponseNeverReadBody.)
 func TestPortableEarlyResponseWaitsForTheWrite(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -230,4 +230,67 @@ func TestPortableEarlyResponseWaitsForTheWrite(t *testing.T) {
 	if next.Err != nil || next.Status != 200 || string(next.Body) != "next" || !next.Reused {
 		t.Errorf("the next request: %v %d %q reused %v", next.Err, next.Status, next.Body, next.Reused)
 	}
+}
+
+// TestEarlyResponseNeverReadBody: a server answers a big upload before
+// reading its body, never reads the rest and keeps the connection open (as
+// an application server refusing a too-large request may). The response is
+// handed over, not timed out; the connection closes, since the rest of the
+// body was not sent, and the next request goes on a fresh connection instead
+// of being read by the server as body bytes.
+func TestEarlyResponseNeverReadBody(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, engine Engine) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		hold := make(chan struct{})
+		defer close(hold)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					r := bufio.NewReader(c)
+					first, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					for {
+						line, err := r.ReadSlice('\n')
+						if err != nil {
+							return
+						}
+						if len(line) == 2 {
+							break
+						}
+					}
+					if strings.HasPrefix(first, "GET ") {
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+						return
+					}
+					// The upload: answered at once, its body never read, the
+					// connection kept open.
+					io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\n\r\nbig!")
+					<-hold
+				}()
+			}
+		}()
+		l := startLoop(t, Options{Timeout: 3 * time.Second, Engine: engine})
+		tg := target(t, "http://"+ln.Addr().String()+"/")
+		c := l.NewConn(tg)
+		r := Request{Method: "POST", Target: "/", Host: tg.Host, Body: bytes.Repeat([]byte("x"), 32<<20)}
+		x := do(t, l, c, &Exchange{Request: r.Append(nil), Keep: true})
+		if x.Err != nil || x.Status != 413 || string(x.Body) != "big!" {
+			t.Fatalf("early response: %v %d %q", x.Err, x.Status, x.Body)
+		}
+		next := do(t, l, c, get(tg, "/", true))
+		if next.Err != nil || next.Status != 200 || string(next.Body) != "ok" || next.Reused {
+			t.Errorf("the next request: %v %d %q reused %v, want 200 on a fresh connection", next.Err, next.Status, next.Body, next.Reused)
+		}
+	})
 }

@@ -228,8 +228,17 @@ func (s *epollSocket) write(request []byte) {
 }
 
 // holdForWrite is false: a response that arrives before its request is all
-// written is handed over at once, as it always was on this engine.
-func (s *epollSocket) holdForWrite() bool { return false }
+// written is handed over at once, as it always was on this engine. The
+// connection then closes: the server answered without reading the rest of
+// the body, which will not be sent, so the next request on it would be read
+// as body bytes. Closing also drops s.out, which still points into the
+// request's bytes, so the handler may reuse them at once.
+func (s *epollSocket) holdForWrite() bool {
+	if len(s.out) > 0 {
+		s.c.mustClose = true
+	}
+	return false
+}
 
 // flush writes what it can of s.out and waits for EPOLLOUT for the rest.
 func (s *epollSocket) flush() {

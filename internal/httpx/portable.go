@@ -148,6 +148,10 @@ type netEvent struct {
 	data  []byte // evRead: the bytes read, the loop's until it resumes the reader
 	err   error
 	conn  net.Conn // evOpened: the TCP connection, for the loop to close
+	// evOpened: when the TCP connection was up (the handshake followed),
+	// and whether the handshake resumed a TLS session.
+	tcpUp   time.Duration
+	resumed bool
 }
 
 func (p *portablePoller) handle(ev netEvent) {
@@ -164,12 +168,22 @@ func (p *portablePoller) handle(ev netEvent) {
 	switch ev.kind {
 	case evOpened:
 		k.conn = ev.conn
+		if c.origin.TLS != nil {
+			c.x.ConnectEnd, c.x.TLSResumed = ev.tcpUp, ev.resumed
+		}
 		c.opened()
 		if s.link == k && !k.reading {
 			k.reading = true
 			go k.read(p, k.rw)
 		}
 	case evFailed:
+		if c.held && c.x != nil {
+			// The write of a request whose response is complete failed: the
+			// server answered early and closed. The response stands.
+			c.mustClose = true
+			c.finish()
+			return
+		}
 		c.fail(ev.err, ev.class)
 	case evWrote:
 		if c.held && c.x != nil {
@@ -217,6 +231,10 @@ type netLink struct {
 	resume chan struct{}      // to the reader: the loop is done with its buffer
 	done   chan struct{}      // closed by the loop when it closes the connection
 	state  atomic.Uint32      // writeIdle, writeBusy, writeAwaited
+	// written counts the bytes of requests written, for the loop to see
+	// whether a held write still makes progress.
+	written atomic.Int64
+	holds   uint64 // the loop's: holdForWrite calls, to tell a stale watch
 	// Used by the loop only.
 	reading bool
 }
@@ -252,7 +270,44 @@ func (s *portableSocket) write(request []byte) {
 }
 
 func (s *portableSocket) holdForWrite() bool {
-	return s.link != nil && s.link.state.CompareAndSwap(writeBusy, writeAwaited)
+	k := s.link
+	if k == nil || !k.state.CompareAndSwap(writeBusy, writeAwaited) {
+		return false
+	}
+	k.holds++
+	s.c.loop.At(s.c.loop.Now()+writeStall, &writeWatch{k: k, hold: k.holds, written: k.written.Load()})
+	return true
+}
+
+// writeStall is how long a held write may make no progress. A server that
+// answered before reading the whole body and keeps reading it lets the write
+// end, and the connection is reused; one that never reads the rest would
+// leave the response held until the timeout, and the rest of the body
+// unsent: after writeStall without a byte written the connection closes
+// and the response is handed over.
+const writeStall = 500 * time.Millisecond
+
+// writeWatch checks that a held write makes progress.
+type writeWatch struct {
+	k       *netLink
+	hold    uint64
+	written int64
+}
+
+func (w *writeWatch) Fire(now time.Duration) {
+	k := w.k
+	s := k.s
+	c := s.c
+	if s.link != k || k.holds != w.hold || !c.held || c.x == nil {
+		return // the write ended, or the connection closed, meanwhile
+	}
+	if n := k.written.Load(); n != w.written {
+		w.written = n
+		c.loop.At(now+writeStall, w)
+		return
+	}
+	c.mustClose = true
+	c.finish()
 }
 
 func (s *portableSocket) close() {
@@ -296,26 +351,38 @@ func (k *netLink) open(ctx context.Context, p *portablePoller, t *Origin) {
 		return
 	}
 	var rw io.ReadWriter = raw
+	opened := netEvent{kind: evOpened, conn: raw}
 	if t.TLS != nil {
+		opened.tcpUp = p.l.Now()
 		tc := tls.Client(raw, t.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			raw.Close()
 			k.post(p, netEvent{kind: evFailed, class: FailureTLS, err: fmt.Errorf("tls handshake with %s: %w", t.Host, err)})
 			return
 		}
+		opened.resumed = tc.ConnectionState().DidResume
 		rw = tc
 	}
 	k.rw = rw // before the post: the loop starts the reader with it
-	if !k.post(p, netEvent{kind: evOpened, conn: raw}) {
+	if !k.post(p, opened) {
 		raw.Close()
 	}
 }
 
+// writeChunk is how much of a request one Write writes, so that the loop
+// sees a big body's progress (writeWatch).
+const writeChunk = 256 << 10
+
 // write writes one request.
 func (k *netLink) write(p *portablePoller, b []byte) {
-	if _, err := k.rw.Write(b); err != nil {
-		k.post(p, netEvent{kind: evFailed, class: FailureReset, err: fmt.Errorf("write: %w", netCause(err))})
-		return
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if _, err := k.rw.Write(b[:n]); err != nil {
+			k.post(p, netEvent{kind: evFailed, class: FailureReset, err: fmt.Errorf("write: %w", netCause(err))})
+			return
+		}
+		k.written.Add(int64(n))
+		b = b[n:]
 	}
 	if k.state.Swap(writeIdle) == writeAwaited {
 		k.post(p, netEvent{kind: evWrote})

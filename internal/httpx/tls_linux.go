@@ -69,6 +69,7 @@ func (t *tlsConn) handshakeDone(err error) {
 	t.mu.Lock()
 	t.blocking = false
 	t.mu.Unlock()
+	c.x.TLSResumed = t.conn.ConnectionState().DidResume
 	c.opened()
 	// Bytes that arrived after the handshake's last read (a TLS 1.3 session
 	// ticket, say) wait in t.in; the next epoll event will read them.

@@ -162,12 +162,28 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 }
 
 func (st *Step) storeCookies(s *State, x *httpx.Exchange) {
-	if !bytes.Contains(x.Header, []byte("et-Cookie")) && !bytes.Contains(x.Header, []byte("et-cookie")) {
+	if !hasSetCookie(x.Header) {
 		return
 	}
 	s.resp.Reset(x.Status, x.Header, x.Body)
 	s.vals = s.resp.HeaderValues("Set-Cookie", s.vals[:0])
 	if len(s.vals) > 0 {
 		s.jar.Store(s.target.Host, pathOnly(s.path), s.vals, time.Now())
+	}
+}
+
+// hasSetCookie reports whether a header block may hold a Set-Cookie line, in
+// any case (header names are case-insensitive: SET-COOKIE is one too), without
+// the allocation of a case-folding search: most responses set no cookie.
+func hasSetCookie(h []byte) bool {
+	for {
+		i := bytes.IndexByte(h, ':')
+		if i < 0 {
+			return false
+		}
+		if i >= 10 && (i == 10 || h[i-11] == '\n') && bytes.EqualFold(h[i-10:i], []byte("set-cookie")) {
+			return true
+		}
+		h = h[i+1:]
 	}
 }

@@ -219,6 +219,17 @@ func TestAfter(t *testing.T) {
 			passed: 4, token: "Xk2f", cookie: "s3ss",
 		},
 		{
+			name:   "a Set-Cookie header in capitals is a Set-Cookie",
+			step:   &Step{Path: f.tpl("/")},
+			x:      httpx.Exchange{Status: 200, Header: []byte("Content-Type: text/html\r\nSET-COOKIE: session=caps; Path=/\r\n")},
+			cookie: "caps",
+		},
+		{
+			name: "X-Set-Cookie is not a Set-Cookie",
+			step: &Step{Path: f.tpl("/")},
+			x:    httpx.Exchange{Status: 200, Header: []byte("X-Set-Cookie: session=not-this\r\n")},
+		},
+		{
 			name:   "a failed status and a JSON capture that finds nothing",
 			step:   &Step{Path: f.tpl("/api"), Checks: []Check{StatusCheck([]Status{{Code: 200}, {Code: 204}}), jsonPath}, Captures: []Capture{capture(expr.FromJSON, "$.token", "")}},
 			x:      httpx.Exchange{Status: 422, Header: []byte("Content-Type: application/json\r\n"), Body: []byte(`{"id":3}`)},

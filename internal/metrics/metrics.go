@@ -88,7 +88,11 @@ type Sample struct {
 	Service time.Duration
 	TTFB    time.Duration
 	Connect time.Duration // zero when the connection was reused
-	Bytes   int64
+	// TLS is the new connection's TLS handshake (zero: none), and
+	// TLSResumed says it resumed a session.
+	TLS        time.Duration
+	TLSResumed bool
+	Bytes      int64
 	// Coded says the body came in content codings (httpx.Exchange.Decoded)
 	// and Decoded is its size once they were undone.
 	Coded   bool
@@ -97,11 +101,16 @@ type Sample struct {
 
 // StepTotals are one step's figures.
 type StepTotals struct {
-	Latency  [NumClasses]*hdr.Histogram
-	Service  [NumClasses]*hdr.Histogram
-	TTFB     *hdr.Histogram // responses only
-	Count    [NumClasses]int64
-	Failures [numFailures]int64 // by httpx.Failure
+	Latency [NumClasses]*hdr.Histogram
+	Service [NumClasses]*hdr.Histogram
+	TTFB    *hdr.Histogram // responses only
+	// Connect and TLS time the step's new connections and their TLS
+	// handshakes (nil until one), Resumed counts the handshakes that
+	// resumed a session.
+	Connect, TLS *hdr.Histogram
+	Resumed      int64
+	Count        [NumClasses]int64
+	Failures     [numFailures]int64 // by httpx.Failure
 	// Example is the first failure's message of each class, to say why.
 	Example [numFailures]string
 	// FirstStatus is the first 4xx and the first 5xx status seen, to say
@@ -157,6 +166,7 @@ const LateAfter = time.Millisecond
 type Recorder struct {
 	Steps    []StepTotals
 	Connect  *hdr.Histogram
+	TLS      *hdr.Histogram // TLS handshakes of new connections
 	Lateness *hdr.Histogram
 	Counters Counters
 	// Scenarios counts the journeys completed, by scenario index.
@@ -173,6 +183,7 @@ func NewRecorder(steps int) *Recorder {
 	return &Recorder{
 		Steps:    make([]StepTotals, steps),
 		Connect:  NewHistogram(),
+		TLS:      NewHistogram(),
 		Lateness: NewHistogram(),
 		iv:       newInterval(),
 	}
@@ -219,6 +230,20 @@ func (r *Recorder) Record(s *Sample) {
 	st.Service[class].RecordValue(micros(s.Service))
 	if s.Connect > 0 {
 		r.Connect.RecordValue(micros(s.Connect))
+		if st.Connect == nil {
+			st.Connect = NewHistogram()
+		}
+		st.Connect.RecordValue(micros(s.Connect))
+	}
+	if s.TLS > 0 {
+		r.TLS.RecordValue(micros(s.TLS))
+		if st.TLS == nil {
+			st.TLS = NewHistogram()
+		}
+		st.TLS.RecordValue(micros(s.TLS))
+		if s.TLSResumed {
+			st.Resumed++
+		}
 	}
 	st.Bytes += s.Bytes
 	iv.Bytes += s.Bytes
@@ -333,11 +358,19 @@ func (r *Recorder) ResetTotals() {
 		if st.TTFB != nil {
 			st.TTFB.Reset()
 		}
+		if st.Connect != nil {
+			st.Connect.Reset()
+		}
+		if st.TLS != nil {
+			st.TLS.Reset()
+		}
+		st.Resumed = 0
 		st.Count, st.Failures, st.Bytes, st.Checks, st.FirstFailed = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}, nil
 		st.Decoded, st.DecodedBytes, st.CodedBytes = 0, 0, 0
 		st.Example, st.FirstStatus = [numFailures]string{}, [2]int{}
 	}
 	r.Connect.Reset()
+	r.TLS.Reset()
 	r.Lateness.Reset()
 	r.Counters = Counters{}
 	clear(r.Scenarios)
@@ -365,6 +398,9 @@ func (r *Recorder) Merge(o *Recorder) {
 			}
 			a.TTFB.Merge(b.TTFB)
 		}
+		a.Connect = mergeInto(a.Connect, b.Connect)
+		a.TLS = mergeInto(a.TLS, b.TLS)
+		a.Resumed += b.Resumed
 		for k := range b.Failures {
 			a.Failures[k] += b.Failures[k]
 			if a.Example[k] == "" {
@@ -387,6 +423,7 @@ func (r *Recorder) Merge(o *Recorder) {
 		}
 	}
 	r.Connect.Merge(o.Connect)
+	r.TLS.Merge(o.TLS)
 	r.Lateness.Merge(o.Lateness)
 	r.Counters.Iterations += o.Counters.Iterations
 	r.Counters.Dropped += o.Counters.Dropped
@@ -439,4 +476,16 @@ func (iv *Interval) add(o *Interval) {
 	iv.Dropped += o.Dropped
 	iv.Iterations += o.Iterations
 	iv.Active += o.Active
+}
+
+// mergeInto adds b (nil: nothing) into a, made when nil.
+func mergeInto(a, b *hdr.Histogram) *hdr.Histogram {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		a = NewHistogram()
+	}
+	a.Merge(b)
+	return a
 }

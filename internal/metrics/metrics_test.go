@@ -269,3 +269,27 @@ func TestSlowListenerDoesNotStallWorkers(t *testing.T) {
 		t.Errorf("%d points in the series, want %d", len(series), seconds)
 	}
 }
+
+// TestTLSHandshakes: TLS handshakes are timed apart from the TCP connect,
+// run-wide and per step, with the resumed ones counted, across merged
+// recorders and after a warmup's reset.
+func TestTLSHandshakes(t *testing.T) {
+	a, b := NewRecorder(2), NewRecorder(2)
+	a.Record(&Sample{Step: 0, Status: 200, Connect: time.Millisecond, TLS: 4 * time.Millisecond})
+	a.Record(&Sample{Step: 0, Status: 200}) // a reused connection
+	b.Record(&Sample{Step: 1, Status: 200, Connect: time.Millisecond, TLS: 2 * time.Millisecond, TLSResumed: true})
+	b.Record(&Sample{Step: 1, Status: 200, Connect: 2 * time.Millisecond}) // plain HTTP
+	a.Merge(b)
+	sum := RunSummary(a, time.Second)
+	if sum.TLS == nil || sum.TLS.Count != 2 || sum.TLS.Max < 3.9 || sum.TLSResumed != 1 || sum.Connect == nil || sum.Connect.Count != 3 {
+		t.Fatalf("tls %+v resumed %d connect %+v: want 2 handshakes, 1 resumed, 3 connects", sum.TLS, sum.TLSResumed, sum.Connect)
+	}
+	one := Summarize(a, []int{1}, time.Second)
+	if one.TLS == nil || one.TLS.Count != 1 || one.TLSResumed != 1 || one.Connect.Count != 2 {
+		t.Errorf("step 2: tls %+v resumed %d connect %+v", one.TLS, one.TLSResumed, one.Connect)
+	}
+	a.ResetTotals()
+	if sum := RunSummary(a, time.Second); sum.TLS != nil || sum.TLSResumed != 0 || sum.Connect != nil {
+		t.Errorf("after a reset: tls %+v resumed %d connect %+v", sum.TLS, sum.TLSResumed, sum.Connect)
+	}
+}

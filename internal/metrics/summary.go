@@ -53,13 +53,15 @@ func responses(hs *[NumClasses]*hdr.Histogram) []*hdr.Histogram {
 // would have taken); other failures (refused, reset) are not latencies and
 // are counted in Errors only. TTFB covers responses.
 func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
-	var lat, svc, ttfb []*hdr.Histogram
+	var lat, svc, ttfb, conn, hand []*hdr.Histogram
 	s := result.Summary{Schema: result.SchemaSummary, Resolution: Resolution}
 	for _, i := range steps {
 		st := &r.Steps[i]
 		lat = append(lat, responses(&st.Latency)...)
 		svc = append(svc, responses(&st.Service)...)
 		ttfb = append(ttfb, st.TTFB)
+		conn, hand = append(conn, st.Connect), append(hand, st.TLS)
+		s.TLSResumed += st.Resumed
 		for c := range NumClasses {
 			s.Requests += st.Count[c]
 		}
@@ -115,6 +117,14 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 	s.Latency = Percentiles(merged(lat))
 	s.Service = Percentiles(merged(svc))
 	s.TTFB = Percentiles(merged(ttfb))
+	if h := merged(conn); h.TotalCount() > 0 {
+		c := Percentiles(h)
+		s.Connect = &c
+	}
+	if h := merged(hand); h.TotalCount() > 0 {
+		c := Percentiles(h)
+		s.TLS = &c
+	}
 	return s
 }
 

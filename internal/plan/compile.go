@@ -333,6 +333,7 @@ func (c *compiler) target(base *url.URL) *httpx.Origin {
 	if t.TLS != nil && c.p.HTTP.Insecure {
 		t.TLS.InsecureSkipVerify = true
 	}
+	t.ConfigureTLS(c.p.HTTP.TLS)
 	c.targets[key] = t
 	return t
 }

@@ -565,9 +565,12 @@ func (d *decoder) httpOptions(p *Plan, n *node) {
 	h := HTTP{Timeout: httpx.DefaultTimeout, FollowRedirects: true, MaxRedirects: 10, KeepAlive: true, MaxBody: httpx.DefaultMaxBodyBytes, MaxHeader: httpx.DefaultMaxHeaderBytes,
 		AcceptEncoding: httpx.AcceptEncoding}
 	defer func() { p.HTTP = h }()
-	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers", "compression")
+	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers", "compression", "tls")
 	if !ok {
 		return
+	}
+	if v := m.get("tls"); v != nil {
+		h.TLS = d.tlsOptions(p, v)
 	}
 	if v := m.get("compression"); v != nil {
 		h.AcceptEncoding = d.compression(v)

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/threshold"
 )
@@ -261,6 +262,8 @@ type HTTP struct {
 	// (compression: true, the default, sends httpx.AcceptEncoding, as a
 	// browser does; false sends none; a list sends those codings).
 	AcceptEncoding string
+	// TLS are http.tls's settings for every https origin (nil: the defaults).
+	TLS *httpx.TLSSettings
 }
 
 // Experiment is a sweep: the plan run at every point of its params,

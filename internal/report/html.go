@@ -110,6 +110,9 @@ func HTML(w io.Writer, r *result.Result) error {
 	if s.Connect != nil {
 		v.Rows = append(v.Rows, latencyRow{"connect", *s.Connect})
 	}
+	if s.TLS != nil {
+		v.Rows = append(v.Rows, latencyRow{fmt.Sprintf("tls handshake (%d, %d resumed)", s.TLS.Count, s.TLSResumed), *s.TLS})
+	}
 	for _, reason := range sortedReasons(r.Aborts) {
 		v.Aborts = append(v.Aborts, abortView{reason, r.Aborts[reason]})
 	}

@@ -103,7 +103,13 @@ func Text(w io.Writer, r *result.Result) error {
 	if s.Connect != nil {
 		rows = append(rows, row{"connect", *s.Connect})
 	}
+	if s.TLS != nil {
+		rows = append(rows, row{"tls", *s.TLS})
+	}
 	percentileTable(ew, "(ms)", rows)
+	if s.TLS != nil {
+		ew.printf("tls         %s handshakes, %s resumed a session\n", count(s.TLS.Count), count(s.TLSResumed))
+	}
 	if e := errorList(&s.Errors); e != "" {
 		ew.printf("\nerrors      %s\n", e)
 		for _, class := range sortedKeys(s.Errors.Examples) {

@@ -131,8 +131,13 @@ type Summary struct {
 	Service       Percentiles  `json:"service_time_ms"`
 	TTFB          Percentiles  `json:"ttfb_ms"`
 	Connect       *Percentiles `json:"connect_ms,omitempty"`
-	Late          Late         `json:"late"`
-	Unsent        int64        `json:"unsent"` // open load: due within the run but never sent
+	// TLS is the TLS handshakes of new connections (after connect_ms, which
+	// is the TCP connection's alone), TLSResumed how many of them resumed
+	// a session; absent when no handshake was made.
+	TLS        *Percentiles `json:"tls_ms,omitempty"`
+	TLSResumed int64        `json:"tls_resumed,omitempty"`
+	Late       Late         `json:"late"`
+	Unsent     int64        `json:"unsent"` // open load: due within the run but never sent
 	// Abandoned requests were still in flight when the grace period ended
 	// (or the run was interrupted): sent, never answered, not counted above.
 	Abandoned     int64  `json:"abandoned,omitempty"`
@@ -288,6 +293,7 @@ type StepHistograms struct {
 // RunHistograms are the run-wide distributions, encoded as in StepHistograms.
 type RunHistograms struct {
 	Connect  string `json:"connect,omitempty"`
+	TLS      string `json:"tls,omitempty"` // TLS handshakes
 	Lateness string `json:"lateness,omitempty"`
 }
 

@@ -162,6 +162,8 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 type QuickRun struct {
 	URL      *url.URL
 	Insecure bool // do not verify the server's TLS certificate
+	// TLS are the --tls-* flags' settings (nil: the defaults).
+	TLS *httpx.TLSSettings
 	// Request is the request's bytes on the wire; Method its method.
 	Request []byte
 	Method  string
@@ -185,6 +187,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
+	target.ConfigureTLS(q.TLS)
 	if err := preflight(ctx, target, q.Engine.HTTP.Timeout); err != nil {
 		return nil, err
 	}
@@ -427,6 +430,7 @@ func resolver(p *plan.Plan) plan.Resolver {
 		if err != nil {
 			return nil, err
 		}
+		t.ConfigureTLS(p.HTTP.TLS)
 		return t, preflight(ctx, t, p.HTTP.Timeout)
 	}
 }

@@ -125,12 +125,14 @@ func preflight(ctx context.Context, t *httpx.Origin, timeout time.Duration) erro
 	if t.TLS == nil {
 		return nil
 	}
-	tc := tls.Client(conn, t.TLS.Clone())
+	cfg := t.TLS.Clone()
+	cfg.ClientSessionCache = nil // the load's first handshake is a first visit's
+	tc := tls.Client(conn, cfg)
 	tc.SetDeadline(time.Now().Add(d.Timeout))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		hint := ""
 		if !t.TLS.InsecureSkipVerify && strings.Contains(err.Error(), "certificate") {
-			hint = " (use --insecure, or http.insecure in a plan, to skip certificate verification)"
+			hint = " (give the server's CA: --tls-ca, or http.tls.ca in a plan; or use --insecure, or http.insecure, to skip certificate verification)"
 		}
 		return fmt.Errorf("TLS handshake with %s: %w%s", t.Host, err, hint)
 	}
