@@ -317,7 +317,7 @@ func errorList(e *result.Errors) string {
 	for _, c := range []struct {
 		name string
 		n    int64
-	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"protocol", e.Protocol}, {"tls", e.TLS}, {"4xx", e.Status4xx}, {"5xx", e.Status5xx}} {
+	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"protocol", e.Protocol}, {"tls", e.TLS}, {"stream", e.Stream}, {"goaway", e.Goaway}, {"4xx", e.Status4xx}, {"5xx", e.Status5xx}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", c.name, count(c.n)))
 		}

@@ -192,6 +192,10 @@ type Errors struct {
 	Reset     int64 `json:"reset"`
 	Protocol  int64 `json:"protocol"`
 	TLS       int64 `json:"tls"`
+	// HTTP/2: exchanges the server reset (RST_STREAM), and those lost to a
+	// GOAWAY (the server closed the connection before their response).
+	Stream int64 `json:"stream,omitempty"`
+	Goaway int64 `json:"goaway,omitempty"`
 	Status4xx int64 `json:"status_4xx"`
 	Status5xx int64 `json:"status_5xx"`
 	// Examples give the first message of each failure class: why there was
