@@ -255,6 +255,10 @@ type HTTP struct {
 	// (compression: true, the default, sends httpx.AcceptEncoding, as a
 	// browser does; false sends none; a list sends those codings).
 	AcceptEncoding string
+	// Version is 2 for HTTP/2 (http.version: 2): h2 by ALPN for https
+	// targets, h2c with prior knowledge for http; a VU's requests share its
+	// connection, one stream at a time. Otherwise HTTP/1.1.
+	Version int
 }
 
 // Experiment is a sweep: the plan run at every point of its params,
