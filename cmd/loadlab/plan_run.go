@@ -190,7 +190,7 @@ func noResponseWhy(res *result.Result) string {
 	for _, c := range []struct {
 		name string
 		n    int64
-	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"tls", e.TLS}, {"protocol", e.Protocol}} {
+	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"tls", e.TLS}, {"protocol", e.Protocol}, {"stream", e.Stream}, {"goaway", e.Goaway}} {
 		if c.n > n {
 			class, n = c.name, c.n
 		}

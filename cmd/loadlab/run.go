@@ -54,6 +54,10 @@ type quickFlags struct {
 	noHistory   bool
 	junit       string
 	tls         tlsFlags
+	// HTTP/2 (--http2): streams is each connection's concurrent streams.
+	http2      bool
+	streams    int
+	streamsSet bool
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -108,6 +112,7 @@ slow server cannot hide its queue (coordinated omission).`,
 			if err := refused.err(); err != nil {
 				return usageError(fmt.Errorf("run: %w", err))
 			}
+			f.streamsSet = c.Flags().Changed("streams")
 			return runQuick(c.Context(), io, &f, c.Flags().Changed("connections"))
 		},
 	}
@@ -130,6 +135,9 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.noKeepAlive, "no-keepalive", false, "open a new connection for every request")
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	fl.BoolVar(&f.compressed, "compressed", false, "send Accept-Encoding: "+httpx.AcceptEncoding+" and decode the bodies, as curl --compressed (a plan sends it by default: http.compression)")
+	f.streams = 1
+	fl.BoolVar(&f.http2, "http2", false, "speak HTTP/2: h2 by ALPN for https, h2c with prior knowledge for http")
+	fl.Var(refused.hold("streams", &countFlag[int]{value: &f.streams, shown: "--streams"}), "streams", "HTTP/2: concurrent streams on each connection, so -c × --streams requests in flight")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
 	fl.StringVar(&f.out, "out", "", "write result.json, report.html, report.md with its charts, the CSVs and server.log into this directory")
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
@@ -163,10 +171,12 @@ var planEquivalent = map[string]string{
 	"compressed":   "plans send Accept-Encoding by default (http.compression)",
 	"max-body":     "set http.max_body",
 	"max-header":   "set http.max_header",
+	"http2":        "set http.version: 2",
+	"streams":      "set http.version: 2 (a VU's requests share its connection)",
 }
 
 // quickOnly are the flags that only quick mode takes.
-var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "compressed", "max-body", "max-header"}
+var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "compressed", "max-body", "max-header", "http2", "streams"}
 
 // quickRun is a validated quick-mode request.
 type quickRun struct {
@@ -188,6 +198,15 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	}
 	if err := fitsOpenFiles(f.connections, fmt.Sprintf("-c %d", f.connections)); err != nil {
 		return nil, usageError(fmt.Errorf("run: %w", err))
+	}
+	vus := f.connections // requests in flight at most
+	switch {
+	case f.streamsSet && !f.http2:
+		return nil, usageError(errors.New("run: --streams is for HTTP/2: add --http2"))
+	case f.http2 && f.noKeepAlive:
+		return nil, usageError(errors.New("run: --no-keepalive does not go with --http2: an HTTP/2 connection carries every request of its streams"))
+	case f.http2:
+		vus = f.connections * f.streams
 	}
 	method := f.method.method
 	headers := slices.Clone(f.headers.headers)
@@ -259,7 +278,10 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		MaxBody:     f.maxBody,
 		MaxHeader:   int(f.maxHeader),
 	}
-	wl := engine.Workload{Kind: engine.Closed, VUs: f.connections, SharedIterations: f.requests, Duration: f.duration, Grace: f.grace}
+	if f.http2 {
+		settings.Streams = f.streams
+	}
+	wl := engine.Workload{Kind: engine.Closed, VUs: vus, SharedIterations: f.requests, Duration: f.duration, Grace: f.grace}
 	if f.rate.rate != nil {
 		r := *f.rate.rate
 		d := f.duration
@@ -280,8 +302,17 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 			// Enough connections for the rate at up to a second of latency, within reason.
 			f.connections = int(min(max(r.PerSecond(), 50), 10000))
 			settings.Connections = f.connections
+			if f.http2 {
+				// As many requests in flight, on fewer connections.
+				f.connections = max(f.connections/f.streams, 1)
+				settings.Connections = f.connections
+			}
+			vus = f.connections
+			if f.http2 {
+				vus *= f.streams
+			}
 		}
-		wl = engine.Workload{Kind: engine.Open, Arrivals: arrivals, MaxVUs: f.connections, Queue: true, Grace: f.grace}
+		wl = engine.Workload{Kind: engine.Open, Arrivals: arrivals, MaxVUs: vus, Queue: true, Grace: f.grace}
 		settings.Mode, settings.Rate, settings.Duration, settings.Requests = "open", r.PerSecond(), result.Duration(d), arrivals.Total()
 	} else if f.duration == 0 && f.requests == 0 {
 		wl.Duration = 10 * time.Second
@@ -318,7 +349,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	prog := newProgress(io, q.settings)
 	res, err := runner.Quick(ctx, runner.QuickRun{
 		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive, Decode: f.compressed,
-		TLS: q.tls, Settings: q.settings, Engine: q.cfg,
+		TLS: q.tls, Streams: q.settings.Streams, Settings: q.settings, Engine: q.cfg,
 	}, runner.Options{Version: version(), OnProgress: prog.update})
 	prog.done()
 	if err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/metrics"
@@ -26,6 +27,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 	if o.Stopped != nil {
 		r.Stopped = strings.TrimPrefix(o.Stopped.Error(), "stop: ")
 	}
+	protocols := stepProtocols(p)
 	for i, info := range p.Steps {
 		st := &o.Totals.Steps[i]
 		h, err := metrics.StepHistograms(st)
@@ -43,6 +45,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		} else {
 			metrics.Window(&step.Summary, o.Window, sum(o.WindowResponses, []int{i}))
 		}
+		step.Summary.Protocol = protocols[i]
 		if f := st.FirstFailed; f != nil {
 			// The response is not here: it is masked and explained by the
 			// caller, who knows the plan's secrets (package failure).
@@ -50,6 +53,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		}
 		r.Steps = append(r.Steps, step)
 	}
+	r.Summary.Protocol = runProtocol(protocols)
 	if len(p.Scenarios) > 1 {
 		byScenario := map[string][]int{}
 		for i, info := range p.Steps {
@@ -130,4 +134,39 @@ func (o *Outcome) averageVUs() float64 {
 		return 0
 	}
 	return total / length
+}
+
+// stepProtocols names the protocol of each request step's target when it
+// is HTTP/2 ("h2", "h2c"); HTTP/1.1 steps have none, as results always had.
+func stepProtocols(p *Program) []string {
+	out := make([]string, len(p.Steps))
+	for _, sc := range p.Scenarios {
+		for _, s := range sc.Steps {
+			if r := s.Request; r != nil && r.Target != nil && r.Target.HTTP2Streams() > 0 && s.ID < len(out) {
+				out[s.ID] = r.Target.Protocol()
+			}
+		}
+	}
+	return out
+}
+
+// runProtocol is the run's protocol: its steps', when they agree, else
+// each one used ("h2, http/1.1"); none when every step was HTTP/1.1.
+func runProtocol(steps []string) string {
+	seen := map[string]bool{}
+	for _, s := range steps {
+		if s == "" {
+			s = "http/1.1"
+		}
+		seen[s] = true
+	}
+	if len(seen) == 0 || len(seen) == 1 && seen["http/1.1"] {
+		return ""
+	}
+	names := make([]string, 0, len(seen))
+	for s := range seen {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }

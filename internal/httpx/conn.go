@@ -16,9 +16,11 @@ const (
 	FailureReset            // the connection was closed or reset before the response ended
 	FailureProtocol         // the response was not valid HTTP/1.x or was over a size limit
 	FailureTLS              // the TLS handshake failed (bad certificate, protocol error)
+	FailureStream           // HTTP/2: the server reset the stream (RST_STREAM)
+	FailureGoaway           // HTTP/2: the server sent GOAWAY and closed the connection before the response
 )
 
-var failureNames = [...]string{"", "connect", "timeout", "reset", "protocol", "tls"}
+var failureNames = [...]string{"", "connect", "timeout", "reset", "protocol", "tls", "stream", "goaway"}
 
 func (f Failure) String() string { return failureNames[f] }
 
@@ -109,6 +111,9 @@ type Conn struct {
 
 // NewConn makes a connection to t; nothing is opened until the first Do.
 func (l *Loop) NewConn(t *Origin) *Conn {
+	if t.h2Streams > 0 {
+		return l.newH2Conn(t) // a stream slot (h2.go)
+	}
 	c := &Conn{loop: l, origin: t}
 	c.sock = l.poll.socket(c)
 	c.p.MaxHeaderBytes, c.p.MaxBodyBytes = l.opts.MaxHeaderBytes, l.opts.MaxBodyBytes

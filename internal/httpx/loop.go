@@ -52,6 +52,7 @@ type Loop struct {
 	spare  [][]byte // buffers for kept headers and bodies, between exchanges
 	dec    decoders // content-coding decoders, reset for each body
 	timers timerHeap
+	h2     *h2Loop // HTTP/2 groups and connections (h2.go)
 
 	sweepEvery time.Duration
 	nextSweep  time.Duration
@@ -230,6 +231,7 @@ func (l *Loop) closeAll() {
 		c.x, c.h = nil, nil
 		c.close()
 	}
+	l.closeH2()
 	l.poll.close()
 }
 

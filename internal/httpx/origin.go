@@ -17,6 +17,8 @@ type Origin struct {
 	Addr   netip.AddrPort // where connections go
 	TLS    *tls.Config    // nil for plain HTTP
 
+	h2Streams int // HTTP/2: Conns of a loop per connection (UseHTTP2); 0 for HTTP/1.1
+
 	sys originSys // Addr as the platform's sockets want it
 }
 

@@ -76,7 +76,7 @@ func ClassOf(status int, failure httpx.Failure) Class {
 }
 
 // numFailures is the number of httpx failure classes, httpx.FailureNone included.
-const numFailures = int(httpx.FailureTLS) + 1
+const numFailures = int(httpx.FailureGoaway) + 1
 
 // Sample is one finished exchange, as the engine hands it to a Recorder.
 type Sample struct {

@@ -73,6 +73,8 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		s.Errors.Reset += st.Failures[httpx.FailureReset]
 		s.Errors.Protocol += st.Failures[httpx.FailureProtocol]
 		s.Errors.TLS += st.Failures[httpx.FailureTLS]
+		s.Errors.Stream += st.Failures[httpx.FailureStream]
+		s.Errors.Goaway += st.Failures[httpx.FailureGoaway]
 		for i, code := range st.FirstStatus {
 			name := [2]string{"status_4xx", "status_5xx"}[i]
 			if code == 0 || s.Errors.Examples[name] != "" {
@@ -103,7 +105,7 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		s.Checks.Failed += st.Checks.Failed
 	}
 	e := &s.Errors
-	e.Total = e.Connect + e.Timeout + e.Reset + e.Protocol + e.TLS + e.Status4xx + e.Status5xx
+	e.Total = e.Connect + e.Timeout + e.Reset + e.Protocol + e.TLS + e.Stream + e.Goaway + e.Status4xx + e.Status5xx
 	s.DurationS = elapsed.Seconds()
 	if s.DurationS > 0 {
 		// What the server answered, of any status: a request that got no

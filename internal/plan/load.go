@@ -565,12 +565,15 @@ func (d *decoder) httpOptions(p *Plan, n *node) {
 	h := HTTP{Timeout: httpx.DefaultTimeout, FollowRedirects: true, MaxRedirects: 10, KeepAlive: true, MaxBody: httpx.DefaultMaxBodyBytes, MaxHeader: httpx.DefaultMaxHeaderBytes,
 		AcceptEncoding: httpx.AcceptEncoding}
 	defer func() { p.HTTP = h }()
-	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers", "compression", "tls")
+	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers", "compression", "tls", "version")
 	if !ok {
 		return
 	}
 	if v := m.get("tls"); v != nil {
 		h.TLS = d.tlsOptions(p, v)
+	}
+	if v := m.get("version"); v != nil {
+		h.Version = d.httpVersion(v, m.get("keepalive"))
 	}
 	if v := m.get("compression"); v != nil {
 		h.AcceptEncoding = d.compression(v)
@@ -614,6 +617,27 @@ func (d *decoder) httpOptions(p *Plan, n *node) {
 	}
 	h.Headers = d.fieldsOf(m.get("headers"), "http.headers")
 	d.checkHeaders(h.Headers)
+}
+
+// httpVersion reads http.version: 1.1 (the default) or 2 (h2 by ALPN for
+// https, h2c with prior knowledge for http). keepalive is http.keepalive's
+// node, if given: an HTTP/2 connection is always kept.
+func (d *decoder) httpVersion(n, keepalive *node) int {
+	if n.kind != kindScalar {
+		d.errorf(n.pos, "http.version must be 1.1 or 2, got %s", n.kind)
+		return 1
+	}
+	switch strings.ToLower(n.value) {
+	case "1", "1.1", "http/1.1":
+		return 1
+	case "2", "2.0", "h2", "http/2":
+		if keepalive != nil && keepalive.kind == kindScalar && strings.EqualFold(keepalive.value, "false") {
+			d.errorf(keepalive.pos, "http.keepalive: false does not go with http.version: 2 (an HTTP/2 connection carries every request of a VU)")
+		}
+		return 2
+	}
+	d.errorf(n.pos, "http.version must be 1.1 or 2, got %q", n.value)
+	return 1
 }
 
 // compression reads http.compression: true (a browser's Accept-Encoding),

@@ -264,6 +264,10 @@ type HTTP struct {
 	AcceptEncoding string
 	// TLS are http.tls's settings for every https origin (nil: the defaults).
 	TLS *httpx.TLSSettings
+	// Version is 2 for HTTP/2 (http.version: 2): h2 by ALPN for https
+	// targets, h2c with prior knowledge for http; a VU's requests share its
+	// connection, one stream at a time. Otherwise HTTP/1.1.
+	Version int
 }
 
 // Experiment is a sweep: the plan run at every point of its params,

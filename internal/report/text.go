@@ -195,6 +195,9 @@ func Text(w io.Writer, r *result.Result) error {
 	} else {
 		ew.printf("received    %s\n", quantity.FormatBytes(s.BytesReceived))
 	}
+	if s.Protocol != "" {
+		ew.printf("protocol    %s\n", protocolText(r))
+	}
 	for _, v := range r.Validity {
 		ew.printf("WARNING     %s\n", v.Message)
 	}
@@ -328,7 +331,7 @@ func errorList(e *result.Errors) string {
 	for _, c := range []struct {
 		name string
 		n    int64
-	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"protocol", e.Protocol}, {"tls", e.TLS}, {"4xx", e.Status4xx}, {"5xx", e.Status5xx}} {
+	}{{"connect", e.Connect}, {"timeout", e.Timeout}, {"reset", e.Reset}, {"protocol", e.Protocol}, {"tls", e.TLS}, {"stream", e.Stream}, {"goaway", e.Goaway}, {"4xx", e.Status4xx}, {"5xx", e.Status5xx}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", c.name, count(c.n)))
 		}
@@ -461,4 +464,25 @@ func MachineText(m *result.Machine) string {
 		steal = "steal not measured here"
 	}
 	return fmt.Sprintf("%d CPUs %.0f%% busy: loadlab %.0f%%, the server %.0f%%, %s %.0f%%; %s", m.CPUs, m.BusyPct, m.LoadlabPct, m.ServerPct, others, m.OthersPct, steal)
+}
+
+// protocolText says what an HTTP/2 run spoke: the protocol, the streams
+// on each connection in quick mode, and each step's when they differ.
+func protocolText(r *result.Result) string {
+	s := r.Summary.Protocol
+	if n := r.Settings.Streams; n > 0 {
+		s += fmt.Sprintf(" (%d streams a connection)", n)
+	}
+	if strings.Contains(r.Summary.Protocol, ",") {
+		var steps []string
+		for _, st := range r.Steps {
+			p := st.Summary.Protocol
+			if p == "" {
+				p = "http/1.1"
+			}
+			steps = append(steps, st.Name+": "+p)
+		}
+		s += "; " + strings.Join(steps, ", ")
+	}
+	return s
 }

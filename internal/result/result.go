@@ -103,12 +103,14 @@ type Settings struct {
 	Headers     []string `json:"headers,omitempty"` // "Name: value", secrets masked
 	BodyBytes   int      `json:"body_bytes,omitempty"`
 	Connections int      `json:"connections,omitempty"` // closed: connections (VUs); open: the cap
-	Duration    Duration `json:"duration,omitempty"`
-	Requests    int64    `json:"requests,omitempty"` // -n: total requests
-	Rate        float64  `json:"rate_per_s,omitempty"`
-	Timeout     Duration `json:"timeout"`
-	KeepAlive   bool     `json:"keepalive"`
-	Insecure    bool     `json:"insecure,omitempty"`
+	// Streams: HTTP/2 (--http2), concurrent streams on each connection.
+	Streams   int      `json:"streams,omitempty"`
+	Duration  Duration `json:"duration,omitempty"`
+	Requests  int64    `json:"requests,omitempty"` // -n: total requests
+	Rate      float64  `json:"rate_per_s,omitempty"`
+	Timeout   Duration `json:"timeout"`
+	KeepAlive bool     `json:"keepalive"`
+	Insecure  bool     `json:"insecure,omitempty"`
 	// Compressed: quick mode's --compressed (Accept-Encoding sent, bodies decoded).
 	Compressed bool              `json:"compressed,omitempty"`
 	MaxBody    int64             `json:"max_body_bytes"`
@@ -120,17 +122,21 @@ type Settings struct {
 
 // Summary is the run's headline figures; `loadlab run --json` prints it.
 type Summary struct {
-	Schema        string       `json:"schema,omitempty"`
-	Requests      int64        `json:"requests"`  // exchanges finished: responses of any status plus failures
-	Responses     int64        `json:"responses"` // of any status
-	DurationS     float64      `json:"duration_s"`
-	ThroughputRPS float64      `json:"throughput_rps"` // window_responses / window_s; without a window, responses / duration_s
-	Errors        Errors       `json:"errors"`
-	ErrorRate     float64      `json:"error_rate"` // errors.total / requests
-	Latency       Percentiles  `json:"latency_ms"`
-	Service       Percentiles  `json:"service_time_ms"`
-	TTFB          Percentiles  `json:"ttfb_ms"`
-	Connect       *Percentiles `json:"connect_ms,omitempty"`
+	Schema        string  `json:"schema,omitempty"`
+	Requests      int64   `json:"requests"`  // exchanges finished: responses of any status plus failures
+	Responses     int64   `json:"responses"` // of any status
+	DurationS     float64 `json:"duration_s"`
+	ThroughputRPS float64 `json:"throughput_rps"` // window_responses / window_s; without a window, responses / duration_s
+	Errors        Errors  `json:"errors"`
+	// Protocol is "h2" (HTTP/2 over TLS) or "h2c" (cleartext HTTP/2) for
+	// requests sent over HTTP/2, and absent for HTTP/1.1; a run whose steps
+	// differ lists theirs ("h2, http/1.1").
+	Protocol  string       `json:"protocol,omitempty"`
+	ErrorRate float64      `json:"error_rate"` // errors.total / requests
+	Latency   Percentiles  `json:"latency_ms"`
+	Service   Percentiles  `json:"service_time_ms"`
+	TTFB      Percentiles  `json:"ttfb_ms"`
+	Connect   *Percentiles `json:"connect_ms,omitempty"`
 	// TLS is the TLS handshakes of new connections (after connect_ms, which
 	// is the TCP connection's alone), TLSResumed how many of them resumed
 	// a session; absent when no handshake was made.
@@ -191,12 +197,16 @@ func (c Checks) Rate() float64 {
 
 // Errors counts failed requests by class. Total = every class below.
 type Errors struct {
-	Total     int64 `json:"total"`
-	Connect   int64 `json:"connect"`
-	Timeout   int64 `json:"timeout"`
-	Reset     int64 `json:"reset"`
-	Protocol  int64 `json:"protocol"`
-	TLS       int64 `json:"tls"`
+	Total    int64 `json:"total"`
+	Connect  int64 `json:"connect"`
+	Timeout  int64 `json:"timeout"`
+	Reset    int64 `json:"reset"`
+	Protocol int64 `json:"protocol"`
+	TLS      int64 `json:"tls"`
+	// HTTP/2: exchanges the server reset (RST_STREAM), and those lost to a
+	// GOAWAY (the server closed the connection before their response).
+	Stream    int64 `json:"stream,omitempty"`
+	Goaway    int64 `json:"goaway,omitempty"`
 	Status4xx int64 `json:"status_4xx"`
 	Status5xx int64 `json:"status_5xx"`
 	// Examples give the first message of each failure class: why there was

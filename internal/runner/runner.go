@@ -171,6 +171,9 @@ type QuickRun struct {
 	// Decode keeps each body and undoes its content codings, for the
 	// decoded size (--compressed).
 	Decode bool
+	// Streams, when above zero, makes the connections HTTP/2 (--http2),
+	// each shared by that many VUs (--streams).
+	Streams int
 	// Settings describe the run in its result.
 	Settings result.Settings
 	// Engine is the load to send; its Program is built here, once the
@@ -188,7 +191,13 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 		return nil, err
 	}
 	target.ConfigureTLS(q.TLS)
+	if q.Streams > 0 {
+		target.UseHTTP2(q.Streams)
+	}
 	if err := preflight(ctx, target, q.Engine.HTTP.Timeout); err != nil {
+		return nil, err
+	}
+	if err := preflightH2(ctx, target, q.Engine.HTTP.Timeout); err != nil {
 		return nil, err
 	}
 	name := q.Method + " " + q.URL.Path
@@ -431,7 +440,13 @@ func resolver(p *plan.Plan) plan.Resolver {
 			return nil, err
 		}
 		t.ConfigureTLS(p.HTTP.TLS)
-		return t, preflight(ctx, t, p.HTTP.Timeout)
+		if p.HTTP.Version == 2 {
+			t.UseHTTP2(1) // a VU's requests share its connection
+		}
+		if err := preflight(ctx, t, p.HTTP.Timeout); err != nil {
+			return nil, err
+		}
+		return t, preflightH2(ctx, t, p.HTTP.Timeout)
 	}
 }
 
