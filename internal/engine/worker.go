@@ -71,6 +71,7 @@ func newWorker(r *run, id int, loop *httpx.Loop, coll *metrics.Collector) *worke
 		rng:  rand.New(rand.NewPCG(r.cfg.Seed, uint64(id))),
 		wl:   &r.cfg.Workload,
 	}
+	w.rec.Rotate(coll.NewInterval(), 0) // the collector's kind: per step or not
 	w.timers = workerTimers{tickTimer{w}, endTimer{w}, graceTimer{w}, warmupTimer{w}, arrivalTimer{w}, rampTimer{w}}
 	n := len(r.workers)
 	total := r.cfg.maxVUs()
