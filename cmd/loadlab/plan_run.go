@@ -80,9 +80,15 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	live, err := startLive(io, f)
+	if err != nil {
+		return err
+	}
 	prog := newProgress(io, settings)
-	res, err := runner.Plan(ctx, p, runner.Options{Dir: f.out, Workers: f.workers, OnProgress: prog.update, Version: version()})
+	live.runStarted()
+	res, err := runner.Plan(ctx, p, runner.Options{Dir: f.out, Workers: f.workers, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(), Version: version()})
 	prog.done()
+	defer live.close()
 	var serverErr *runner.ServerError
 	if res == nil {
 		var perr plan.Errors
@@ -237,8 +243,13 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		ran[runDir] = true
 		return report.WriteRunPage(runDir, r)
 	}
+	live, err := startLive(io, f)
+	if err != nil {
+		return err
+	}
+	defer live.close()
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
-		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: prog.update,
+		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(),
 		WriteRun: writeRun, Describe: report.Describe,
 		CheckPoint: func(p *plan.Plan) error {
 			return fitsOpenFiles(p.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.MostVUs()))

@@ -58,6 +58,10 @@ type quickFlags struct {
 	http2      bool
 	streams    int
 	streamsSet bool
+	// Live metrics: --metrics-addr, --metrics-linger, --output.
+	metricsAddr   string
+	metricsLinger time.Duration
+	outputs       []string
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -151,6 +155,9 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.StringVar(&f.history, "history", "", "record the run in this history database (default $LOADLAB_HISTORY, else history.db in the user's data directory; see loadlab history)")
 	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history")
 	f.tls.register(fl)
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
+	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the load, keep /metrics up until it is scraped once more, for at most this long")
+	fl.StringArrayVar(&f.outputs, "output", nil, "push the live figures every second: prometheus-rw=URL (remote-write) or otlp=URL (OTLP/HTTP) (repeatable)")
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c
 }
@@ -346,16 +353,23 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 			return usageError(fmt.Errorf("run: --out: %w", err))
 		}
 	}
+	live, err := startLive(io, f)
+	if err != nil {
+		return err
+	}
 	prog := newProgress(io, q.settings)
+	live.runStarted()
 	res, err := runner.Quick(ctx, runner.QuickRun{
 		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive, Decode: f.compressed,
 		TLS: q.tls, Streams: q.settings.Streams, Settings: q.settings, Engine: q.cfg,
-	}, runner.Options{Version: version(), OnProgress: prog.update})
+	}, runner.Options{Version: version(), OnProgress: live.progress(prog.update), OnInterval: live.onInterval()})
 	prog.done()
 	if err != nil {
+		live.close()
 		return failedError(fmt.Errorf("run: %w", err))
 	}
 	err = finish(io, f, res, 0)
+	live.close()
 	name, hash := quickIdentity(res)
 	record(io, f, runRecord(history.KindRun, name, hash, f.out, res, false))
 	return ciRun(io, f, err, res)

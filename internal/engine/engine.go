@@ -84,6 +84,10 @@ type Config struct {
 	// made, on a goroutine of its own; one that is slow to return misses
 	// points rather than stall the load (see metrics.NewCollector).
 	OnPoint func(result.Point)
+	// OnInterval, if set, keeps the series per step as well and hears each
+	// interval of it, on the collector's goroutine: it must return quickly
+	// and not keep the interval (see metrics.Collector.PerStep).
+	OnInterval func(*metrics.Interval)
 	// Seed makes scenario choice and think times reproducible; zero picks one.
 	Seed uint64
 }
@@ -185,6 +189,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	// The epoch is a little ahead so that every loop is running at time zero.
 	epoch := time.Now().Add(5 * time.Millisecond)
 	coll := metrics.NewCollector(workers, cfg.OnPoint)
+	if cfg.OnInterval != nil {
+		coll.PerStep(len(cfg.Program.Steps), cfg.OnInterval)
+	}
 	run := &run{cfg: &cfg, workers: make([]*worker, workers), epoch: epoch}
 	run.groups = cfg.groups()
 	for _, g := range run.groups {

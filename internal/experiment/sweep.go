@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
@@ -119,6 +121,9 @@ type SweepOptions struct {
 	Log func(format string, args ...any)
 	// OnProgress hears about the run in progress once a second.
 	OnProgress func(runner.Progress)
+	// OnInterval hears the series of the run in progress, per step (see
+	// runner.Options.OnInterval).
+	OnInterval func(steps []engine.StepInfo, iv *metrics.Interval)
 	// WriteRun, if set, writes a finished run's own reports into its
 	// directory, beside its result.json.
 	WriteRun func(dir string, r *result.Result) error
@@ -497,7 +502,7 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 			opts.OnProgress(pr)
 		}
 	}
-	res, err := runner.Plan(ctx, p, runner.Options{Dir: dir, Workers: opts.Workers, Params: pt.Params, Point: pt.Key, Warmup: warmup, Seed: seed, OnProgress: progress, Version: opts.Version})
+	res, err := runner.Plan(ctx, p, runner.Options{Dir: dir, Workers: opts.Workers, Params: pt.Params, Point: pt.Key, Warmup: warmup, Seed: seed, OnProgress: progress, OnInterval: opts.OnInterval, Version: opts.Version})
 	if res != nil {
 		if werr := store.WriteResult(dir, res); werr != nil && err == nil {
 			err = werr

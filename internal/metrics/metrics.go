@@ -176,6 +176,15 @@ type Recorder struct {
 	Reasons map[string]int64
 
 	iv *Interval
+	// seen is what the intervals per step (Interval.Steps) have been told
+	// of each step's counts so far; nil until the first such interval.
+	seen []stepSeen
+}
+
+// stepSeen is a step's counts as of the last interval per step.
+type stepSeen struct {
+	count  [NumClasses]int64
+	checks Checks
 }
 
 // NewRecorder makes a recorder for a run with the given number of steps.
@@ -185,7 +194,7 @@ func NewRecorder(steps int) *Recorder {
 		Connect:  NewHistogram(),
 		TLS:      NewHistogram(),
 		Lateness: NewHistogram(),
-		iv:       newInterval(),
+		iv:       newInterval(0),
 	}
 }
 
@@ -208,7 +217,7 @@ func (r *Recorder) Record(s *Sample) {
 		if class == ClassTimeout {
 			// A timeout is a latency too, censored at the timeout: leaving it
 			// out would let a server that never answers look fast.
-			iv.Latency.RecordValue(micros(s.Latency))
+			iv.latency(s.Step).RecordValue(micros(s.Latency))
 		}
 	} else {
 		if class != ClassOK {
@@ -221,7 +230,7 @@ func (r *Recorder) Record(s *Sample) {
 			st.TTFB = NewHistogram()
 		}
 		st.TTFB.RecordValue(micros(s.TTFB))
-		iv.Latency.RecordValue(micros(s.Latency))
+		iv.latency(s.Step).RecordValue(micros(s.Latency))
 	}
 	if st.Latency[class] == nil {
 		st.Latency[class], st.Service[class] = NewHistogram(), NewHistogram()
@@ -339,14 +348,40 @@ func (r *Recorder) CheckFailed(step int, f *FailedCheck) {
 // Rotate ends the current interval and starts next, which must be empty
 // (from the Collector's pool). It returns the finished interval.
 func (r *Recorder) Rotate(next *Interval, active int64) *Interval {
+	r.fold()
 	iv := r.iv
 	iv.Active = active
 	r.iv = next
 	return iv
 }
 
+// fold adds to the current interval, if it is kept per step, each step's
+// exchanges and checks since the last fold. Counting them here, once an
+// interval, rather than in Record and Check keeps the figures per step off
+// the path of every request.
+func (r *Recorder) fold() {
+	iv := r.iv
+	if iv.Steps == nil {
+		return
+	}
+	if r.seen == nil {
+		r.seen = make([]stepSeen, len(r.Steps))
+	}
+	for i := range r.Steps {
+		st, seen, out := &r.Steps[i], &r.seen[i], &iv.Steps[i]
+		for c := range NumClasses {
+			out.Count[c] += st.Count[c] - seen.count[c]
+		}
+		out.Checks.Passed += st.Checks.Passed - seen.checks.Passed
+		out.Checks.Failed += st.Checks.Failed - seen.checks.Failed
+		seen.count, seen.checks = st.Count, st.Checks
+	}
+}
+
 // ResetTotals forgets everything but the time series: the end of a warmup.
 func (r *Recorder) ResetTotals() {
+	r.fold() // the series keeps the warmup's counts
+	clear(r.seen)
 	for i := range r.Steps {
 		st := &r.Steps[i]
 		for c := range NumClasses {
@@ -446,9 +481,10 @@ func (r *Recorder) Merge(o *Recorder) {
 }
 
 // Interval is one worker's figures for one interval of the time series,
-// across all steps.
+// across all steps, and, when the collector keeps them (Collector.PerStep),
+// per step as well.
 type Interval struct {
-	Latency    *hdr.Histogram // responses of any status
+	Latency    *hdr.Histogram // responses of any status, and timeouts
 	Requests   int64
 	Responses  int64 // of any status
 	Errors     int64 // failures and 4xx/5xx responses
@@ -457,17 +493,76 @@ type Interval struct {
 	Dropped    int64
 	Iterations int64
 	Active     int64
+	// Steps, when not nil, holds the figures by step (by step ID). A
+	// worker's interval then records its latencies in Steps instead of
+	// Latency, so that every request still costs one histogram record, and
+	// the collector merges them into Latency.
+	Steps []StepInterval
 }
 
-func newInterval() *Interval { return &Interval{Latency: NewHistogram()} }
+// StepInterval is one step's figures over an interval.
+type StepInterval struct {
+	Latency *hdr.Histogram // nil until the step has a latency in the interval
+	Count   [NumClasses]int64
+	Checks  Checks
+}
+
+func newInterval(steps int) *Interval {
+	iv := &Interval{Latency: NewHistogram()}
+	if steps > 0 {
+		iv.Steps = make([]StepInterval, steps)
+	}
+	return iv
+}
+
+// latency is the histogram a latency of the step goes to.
+func (iv *Interval) latency(step int) *hdr.Histogram {
+	if iv.Steps == nil {
+		return iv.Latency
+	}
+	st := &iv.Steps[step]
+	if st.Latency == nil {
+		st.Latency = NewHistogram()
+	}
+	return st.Latency
+}
 
 func (iv *Interval) reset() {
 	iv.Latency.Reset()
-	*iv = Interval{Latency: iv.Latency}
+	for i := range iv.Steps {
+		st := &iv.Steps[i]
+		if st.Latency != nil {
+			st.Latency.Reset()
+		}
+		*st = StepInterval{Latency: st.Latency}
+	}
+	*iv = Interval{Latency: iv.Latency, Steps: iv.Steps}
 }
 
 func (iv *Interval) add(o *Interval) {
+	// A worker's interval per step has its latencies only in Steps; one the
+	// collector merged has them in both.
+	stepsOnly := o.Latency.TotalCount() == 0
 	iv.Latency.Merge(o.Latency)
+	if iv.Steps != nil && o.Steps != nil {
+		for i := range o.Steps {
+			a, b := &iv.Steps[i], &o.Steps[i]
+			if b.Latency != nil && b.Latency.TotalCount() > 0 {
+				if stepsOnly {
+					iv.Latency.Merge(b.Latency)
+				}
+				if a.Latency == nil {
+					a.Latency = NewHistogram()
+				}
+				a.Latency.Merge(b.Latency)
+			}
+			for c := range NumClasses {
+				a.Count[c] += b.Count[c]
+			}
+			a.Checks.Passed += b.Checks.Passed
+			a.Checks.Failed += b.Checks.Failed
+		}
+	}
 	iv.Requests += o.Requests
 	iv.Responses += o.Responses
 	iv.Errors += o.Errors

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -291,5 +292,110 @@ func TestTLSHandshakes(t *testing.T) {
 	a.ResetTotals()
 	if sum := RunSummary(a, time.Second); sum.TLS != nil || sum.TLSResumed != 0 || sum.Connect != nil {
 		t.Errorf("after a reset: tls %+v resumed %d connect %+v", sum.TLS, sum.TLSResumed, sum.Connect)
+	}
+}
+
+func BenchmarkRecordPerStep(b *testing.B) {
+	r := NewRecorder(4)
+	r.Rotate(newInterval(4), 0)
+	s := &Sample{Step: 2, Status: 200, Latency: 1234 * time.Microsecond, Service: time.Millisecond, TTFB: 900 * time.Microsecond, Bytes: 100}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Record(s)
+	}
+}
+
+// TestPerStepIntervals: with the series kept per step, what onInterval
+// hears adds up to the totals, step by step and class by class, the warmup's
+// counts and the short tail included, and the points of the series are the
+// same as without it.
+func TestPerStepIntervals(t *testing.T) {
+	var want [2]StepInterval // what was recorded, counted here
+	run := func(perStep bool) ([]result.Point, []StepInterval, int64) {
+		want = [2]StepInterval{}
+		var heard []StepInterval
+		var requests int64
+		c := NewCollector(2, nil)
+		if perStep {
+			c.PerStep(2, func(iv *Interval) {
+				if heard == nil {
+					heard = make([]StepInterval, len(iv.Steps))
+				}
+				for i, st := range iv.Steps {
+					if st.Latency != nil {
+						if heard[i].Latency == nil {
+							heard[i].Latency = NewHistogram()
+						}
+						heard[i].Latency.Merge(st.Latency)
+					}
+					for k := range NumClasses {
+						heard[i].Count[k] += st.Count[k]
+					}
+					heard[i].Checks.Passed += st.Checks.Passed
+					heard[i].Checks.Failed += st.Checks.Failed
+				}
+				requests += iv.Requests
+			})
+		}
+		recs := []*Recorder{NewRecorder(2), NewRecorder(2)}
+		for _, r := range recs {
+			r.Rotate(c.NewInterval(), 0)
+		}
+		for second := range 3 {
+			for w, r := range recs {
+				for i := range 50 {
+					s := &Sample{Step: i / 25, Status: 200, Latency: time.Duration(1+i+w*100+second*1000) * time.Microsecond}
+					switch i % 10 {
+					case 3:
+						s.Status = 503
+					case 7:
+						s.Status, s.Failure, s.Latency = 0, httpx.FailureTimeout, time.Second
+					case 9:
+						s.Status, s.Failure = 0, httpx.FailureConnect
+					}
+					r.Record(s)
+					r.Check(s.Step, s.Status == 200)
+					want[s.Step].Count[ClassOf(s.Status, s.Failure)]++
+					if s.Status == 200 {
+						want[s.Step].Checks.Passed++
+					} else {
+						want[s.Step].Checks.Failed++
+					}
+					if second == 1 && i == 20 && w == 0 {
+						r.ResetTotals() // the end of a warmup, mid-interval
+					}
+				}
+				length := time.Second
+				if second == 2 {
+					length = 100 * time.Millisecond // a short tail, folded
+				}
+				c.Submit(second, length, r.Rotate(c.NewInterval(), 0))
+			}
+		}
+		c.Close()
+		return c.Series(), heard, requests
+	}
+	plain, _, _ := run(false)
+	points, heard, requests := run(true)
+	if !reflect.DeepEqual(plain, points) {
+		t.Errorf("per step, the series changed:\n%+v\nwant\n%+v", points, plain)
+	}
+	if requests != 300 {
+		t.Errorf("onInterval heard %d requests, want 300", requests)
+	}
+	for step, st := range heard {
+		w := want[step]
+		if st.Count != w.Count {
+			t.Errorf("step %d: counts %v, want %v", step, st.Count, w.Count)
+		}
+		if st.Checks != w.Checks {
+			t.Errorf("step %d: checks %+v, want %+v", step, st.Checks, w.Checks)
+		}
+		if n, w := st.Latency.TotalCount(), w.Count[ClassOK]+w.Count[Class5xx]+w.Count[ClassTimeout]; n != w {
+			t.Errorf("step %d: %d latencies, want %d (responses and timeouts)", step, n, w)
+		}
+	}
+	if want[0].Count[Class5xx] == 0 || want[1].Count[ClassFailed] == 0 {
+		t.Fatalf("the test's samples miss a class: %+v", want)
 	}
 }

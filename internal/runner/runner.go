@@ -46,6 +46,11 @@ type Options struct {
 	Seed uint64
 	// OnProgress, if set, hears about the run once a second.
 	OnProgress func(Progress)
+	// OnInterval, if set, hears every interval of the series with its
+	// figures per step (steps names them, by step ID), on the collector's
+	// goroutine: it must return quickly and not keep iv (see
+	// metrics.Collector.PerStep). The live metrics listen here.
+	OnInterval func(steps []engine.StepInfo, iv *metrics.Interval)
 	// Stop, if set, ends the load early when it is closed, as the end of
 	// the workload would: the run is not Interrupted (Ctrl-C is), and
 	// Result.Stopped says it was ended early. The capacity search ends a
@@ -247,6 +252,10 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 			}
 			opts.OnProgress(pr)
 		}
+	}
+	if opts.OnInterval != nil {
+		steps := cfg.Program.Steps
+		cfg.OnInterval = func(iv *metrics.Interval) { opts.OnInterval(steps, iv) }
 	}
 	// The load stops early if the server exits by itself.
 	runCtx, cancel := context.WithCancel(ctx)

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/runner"
+	"github.com/loadlab/loadlab/internal/telemetry"
+)
+
+// liveOutputs are a command's --metrics-addr and --output receivers; nil
+// when it has neither.
+type liveOutputs struct {
+	io      *stdio
+	live    *telemetry.Live
+	srv     *telemetry.Server
+	pushers []*telemetry.Pusher
+	linger  time.Duration
+
+	mu      sync.Mutex
+	lastRun int
+}
+
+// pushWait is how long the end of a command waits for the last pushes.
+const pushWait = 5 * time.Second
+
+// startLive starts serving and pushing before any load, so that a busy
+// port or a bad URL is an error before a request is sent.
+func startLive(io *stdio, f *quickFlags) (*liveOutputs, error) {
+	if f.metricsAddr == "" && len(f.outputs) == 0 {
+		return nil, nil
+	}
+	outs := make([]telemetry.Output, 0, len(f.outputs))
+	for _, s := range f.outputs {
+		o, err := telemetry.ParseOutput(s)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("run: --output %w", err))
+		}
+		outs = append(outs, o)
+	}
+	l := &liveOutputs{io: io, live: telemetry.New(), linger: f.metricsLinger}
+	if f.metricsAddr != "" {
+		srv, err := telemetry.Serve(f.metricsAddr, l.live)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("run: --metrics-addr %s: %w", f.metricsAddr, err))
+		}
+		l.srv = srv
+		if srv.Loopback {
+			_, port, _ := net.SplitHostPort(srv.Addr)
+			fmt.Fprintf(io.err, "loadlab: metrics at http://%s/metrics, on loopback only (--metrics-addr 0.0.0.0:%s serves other machines)\n", srv.Addr, port)
+		} else {
+			fmt.Fprintf(io.err, "loadlab: metrics at http://%s/metrics, open to other machines\n", srv.Addr)
+		}
+	}
+	for _, o := range outs {
+		p, err := telemetry.StartPush(o, l.live, telemetry.DefaultPushInterval)
+		if err != nil {
+			l.close()
+			return nil, usageError(fmt.Errorf("run: %w", err))
+		}
+		l.pushers = append(l.pushers, p)
+	}
+	return l, nil
+}
+
+// runStarted marks a run (quick mode, a plan) as going.
+func (l *liveOutputs) runStarted() {
+	if l != nil {
+		l.live.RunStarted()
+	}
+}
+
+// progress passes the server's figures on to the live metrics, and counts
+// an experiment's runs, before next hears pr.
+func (l *liveOutputs) progress(next func(runner.Progress)) func(runner.Progress) {
+	if l == nil {
+		return next
+	}
+	return func(pr runner.Progress) {
+		l.mu.Lock()
+		if pr.Run != 0 && pr.Run != l.lastRun {
+			l.lastRun = pr.Run
+			l.live.RunStarted()
+		}
+		l.mu.Unlock()
+		if pr.Server {
+			l.live.Server(pr.ServerCPU, pr.ServerRSS)
+		}
+		next(pr)
+	}
+}
+
+// onInterval is the runner's OnInterval: nil without live outputs, so the
+// engine keeps no figures per step.
+func (l *liveOutputs) onInterval() func([]engine.StepInfo, *metrics.Interval) {
+	if l == nil {
+		return nil
+	}
+	return l.live.Interval
+}
+
+// close ends the live outputs once the command's load is over: /metrics
+// waits for one more scrape (at most --metrics-linger), the pushers send
+// the final figures (at most 5 s), and their counts are said.
+func (l *liveOutputs) close() {
+	if l == nil {
+		return
+	}
+	l.live.RunEnded()
+	l.live.Finish()
+	if l.srv != nil {
+		if l.linger > 0 && !l.srv.WaitScraped(l.linger) {
+			fmt.Fprintf(l.io.err, "loadlab: /metrics was not scraped within --metrics-linger %s of the end\n", l.linger)
+		}
+		l.srv.Close()
+	}
+	for _, p := range l.pushers {
+		st := p.Close(pushWait)
+		fmt.Fprintf(l.io.err, "loadlab: output %s\n", st)
+	}
+}

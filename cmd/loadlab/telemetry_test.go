@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+// freePort returns a loopback address nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startPrometheus runs Debian's Prometheus on loopback, scraping scrape
+// every second as job "scraped" and taking remote-write; it returns its
+// address.
+func startPrometheus(t *testing.T, scrape string) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus is not installed (scripts/test-deps installs Debian's)")
+	}
+	dir := t.TempDir()
+	config := filepath.Join(dir, "prometheus.yml")
+	os.WriteFile(config, []byte(`global: { scrape_interval: 1s, scrape_timeout: 900ms }
+scrape_configs:
+  - job_name: scraped
+    static_configs: [ { targets: ["`+scrape+`"] } ]
+`), 0o644)
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
+	logf, _ := os.Create(filepath.Join(dir, "prometheus.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		logf.Close()
+		if t.Failed() {
+			log, _ := os.ReadFile(logf.Name())
+			t.Logf("prometheus log:\n%s", log)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return addr
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus not ready after 30 s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// promQuery returns the value of an instant query that yields one number
+// (NaN-free), or an error.
+func promQuery(addr, q string) (float64, error) {
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string
+		Error  string
+		Data   struct {
+			Result []struct {
+				Value [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, err
+	}
+	if body.Status != "success" || len(body.Data.Result) != 1 {
+		return 0, fmt.Errorf("%s: %s %s, %d results", q, body.Status, body.Error, len(body.Data.Result))
+	}
+	s, _ := body.Data.Result[0].Value[1].(string)
+	return strconv.ParseFloat(s, 64)
+}
+
+// TestLiveMetricsPrometheus: a real Prometheus scrapes --metrics-addr and
+// receives --output prometheus-rw; its query API gives the totals that
+// result.json holds, by either path.
+func TestLiveMetricsPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real Prometheus and a 3 s run")
+	}
+	metricsAddr := freePort(t)
+	prom := startPrometheus(t, metricsAddr)
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: live-shop
+target: `+url+`
+steps:
+  - get: /
+    name: home
+    expect: { status: 200 }
+  - get: /?status=503
+    name: broken
+    expect: { status: 200 }
+load: { closed: { vus: 2, duration: 3s } }
+thresholds:
+  - p95(latency) < 10s
+  - checks > 10%
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	_, stderr, code := cli(context.Background(), t, "run", plan, "--out", out,
+		"--metrics-addr", metricsAddr, "--metrics-linger", "10s",
+		"--output", "prometheus-rw=http://"+prom+"/api/v1/write")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "on loopback only") || !strings.Contains(stderr, " 0 dropped") {
+		t.Errorf("stderr does not say where metrics are served, or pushes were dropped:\n%s", stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Requests < 10 || s.Errors.Status5xx == 0 || s.Checks.Failed == 0 {
+		t.Fatalf("the run measured too little to compare: %+v", s)
+	}
+	for _, job := range []string{"scraped", "loadlab"} {
+		want := map[string]float64{
+			`sum(max_over_time(loadlab_requests_total{job="%s"}[5m]))`:                            float64(s.Requests),
+			`sum(max_over_time(loadlab_requests_total{job="%s",class="5xx"}[5m]))`:                float64(s.Errors.Status5xx),
+			`sum(max_over_time(loadlab_checks_total{job="%s",result="passed"}[5m]))`:              float64(s.Checks.Passed),
+			`sum(max_over_time(loadlab_checks_total{job="%s",result="failed"}[5m]))`:              float64(s.Checks.Failed),
+			`sum(max_over_time(loadlab_iterations_total{job="%s"}[5m]))`:                          float64(s.Iterations),
+			`sum(max_over_time(loadlab_request_duration_seconds_count{job="%s"}[5m]))`:            float64(s.Requests),
+			`sum(max_over_time(loadlab_request_duration_seconds_bucket{job="%s",le="+Inf"}[5m]))`: float64(s.Requests),
+		}
+		for q, w := range want {
+			q = fmt.Sprintf(q, job)
+			var got float64
+			var err error
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				if got, err = promQuery(prom, q); err == nil && got == w {
+					break
+				}
+			}
+			if err != nil || got != w {
+				t.Errorf("%s = %v (%v), want %v as in result.json", q, got, err, w)
+			}
+		}
+	}
+}
+
+// TestMetricsAddrBusy: a port already taken is a clear error before any
+// load is sent.
+func TestMetricsAddrBusy(t *testing.T) {
+	url, n := counting(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--metrics-addr", ln.Addr().String())
+	if code != 2 || !strings.Contains(stderr, "--metrics-addr") || !strings.Contains(stderr, "is in use") {
+		t.Errorf("exit %d, stderr %q: want a usage error naming --metrics-addr and the port in use", code, stderr)
+	}
+	if n.Load() != 0 {
+		t.Errorf("%d requests were sent before the error", n.Load())
+	}
+	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--output", "influx=http://127.0.0.1:1/")
+	if code != 2 || !strings.Contains(stderr, "unknown output") {
+		t.Errorf("exit %d, stderr %q: want a usage error for an unknown output", code, stderr)
+	}
+}
