@@ -43,6 +43,9 @@ type BoxVerdict struct {
 	// throughput at the plan's load (see Basis).
 	Basis Basis        `json:"basis"`
 	Boxes []BoxFigures `json:"boxes"`
+	// Unpriced are the boxes with no run done (every run failed: at its
+	// memory limit, say), left out of the arithmetic.
+	Unpriced []string `json:"unpriced,omitempty"`
 	// TargetRate is the plan's target_rate (req/s), and Options each kind
 	// of box serving it, cheapest first; absent without target_rate.
 	TargetRate float64       `json:"target_rate,omitempty"`
@@ -127,7 +130,7 @@ func boxesOf(op Param, prm *plan.Param) {
 }
 
 // boxVerdict is the verdict on the experiment's first param of boxes; nil
-// without one, or without a throughput for every box.
+// without one, or when no box has a run done.
 func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*result.Result) *BoxVerdict {
 	var prm *plan.Param
 	for i := range e.Params {
@@ -141,6 +144,7 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 		return nil
 	}
 	var figs []BoxFigures
+	var unpriced []string
 	for _, val := range prm.Values {
 		if val.Box == nil {
 			return nil
@@ -159,11 +163,20 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 			}
 		}
 		if best.Point == "" {
-			return nil // a box with no run done: nothing to compare it by
+			unpriced = append(unpriced, val.Label)
+			continue
 		}
 		figs = append(figs, best)
 	}
-	return BoxesFrom(prm.Name, figs, e.TargetRate)
+	if len(figs) == 0 {
+		return nil
+	}
+	bv := BoxesFrom(prm.Name, figs, e.TargetRate)
+	if len(unpriced) > 0 {
+		bv.Unpriced = unpriced
+		bv.Text = append(bv.Text, fmt.Sprintf("not priced, with no run done (each failed; see the runs): %s", strings.Join(unpriced, ", ")))
+	}
+	return bv
 }
 
 // BoxesFrom is the cost verdict on boxes from their figures: each box's
