@@ -43,6 +43,10 @@ type BoxVerdict struct {
 	// throughput at the plan's load (see Basis).
 	Basis Basis        `json:"basis"`
 	Boxes []BoxFigures `json:"boxes"`
+	// Unpriced are the boxes with no run done (every run failed: at its
+	// memory limit, say) or that served nothing, left out of the
+	// arithmetic.
+	Unpriced []string `json:"unpriced,omitempty"`
 	// TargetRate is the plan's target_rate (req/s), and Options each kind
 	// of box serving it, cheapest first; absent without target_rate.
 	TargetRate float64       `json:"target_rate,omitempty"`
@@ -127,7 +131,7 @@ func boxesOf(op Param, prm *plan.Param) {
 }
 
 // boxVerdict is the verdict on the experiment's first param of boxes; nil
-// without one, or without a throughput for every box.
+// without one, or when no box has a run done.
 func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*result.Result) *BoxVerdict {
 	var prm *plan.Param
 	for i := range e.Params {
@@ -141,6 +145,7 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 		return nil
 	}
 	var figs []BoxFigures
+	var unpriced []string
 	for _, val := range prm.Values {
 		if val.Box == nil {
 			return nil
@@ -159,11 +164,20 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 			}
 		}
 		if best.Point == "" {
-			return nil // a box with no run done: nothing to compare it by
+			unpriced = append(unpriced, val.Label)
+			continue
 		}
 		figs = append(figs, best)
 	}
-	return BoxesFrom(prm.Name, figs, e.TargetRate)
+	if len(figs) == 0 {
+		return nil
+	}
+	bv := BoxesFrom(prm.Name, figs, e.TargetRate)
+	if len(unpriced) > 0 {
+		bv.Unpriced = append(bv.Unpriced, unpriced...)
+		bv.Text = append(bv.Text, fmt.Sprintf("not priced, with no run done (each failed; see the runs): %s", strings.Join(unpriced, ", ")))
+	}
+	return bv
 }
 
 // BoxesFrom is the cost verdict on boxes from their figures: each box's
@@ -179,17 +193,23 @@ func BoxesFrom(param string, figs []BoxFigures, target float64) *BoxVerdict {
 		}
 	}
 	var boxes []cost.Box
+	var idle []string
 	most := 0.0
 	for _, f := range figs {
 		f.Rate = f.Capacity
 		if bv.Basis == BasisThroughput {
 			f.Rate = f.Throughput
 		}
+		if !(f.Rate > 0) {
+			idle = append(idle, f.Box) // its cost per request is infinite, which JSON cannot hold
+			continue
+		}
 		f.PerMillion = cost.PerMillion(f.PricePerHour, f.Rate)
 		bv.Boxes = append(bv.Boxes, f)
 		boxes = append(boxes, cost.Box{Name: f.Box, PricePerHour: f.PricePerHour, Capacity: f.Rate})
 		most = math.Max(most, f.Rate)
 	}
+	bv.Unpriced = idle
 	if !(most > 0) {
 		bv.Text = []string{"no box served a request: there is nothing to price"}
 		return bv
@@ -203,6 +223,9 @@ func BoxesFrom(param string, figs []BoxFigures, target float64) *BoxVerdict {
 	bv.Bands, bv.BandsCut = cost.Bands(boxes, bv.Horizon)
 	bv.Crossovers = cost.Crossovers(boxes, bv.Bands)
 	bv.Text = boxText(bv)
+	if len(idle) > 0 {
+		bv.Text = append(bv.Text, fmt.Sprintf("not priced, having served nothing: %s", strings.Join(idle, ", ")))
+	}
 	return bv
 }
 

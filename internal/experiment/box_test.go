@@ -103,3 +103,44 @@ func TestBoxesFromCapacity(t *testing.T) {
 		t.Errorf("mixed: %+v", bv)
 	}
 }
+
+// A box whose every run failed (killed at its memory limit, say) is named
+// as not priced; the others are still priced.
+func TestBoxWithNoRuns(t *testing.T) {
+	p := load(t, boxPlan)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 1)
+	o := newOutcome(p, 1, points, len(order))
+	for _, s := range order {
+		if points[s.Point].Labels["box"] == "2x" {
+			o.results[s.Index] = fake(100, 20)
+		}
+	}
+	o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+	bv := o.Verdict.Boxes
+	if bv == nil || len(bv.Boxes) != 1 || bv.Boxes[0].Box != "2x" || len(bv.Unpriced) != 1 || bv.Unpriced[0] != "1x" {
+		t.Fatalf("%+v", bv)
+	}
+	if last := bv.Text[len(bv.Text)-1]; last != "not priced, with no run done (each failed; see the runs): 1x" {
+		t.Errorf("last line %q", last)
+	}
+}
+
+// A box that served nothing is not priced (its cost per request would be
+// infinite, which experiment.json cannot hold), and the verdict encodes.
+func TestBoxThatServedNothing(t *testing.T) {
+	bv := BoxesFrom("box", []BoxFigures{{Box: "1x", Point: "box=1x", PricePerHour: 0.05, Throughput: 0}, {Box: "2x", Point: "box=2x", PricePerHour: 0.10, Throughput: 340}}, 500)
+	if len(bv.Boxes) != 1 || bv.Boxes[0].Box != "2x" || len(bv.Unpriced) != 1 || bv.Unpriced[0] != "1x" || len(bv.Options) != 1 {
+		t.Fatalf("%+v", bv)
+	}
+	if last := bv.Text[len(bv.Text)-1]; last != "not priced, having served nothing: 1x" {
+		t.Errorf("last line %q", last)
+	}
+	if _, err := json.Marshal(bv); err != nil {
+		t.Error(err)
+	}
+	bv = BoxesFrom("box", []BoxFigures{{Box: "1x", Point: "box=1x", PricePerHour: 0.05}}, 0)
+	if _, err := json.Marshal(bv); err != nil || len(bv.Text) != 1 {
+		t.Errorf("%+v: %v", bv, err)
+	}
+}
