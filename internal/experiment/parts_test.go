@@ -121,3 +121,46 @@ repeat: 3
 		t.Errorf("steps %+v, step changes %+v", v.Steps, v.StepChanges)
 	}
 }
+
+// TestScenarioVerdicts: runs of two scenarios get a verdict for each, from
+// its own totals, and step names say their scenario.
+func TestScenarioVerdicts(t *testing.T) {
+	p := load(t, `
+target: http://127.0.0.1:1
+scenarios:
+  signup: { load: { open: { rate: 10/s, max_vus: 5, duration: 1s } }, steps: [ { get: /a, name: post } ] }
+  browse: { load: { closed: { vus: 2, duration: 1s } }, steps: [ { get: /b, name: home } ] }
+params: { mode: [a, b] }
+repeat: 5
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 5, 3)
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		signup := 10.0
+		if points[s.Point].Labels["mode"] == "b" {
+			signup = 30
+		}
+		j := float64(s.Rep) * 0.1
+		sum := func(p95 float64) result.Summary {
+			return result.Summary{Requests: 10, Responses: 10, WindowS: 1, WindowResponses: 10, Latency: result.Percentiles{Count: 10, P50: p95 + j, P95: p95 + j, P99: p95 + j}}
+		}
+		r := fake(100, 20)
+		r.Steps = []result.Step{{Scenario: "signup", Name: "post", Summary: sum(signup)}, {Scenario: "browse", Name: "home", Summary: sum(5)}}
+		r.Scenarios = []result.ScenarioTotals{{Scenario: "signup", Load: "open", Summary: sum(signup)}, {Scenario: "browse", Load: "closed", Summary: sum(5)}}
+		results[i] = r
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if len(v.Steps) != 2 || v.Steps[0].Name != "signup/post" || len(v.Scenarios) != 2 || v.Scenarios[0].Name != "signup" || v.Scenarios[0].Step != "" {
+		t.Fatalf("steps %+v\nscenarios %+v", v.Steps, v.Scenarios)
+	}
+	if r := v.Scenarios[0].Table(FigureP95).Rows[1]; !r.Significant || math.Round(100*r.Delta) != 194 {
+		t.Errorf("signup p95 at mode=b %+v, want +194%%", r)
+	}
+	if r := v.Scenarios[1].Table(FigureP95).Rows[1]; r.Change == nil || r.Significant || r.Delta != 0 {
+		t.Errorf("browse p95 at mode=b %+v, want no change", r)
+	}
+	if len(v.StepChanges) != 1 || v.StepChanges[0].Step != "signup/post" {
+		t.Errorf("step changes %+v", v.StepChanges)
+	}
+}

@@ -99,6 +99,8 @@ func measure(t *Threshold, r *result.Result, h Histograms, server ServerFigures)
 	switch {
 	case info.distribution:
 		return distribution(t, r, h)
+	case (t.Metric == Iterations || t.Metric == Dropped) && t.Filters.Scenario != "":
+		return scenarioCount(t, r)
 	case t.Metric == Iterations:
 		return measurement{value: float64(r.Summary.Iterations)}
 	case t.Metric == Dropped:
@@ -107,6 +109,36 @@ func measure(t *Threshold, r *result.Result, h Histograms, server ServerFigures)
 		return checks(t, r)
 	}
 	return requestCounts(t, r)
+}
+
+// scenarioCount measures iterations or dropped of one scenario: its own
+// totals when the run had several scenarios, the run's when it had that
+// one alone. Arrivals are dropped before a scenario is picked by weight,
+// so only a scenario with a load of its own has dropped arrivals of its
+// own.
+func scenarioCount(t *Threshold, r *result.Result) measurement {
+	for _, sc := range r.Scenarios {
+		if sc.Scenario != t.Filters.Scenario {
+			continue
+		}
+		if t.Metric == Iterations {
+			return measurement{value: float64(sc.Summary.Iterations)}
+		}
+		if sc.Load == "" {
+			return missing("dropped arrivals are counted per scenario only when each scenario has a load of its own; scenario %s shares the plan's", sc.Scenario)
+		}
+		return measurement{value: float64(sc.Summary.Dropped)}
+	}
+	for _, st := range r.Steps {
+		if st.Scenario == t.Filters.Scenario {
+			// The run's only scenario: its totals are the run's.
+			if t.Metric == Iterations {
+				return measurement{value: float64(r.Summary.Iterations)}
+			}
+			return measurement{value: float64(r.Summary.Dropped)}
+		}
+	}
+	return missing("scenario=%s matches no scenario of the run", quoteWord(t.Filters.Scenario))
 }
 
 func serverFigure(m Metric, server ServerFigures) measurement {

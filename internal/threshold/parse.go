@@ -249,6 +249,8 @@ func (p *parser) filter() error {
 	switch {
 	case !p.info.filters:
 		return p.errAt(keyStart, "%s is measured for the whole run and takes no filters", name)
+	case key != "scenario" && (name == Iterations || name == Dropped):
+		return p.errAt(keyStart, "%s is counted per scenario, not per step or status class: it takes scenario= only, as in %s(scenario=checkout)", name, name)
 	case key == "status" && !p.info.status:
 		return p.errAt(keyStart, "%s is not recorded by status class; status= applies to latency, service_time, error_rate, rate and requests", name)
 	}

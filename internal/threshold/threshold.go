@@ -175,8 +175,9 @@ var metricTable = [...]metricInfo{
 	{Checks, Fraction, false, true, false, "checks passed", "checks > 99%"},
 	{Rate, PerSecond, false, true, true, "rate", "rate > 100/s"},
 	{Requests, Count, false, true, true, "requests", "requests > 1000"},
-	{Iterations, Count, false, false, false, "iterations", "iterations > 100"},
-	{Dropped, Count, false, false, false, "dropped arrivals", "dropped < 1"},
+	// Iterations and dropped arrivals are counted per scenario: scenario= only.
+	{Iterations, Count, false, true, false, "iterations", "iterations > 100"},
+	{Dropped, Count, false, true, false, "dropped arrivals", "dropped < 1"},
 	{ServerCPUAvg, Fraction, false, false, false, "server.cpu.avg", "server.cpu.avg < 80%"},
 	{ServerCPUPeak, Fraction, false, false, false, "server.cpu.peak", "server.cpu.peak < 150%"},
 	{ServerRSSAvg, Bytes, false, false, false, "server.rss.avg", "server.rss.avg < 2GiB"},
