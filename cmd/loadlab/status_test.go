@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/result"
@@ -107,5 +110,29 @@ func TestStatusCounts(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(kept[0]); !strings.HasPrefix(string(b), "HTTP/1.1 413 Payload Too Large\r\n") {
 		t.Errorf("kept response %q", b)
+	}
+}
+
+// TestPlanHostHeader: a plan may set Host, for virtual hosts behind one
+// address, as quick mode's -H does; the request goes to the target's
+// address with that Host.
+func TestPlanHostHeader(t *testing.T) {
+	var mu sync.Mutex
+	var hosts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.Host)
+		mu.Unlock()
+		io.WriteString(w, "vhost "+r.Host)
+	}))
+	t.Cleanup(srv.Close)
+	plan := writePlan(t, map[string]string{"plan.yaml": "target: " + srv.URL + "\nhttp:\n  headers: { Host: shop.test }\nsteps:\n  - get: /\n    expect: { contains: vhost shop.test }\n  - get: /api\n    headers: { host: api.shop.test }\n    expect: { contains: vhost api.shop.test }\nload: { closed: { vus: 1, iterations: 1 } }\n"})
+	if _, stderr, code := cli(context.Background(), t, "run", plan); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(hosts, " ") != "shop.test api.shop.test" {
+		t.Errorf("hosts %q", hosts)
 	}
 }
