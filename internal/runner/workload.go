@@ -64,7 +64,7 @@ func Workload(p *plan.Plan) (engine.Workload, result.Settings, error) {
 // clear line before any load is sent.
 func preflight(ctx context.Context, t *httpx.Origin, timeout time.Duration) error {
 	d := net.Dialer{Timeout: min(timeout, 10*time.Second)}
-	conn, err := d.DialContext(ctx, "tcp", t.Addr.String())
+	conn, err := t.Dial(ctx, &d)
 	if err != nil {
 		return fmt.Errorf("cannot connect to %s: %w", t.Host, unwrapOp(err))
 	}
