@@ -78,6 +78,7 @@ func (v *VU) CheckFailed(step int, check string, x *httpx.Exchange, err error, s
 				secrets = p.Secrets(v, nil)
 			}
 			f.Response = failure.Keep(x.Status, x.Header, x.Body, secrets)
+			f.Response.Reason = string(x.Reason())
 		}
 	}
 	if err != nil {
@@ -217,6 +218,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 	}
 	s.Connect = x.ConnectTime()
 	s.TLS, s.TLSResumed = x.TLSTime(), x.TLSResumed
+	s.Reason = x.Reason()
 	s.Bytes, s.Coded, s.Decoded = x.BodyBytes, x.Decoded, x.DecodedBytes
 	w.rec.Record(s)
 

@@ -45,6 +45,9 @@ type Response struct {
 	// Secrets are values known only while the VU ran (captured tokens), to
 	// mask with the plan's own.
 	Secrets []string
+	// Reason is the status line's reason phrase as the server wrote it;
+	// empty: Go's wording for the status.
+	Reason string
 }
 
 // Keep copies a response: header and body may be the engine's buffers.
@@ -103,7 +106,10 @@ func (r *Response) Mask(secrets []string) Masked {
 	if cut {
 		fmt.Fprintf(&head, "X-Loadlab-Kept: the first %d of %d bytes of the body\r\n", MaxBody, r.Size)
 	}
-	reason := http.StatusText(r.Status)
+	reason := r.Reason
+	if reason == "" {
+		reason = http.StatusText(r.Status)
+	}
 	msg := "HTTP/1.1 " + strconv.Itoa(r.Status) + " " + reason + "\r\n" + head.String() + "\r\n" + body
 	return Masked{Message: msg, Body: body, ContentType: contentType}
 }

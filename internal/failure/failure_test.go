@@ -83,6 +83,16 @@ func TestMask(t *testing.T) {
 	}
 }
 
+// TestMaskKeepsTheReasonPhrase: the kept response's status line is the
+// server's, not Go's wording for the code.
+func TestMaskKeepsTheReasonPhrase(t *testing.T) {
+	r := Keep(413, []byte("Content-Length: 0\r\n"), nil, nil)
+	r.Reason = "Payload Too Large"
+	if m := r.Mask(nil); !strings.HasPrefix(m.Message, "HTTP/1.1 413 Payload Too Large\r\n") {
+		t.Errorf("message %q", m.Message)
+	}
+}
+
 func TestFileName(t *testing.T) {
 	taken := map[string]bool{}
 	for _, tt := range []struct{ scenario, step, want string }{

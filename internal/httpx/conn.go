@@ -43,6 +43,9 @@ type Exchange struct {
 	// (an abbreviated handshake, from a ticket) rather than a full one.
 	TLSResumed bool
 
+	reason    [maxReason]byte // the status line's reason phrase: Reason
+	reasonLen uint8
+
 	Status    int
 	Header    []byte // raw header lines, when Keep; valid until the Handler returns
 	Body      []byte // the body, when Keep; valid until the Handler returns
@@ -62,8 +65,13 @@ func (x *Exchange) reset(now time.Duration) {
 	x.Start, x.ConnectStart, x.ConnectEnd, x.Sent, x.FirstByte, x.End = now, 0, 0, 0, 0, 0
 	x.Status, x.Header, x.Body, x.BodyBytes, x.Decoded, x.DecodedBytes = 0, nil, nil, 0, false, 0
 	x.Err, x.Failure, x.Retried, x.Reused = nil, FailureNone, false, false
-	x.TLSEnd, x.TLSResumed = 0, false
+	x.TLSEnd, x.TLSResumed, x.reasonLen = 0, false, 0
 }
+
+// Reason is the response's reason phrase as the server wrote it ("Payload
+// Too Large"; its first 64 bytes), empty when it wrote none. It is valid
+// until the exchange is reused.
+func (x *Exchange) Reason() []byte { return x.reason[:x.reasonLen] }
 
 // ConnectTime is how long the exchange spent opening its connection.
 func (x *Exchange) ConnectTime() time.Duration {
@@ -248,6 +256,7 @@ func (c *Conn) complete() {
 	x := c.x
 	x.End = c.loop.Now()
 	x.Status = c.p.Status
+	x.reasonLen = uint8(copy(x.reason[:], c.p.Reason()))
 	x.BodyBytes = c.p.BodyBytes
 	if x.Keep {
 		// A body-less answer (HEAD, 204, 304) may name the coding its body

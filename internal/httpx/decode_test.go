@@ -3,8 +3,12 @@ package httpx
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/flate"
@@ -131,4 +135,36 @@ func TestParserCodings(t *testing.T) {
 			t.Errorf("%q: codings %v chunked %v close %v; want %s %v %v", c.head, got, p.Chunked, p.Close, c.codings, c.chunked, c.close)
 		}
 	}
+}
+
+// TestLoopTransferCodings: a body in "Transfer-Encoding: gzip, chunked" is
+// unchunked and decoded; one in "chunked, gzip" (chunked not last) is read
+// until the server closes (RFC 9112 §6.3) and decoded, not counted as a
+// reset. Both engines.
+func TestLoopTransferCodings(t *testing.T) {
+	page := bytes.Repeat([]byte("<p>a page</p>"), 500)
+	gz := encode(t, "gzip", page)
+	var chunked bytes.Buffer
+	for rest := gz; len(rest) > 0; {
+		n := min(len(rest), 1000)
+		fmt.Fprintf(&chunked, "%x\r\n%s\r\n", n, rest[:n])
+		rest = rest[n:]
+	}
+	chunked.WriteString("0\r\n\r\n")
+	answers := map[string]string{
+		"gzip, chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" + chunked.String(),
+		"chunked, gzip": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n" + string(gz),
+	}
+	forEachEngine(t, func(t *testing.T, engine Engine) {
+		l := startLoop(t, Options{Timeout: 5 * time.Second, Engine: engine})
+		for name, answer := range answers {
+			t.Run(name, func(t *testing.T) {
+				tg := target(t, serveOnce(t, func(c *net.TCPConn) { io.WriteString(c, answer) }))
+				x := do(t, l, l.NewConn(tg), get(tg, "/", true))
+				if x.Err != nil || x.Status != 200 || !x.Decoded || !bytes.Equal(x.Body, page) || x.BodyBytes != int64(len(gz)) {
+					t.Errorf("%v %d decoded %v: %d bytes (%d on the wire), want the %d-byte page from %d", x.Err, x.Status, x.Decoded, len(x.Body), x.BodyBytes, len(page), len(gz))
+				}
+			})
+		}
+	})
 }

@@ -3,6 +3,7 @@ package httpx
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -291,6 +292,77 @@ func TestEarlyResponseNeverReadBody(t *testing.T) {
 		next := do(t, l, c, get(tg, "/", true))
 		if next.Err != nil || next.Status != 200 || string(next.Body) != "ok" || next.Reused {
 			t.Errorf("the next request: %v %d %q reused %v, want 200 on a fresh connection", next.Err, next.Status, next.Body, next.Reused)
+		}
+	})
+}
+
+// TestEarlyResponseRequestBytesReused: the handler of an early response
+// reuses its request's bytes at once (as a VU builds its next request in
+// the same buffer) and sends the next request elsewhere. No engine may go
+// on writing the old request from those bytes: the server, reading the
+// rest of the body after answering, must never see the new ones.
+func TestEarlyResponseRequestBytesReused(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, engine Engine) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		saw := make(chan string, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			r := bufio.NewReader(c)
+			for {
+				line, err := r.ReadSlice('\n')
+				if err != nil {
+					return
+				}
+				if len(line) == 2 {
+					break
+				}
+			}
+			io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n")
+			time.Sleep(200 * time.Millisecond) // the handler has rewritten the bytes by now
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			rest, _ := io.ReadAll(r)
+			if i := bytes.IndexByte(rest, 'Z'); i >= 0 {
+				saw <- fmt.Sprintf("new bytes at %d of the %d read after the answer", i, len(rest))
+				return
+			}
+			saw <- ""
+		}()
+		l := startLoop(t, Options{Timeout: 3 * time.Second, Engine: engine})
+		tg := target(t, "http://"+ln.Addr().String()+"/")
+		r := Request{Method: "POST", Target: "/", Host: tg.Host, Body: bytes.Repeat([]byte("x"), 32<<20)}
+		x := &Exchange{Request: r.Append(nil)}
+		done := make(chan struct{})
+		l.Post(func() {
+			l.NewConn(tg).Do(x, handlerFunc(func(*Conn, *Exchange) {
+				for i := range x.Request {
+					x.Request[i] = 'Z'
+				}
+				close(done)
+			}))
+		})
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no answer")
+		}
+		if x.Status != 413 {
+			t.Fatalf("status %d (%v)", x.Status, x.Err)
+		}
+		select {
+		case msg := <-saw:
+			if msg != "" {
+				t.Error(msg)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the server did not finish reading")
 		}
 	})
 }

@@ -16,6 +16,10 @@ type Origin struct {
 	Host   string         // host[:port] as written in the URL: the Host header and TLS server name
 	Addr   netip.AddrPort // where connections go
 	TLS    *tls.Config    // nil for plain HTTP
+	// Addrs are every address the host resolved to, in the order Dial
+	// tries them: IPv4 first, then IPv6, each in the resolver's order. Addr
+	// is the first until Dial finds another that answers.
+	Addrs []netip.AddrPort
 
 	h2Streams int // HTTP/2: Conns of a loop per connection (UseHTTP2); 0 for HTTP/1.1
 
@@ -55,23 +59,62 @@ func ResolveOrigin(ctx context.Context, u *url.URL, insecure bool) (*Origin, err
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil {
-		addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		addrs, err := lookupNetIP(ctx, "ip", host)
 		if err != nil {
 			return nil, fmt.Errorf("resolve %s: %w", host, err)
 		}
 		if len(addrs) == 0 {
 			return nil, fmt.Errorf("resolve %s: no addresses", host)
 		}
-		addr = addrs[0]
-		for _, a := range addrs { // prefer IPv4, as curl and browsers mostly end up doing on loopback
-			if a.Is4() || a.Is4In6() {
-				addr = a
-				break
+		// IPv4 first, as curl and browsers mostly end up doing on
+		// loopback; the IPv6 ones after, so that a server on ::1 alone
+		// is still found (Dial).
+		v4 := func(a netip.Addr) bool { return a.Is4() || a.Is4In6() }
+		for _, first := range []bool{true, false} {
+			for _, a := range addrs {
+				if v4(a) == first {
+					t.Addrs = append(t.Addrs, netip.AddrPortFrom(a.Unmap().WithZone(a.Zone()), uint16(p)))
+				}
 			}
 		}
+		t.SetAddr(t.Addrs[0])
+		return t, nil
 	}
 	t.SetAddr(netip.AddrPortFrom(addr.Unmap().WithZone(addr.Zone()), uint16(p)))
+	t.Addrs = []netip.AddrPort{t.Addr}
 	return t, nil
+}
+
+// lookupNetIP resolves names; tests replace it.
+var lookupNetIP = net.DefaultResolver.LookupNetIP
+
+// Dial connects to the first of Addrs that accepts a connection, in order,
+// and makes it the origin's Addr, where every connection of the load then
+// goes: a name that resolves to 127.0.0.1 and ::1 reaches a server that
+// listens on either. It returns the connection, for the caller to use or
+// close, or the first address's error when none accepts.
+func (t *Origin) Dial(ctx context.Context, d *net.Dialer) (net.Conn, error) {
+	addrs := t.Addrs
+	if len(addrs) == 0 {
+		addrs = []netip.AddrPort{t.Addr}
+	}
+	var first error
+	for _, a := range addrs {
+		conn, err := d.DialContext(ctx, "tcp", a.String())
+		if err == nil {
+			if a != t.Addr {
+				t.SetAddr(a)
+			}
+			return conn, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
 }
 
 // SetAddr points the origin at addr.

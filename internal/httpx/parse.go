@@ -70,7 +70,19 @@ type Parser struct {
 	ce, te  []byte
 	teSeen  bool
 	codings [][]byte
+
+	// The status line's reason phrase ("Payload Too Large"), its first
+	// maxReason bytes, kept without an allocation.
+	reason    [maxReason]byte
+	reasonLen uint8
 }
+
+// maxReason bounds the reason phrase kept.
+const maxReason = 64
+
+// Reason is the status line's reason phrase, as the server wrote it (its
+// first 64 bytes); valid until the next Reset.
+func (p *Parser) Reason() []byte { return p.reason[:p.reasonLen] }
 
 // Codings are the codings of the response's body in the order the server
 // applied them (decode them in reverse), identity left out; valid until the
@@ -88,7 +100,7 @@ const (
 func (p *Parser) Reset(head, keep bool) {
 	p.head, p.keep = head, keep
 	p.state = stStatus
-	p.Status, p.Minor = 0, 1
+	p.Status, p.Minor, p.reasonLen = 0, 1, 0
 	p.Length = -1
 	p.Chunked, p.Close, p.keepAlive, p.sawLength = false, false, false, false
 	p.headerBytes = 0
@@ -263,6 +275,10 @@ func (p *Parser) statusLine(line []byte) error {
 		return protoErr("bad status code in %q", clip(line))
 	}
 	p.Status = code
+	p.reasonLen = 0
+	if len(line) > 13 {
+		p.reasonLen = uint8(copy(p.reason[:], bytes.TrimSpace(line[13:])))
+	}
 	p.state = stHeader
 	return nil
 }

@@ -173,3 +173,23 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+// TestParserReason: the reason phrase is the server's, whole up to 64 bytes,
+// and the final response's after a 100 Continue.
+func TestParserReason(t *testing.T) {
+	for raw, want := range map[string]string{
+		"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n":                    "Payload Too Large",
+		"HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n":                                      "",
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Made It\r\nContent-Length: 0\r\n\r\n": "Made It",
+		"HTTP/1.1 500 " + strings.Repeat("x", 100) + "\r\nContent-Length: 0\r\n\r\n":     strings.Repeat("x", 64),
+	} {
+		var p Parser
+		p.Reset(false, false)
+		if _, err := p.Feed([]byte(raw)); err != nil || !p.Done() {
+			t.Fatalf("%q: %v done %v", raw, err, p.Done())
+		}
+		if got := string(p.Reason()); got != want {
+			t.Errorf("%q: reason %q, want %q", raw, got, want)
+		}
+	}
+}

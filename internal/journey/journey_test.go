@@ -138,6 +138,11 @@ func TestBuild(t *testing.T) {
 			want: "POST /ping HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nContent-Length: 0\r\n\r\n",
 		},
 		{
+			name: "a Host of its own: a virtual host behind the target's address",
+			step: &Step{Path: f.tpl("/"), KeepAlive: true, Headers: []Field{{"Host", f.tpl("api.shop.test")}}},
+			want: "GET / HTTP/1.1\r\nUser-Agent: loadlab\r\nHost: api.shop.test\r\n\r\n",
+		},
+		{
 			name:  "a path with spaces is escaped",
 			step:  &Step{Path: f.tpl("/search/{{ token }}"), KeepAlive: true},
 			token: "a b#c",
@@ -291,6 +296,7 @@ func TestRedirect(t *testing.T) {
 		want    string // the request that follows; empty: none
 		target  *httpx.Origin
 		wantErr string
+		host    bool // the step sets Host: vhost.test
 	}{
 		{
 			name:   "303 turns a POST into a GET, keeps the cookie it set",
@@ -312,6 +318,20 @@ func TestRedirect(t *testing.T) {
 			target: f.other,
 		},
 		{
+			name:   "to another known host: the step's own Host stays behind",
+			host:   true,
+			x:      httpx.Exchange{Status: 302, Header: []byte("Location: http://sso.test/start\r\n")},
+			want:   "GET /start HTTP/1.1\r\nHost: sso.test\r\nUser-Agent: loadlab\r\nAccept: text/html\r\n\r\n",
+			target: f.other,
+		},
+		{
+			name:   "to the same host: the step's own Host goes too",
+			host:   true,
+			x:      httpx.Exchange{Status: 302, Header: []byte("Location: /next\r\n")},
+			want:   "GET /next HTTP/1.1\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\nHost: vhost.test\r\n\r\n",
+			target: f.target,
+		},
+		{
 			name:    "to a host the plan does not name",
 			x:       httpx.Exchange{Status: 302, Header: []byte("Location: https://evil.test/\r\n")},
 			wantErr: "redirect to https://evil.test, a host the plan does not name",
@@ -322,7 +342,11 @@ func TestRedirect(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := f.step(post())
+			step := post()
+			if tt.host {
+				step.Headers = append(step.Headers, Field{"Host", f.tpl("vhost.test")})
+			}
+			st := f.step(step)
 			s := f.state(0, 0)
 			if _, err := st.Build(s, nil); err != nil {
 				t.Fatal(err)

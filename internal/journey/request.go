@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/engine"
@@ -59,6 +60,7 @@ type Step struct {
 type header struct {
 	Field
 	credential bool
+	host       bool // a Host header: a virtual host of the step's target
 	static     string
 	isStatic   bool
 }
@@ -70,7 +72,7 @@ func (st *Step) Request(r *Runner) *engine.RequestStep {
 	st.headers = st.headers[:0]
 	for _, h := range st.Headers {
 		st.writer.Own(h.Name)
-		x := header{Field: h, credential: secret.Name(h.Name)}
+		x := header{Field: h, credential: secret.Name(h.Name), host: strings.EqualFold(h.Name, "Host")}
 		if text, ok := h.Value.Static(); ok && httpx.CheckHeaderValue(text) == nil {
 			x.static, x.isStatic = text, true
 		}
@@ -149,12 +151,20 @@ func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
 
 // encode writes the request line, headers and body with httpx's writer.
 func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, body []byte, hasBody bool) ([]byte, error) {
-	dst = st.writer.AppendStart(dst, method, s.path, t.Host)
+	w := &st.writer
+	if t != st.Target && w.OwnHost {
+		// The step's Host names a virtual host of its own target; a
+		// redirect to another host gets that host's name.
+		other := *w
+		other.OwnHost = false
+		w = &other
+	}
+	dst = w.AppendStart(dst, method, s.path, t.Host)
 	var err error
 	for i := range st.headers {
 		h := &st.headers[i]
-		if t != st.Target && h.credential {
-			continue // credentials do not follow a redirect to another host
+		if t != st.Target && (h.credential || h.host) {
+			continue // credentials and the Host do not follow a redirect to another host
 		}
 		dst = httpx.StartHeader(dst, h.Name)
 		if h.isStatic { // checked once, in Request
@@ -170,7 +180,7 @@ func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, bod
 		}
 	}
 	dst = s.jar.AppendHeader(dst, t.Host, pathOnly(s.path), t.TLS != nil, time.Now())
-	return st.writer.AppendEnd(dst, method, body, hasBody), nil
+	return w.AppendEnd(dst, method, body, hasBody), nil
 }
 
 func pathOnly(p []byte) string {

@@ -88,29 +88,28 @@ type Sample struct {
 	Service time.Duration
 	TTFB    time.Duration
 	Connect time.Duration // zero when the connection was reused
-	// TLS is the new connection's TLS handshake (zero: none), and
-	// TLSResumed says it resumed a session.
-	TLS        time.Duration
-	TLSResumed bool
-	Bytes      int64
+	Bytes   int64
 	// Coded says the body came in content codings (httpx.Exchange.Decoded)
 	// and Decoded is its size once they were undone.
 	Coded   bool
 	Decoded int64
+
+	// TLS is the new connection's TLS handshake (zero: none), and
+	// TLSResumed says it resumed a session.
+	TLS        time.Duration
+	TLSResumed bool
+	// Reason is the status line's reason phrase, as the server wrote it;
+	// valid during Record only.
+	Reason []byte
 }
 
 // StepTotals are one step's figures.
 type StepTotals struct {
-	Latency [NumClasses]*hdr.Histogram
-	Service [NumClasses]*hdr.Histogram
-	TTFB    *hdr.Histogram // responses only
-	// Connect and TLS time the step's new connections and their TLS
-	// handshakes (nil until one), Resumed counts the handshakes that
-	// resumed a session.
-	Connect, TLS *hdr.Histogram
-	Resumed      int64
-	Count        [NumClasses]int64
-	Failures     [numFailures]int64 // by httpx.Failure
+	Latency  [NumClasses]*hdr.Histogram
+	Service  [NumClasses]*hdr.Histogram
+	TTFB     *hdr.Histogram // responses only
+	Count    [NumClasses]int64
+	Failures [numFailures]int64 // by httpx.Failure
 	// Example is the first failure's message of each class, to say why.
 	Example [numFailures]string
 	// FirstStatus is the first 4xx and the first 5xx status seen, to say
@@ -124,6 +123,35 @@ type StepTotals struct {
 	// FirstFailed is the first check of the step that failed, with what the
 	// server answered, to show why; nil when none failed.
 	FirstFailed *FailedCheck
+
+	// Connect and TLS time the step's new connections and their TLS
+	// handshakes (nil until one), Resumed counts the handshakes that
+	// resumed a session.
+	Connect, TLS *hdr.Histogram
+	Resumed      int64
+	// Statuses counts the responses by status code, in the order first seen.
+	Statuses []StatusCount
+	// FirstReason is the reason phrase of FirstStatus's responses, as the
+	// server wrote it.
+	FirstReason [2]string
+}
+
+// StatusCount is how many responses had one status code.
+type StatusCount struct {
+	Code int
+	N    int64
+}
+
+// countStatus adds n responses of status code to counts: a linear search,
+// since a step sees few distinct codes.
+func countStatus(counts []StatusCount, code int, n int64) []StatusCount {
+	for i := range counts {
+		if counts[i].Code == code {
+			counts[i].N += n
+			return counts
+		}
+	}
+	return append(counts, StatusCount{code, n})
 }
 
 // Checks count the outcomes of a step's expectations.
@@ -223,13 +251,14 @@ func (r *Recorder) Record(s *Sample) {
 		if class != ClassOK {
 			iv.Errors++
 			if i := int(class - Class4xx); st.FirstStatus[i] == 0 {
-				st.FirstStatus[i] = s.Status
+				st.FirstStatus[i], st.FirstReason[i] = s.Status, string(s.Reason)
 			}
 		}
 		if st.TTFB == nil {
 			st.TTFB = NewHistogram()
 		}
 		st.TTFB.RecordValue(micros(s.TTFB))
+		st.Statuses = countStatus(st.Statuses, s.Status, 1)
 		iv.latency(s.Step).RecordValue(micros(s.Latency))
 	}
 	if st.Latency[class] == nil {
@@ -400,6 +429,8 @@ func (r *Recorder) ResetTotals() {
 			st.TLS.Reset()
 		}
 		st.Resumed = 0
+		st.Statuses = st.Statuses[:0]
+		st.FirstReason = [2]string{}
 		st.Count, st.Failures, st.Bytes, st.Checks, st.FirstFailed = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}, nil
 		st.Decoded, st.DecodedBytes, st.CodedBytes = 0, 0, 0
 		st.Example, st.FirstStatus = [numFailures]string{}, [2]int{}
@@ -436,6 +467,9 @@ func (r *Recorder) Merge(o *Recorder) {
 		a.Connect = mergeInto(a.Connect, b.Connect)
 		a.TLS = mergeInto(a.TLS, b.TLS)
 		a.Resumed += b.Resumed
+		for _, c := range b.Statuses {
+			a.Statuses = countStatus(a.Statuses, c.Code, c.N)
+		}
 		for k := range b.Failures {
 			a.Failures[k] += b.Failures[k]
 			if a.Example[k] == "" {
@@ -444,7 +478,7 @@ func (r *Recorder) Merge(o *Recorder) {
 		}
 		for i, code := range b.FirstStatus {
 			if a.FirstStatus[i] == 0 {
-				a.FirstStatus[i] = code
+				a.FirstStatus[i], a.FirstReason[i] = code, b.FirstReason[i]
 			}
 		}
 		a.Bytes += b.Bytes

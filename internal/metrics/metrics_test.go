@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"reflect"
 	"runtime"
 	"testing"
@@ -133,14 +134,21 @@ func TestTimeoutsCountInLatency(t *testing.T) {
 // first, across merged recorders, so that "status_4xx 12" says why.
 func TestStatusExamples(t *testing.T) {
 	a, b := NewRecorder(1), NewRecorder(1)
-	a.Record(&Sample{Status: 200})
-	a.Record(&Sample{Status: 503})
-	b.Record(&Sample{Status: 404})
-	b.Record(&Sample{Status: 500})
+	a.Record(&Sample{Status: 200, Reason: []byte("OK")})
+	a.Record(&Sample{Status: 503, Reason: []byte("Back Soon")})
+	b.Record(&Sample{Status: 413, Reason: []byte("Payload Too Large")})
+	b.Record(&Sample{Status: 500, Reason: []byte("Internal Server Error")})
 	a.Merge(b)
 	ex := RunSummary(a, time.Second).Errors.Examples
-	if ex["status_4xx"] != "HTTP 404 Not Found" || ex["status_5xx"] != "HTTP 503 Service Unavailable" {
+	// The server's reason phrases, not Go's ("Request Entity Too Large",
+	// "Service Unavailable").
+	if ex["status_4xx"] != "HTTP 413 Payload Too Large" || ex["status_5xx"] != "HTTP 503 Back Soon" {
 		t.Errorf("examples %q", ex)
+	}
+	c := NewRecorder(1)
+	c.Record(&Sample{Status: 404}) // "HTTP/1.1 404": no phrase
+	if ex := RunSummary(c, time.Second).Errors.Examples; ex["status_4xx"] != "HTTP 404" {
+		t.Errorf("no reason phrase: %q", ex)
 	}
 }
 
@@ -292,6 +300,32 @@ func TestTLSHandshakes(t *testing.T) {
 	a.ResetTotals()
 	if sum := RunSummary(a, time.Second); sum.TLS != nil || sum.TLSResumed != 0 || sum.Connect != nil {
 		t.Errorf("after a reset: tls %+v resumed %d connect %+v", sum.TLS, sum.TLSResumed, sum.Connect)
+	}
+}
+
+// TestStatusCounts: responses are counted by status code, per step and
+// run-wide, across merged recorders; failures have no status; a warmup's
+// reset forgets them.
+func TestStatusCounts(t *testing.T) {
+	a, b := NewRecorder(2), NewRecorder(2)
+	for range 3 {
+		a.Record(&Sample{Step: 0, Status: 302})
+	}
+	a.Record(&Sample{Step: 0, Status: 200})
+	b.Record(&Sample{Step: 0, Status: 302})
+	b.Record(&Sample{Step: 1, Status: 304})
+	b.Record(&Sample{Step: 1, Failure: httpx.FailureReset})
+	a.Merge(b)
+	sum := RunSummary(a, time.Second)
+	if want := map[int]int64{200: 1, 302: 4, 304: 1}; !maps.Equal(sum.Status, want) {
+		t.Errorf("status %v, want %v", sum.Status, want)
+	}
+	if one := Summarize(a, []int{1}, time.Second); !maps.Equal(one.Status, map[int]int64{304: 1}) {
+		t.Errorf("step 2: status %v", one.Status)
+	}
+	a.ResetTotals()
+	if sum := RunSummary(a, time.Second); sum.Status != nil {
+		t.Errorf("after a reset: %v", sum.Status)
 	}
 }
 

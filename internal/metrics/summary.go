@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -62,6 +61,12 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		ttfb = append(ttfb, st.TTFB)
 		conn, hand = append(conn, st.Connect), append(hand, st.TLS)
 		s.TLSResumed += st.Resumed
+		for _, c := range st.Statuses {
+			if s.Status == nil {
+				s.Status = map[int]int64{}
+			}
+			s.Status[c.Code] += c.N
+		}
 		for c := range NumClasses {
 			s.Requests += st.Count[c]
 		}
@@ -83,7 +88,8 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 			if s.Errors.Examples == nil {
 				s.Errors.Examples = map[string]string{}
 			}
-			s.Errors.Examples[name] = strings.TrimSpace(fmt.Sprintf("HTTP %d %s", code, http.StatusText(code)))
+			// The server's own words: "413 Request Entity Too Large" is Go's.
+			s.Errors.Examples[name] = strings.TrimSpace(fmt.Sprintf("HTTP %d %s", code, st.FirstReason[i]))
 		}
 		for c, msg := range st.Example {
 			if msg == "" {

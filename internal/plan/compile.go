@@ -398,12 +398,12 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	all = append(all, st.Headers...)
 	rs.Headers = c.fields(all, scope)
 	for _, f := range all {
-		if (strings.EqualFold(f.Name, "Content-Length") || strings.EqualFold(f.Name, "Host") || strings.EqualFold(f.Name, "Cookie")) && !c.reported[f.Pos] {
+		if (strings.EqualFold(f.Name, "Content-Length") || strings.EqualFold(f.Name, "Cookie")) && !c.reported[f.Pos] {
 			if c.reported == nil {
 				c.reported = map[Pos]bool{}
 			}
 			c.reported[f.Pos] = true // http.headers are every step's: say it once
-			c.d.errorf(f.Pos, "loadlab sets the %s header itself (the cookie jar sends cookies; Host and Content-Length follow the URL and body)", f.Name)
+			c.d.errorf(f.Pos, "loadlab sets the %s header itself (the cookie jar sends cookies; Content-Length follows the body)", f.Name)
 		}
 	}
 	switch {

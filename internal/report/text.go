@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -110,8 +111,15 @@ func Text(w io.Writer, r *result.Result) error {
 	if s.TLS != nil {
 		ew.printf("tls         %s handshakes, %s resumed a session\n", count(s.TLS.Count), count(s.TLSResumed))
 	}
-	if e := errorList(&s.Errors); e != "" {
-		ew.printf("\nerrors      %s\n", e)
+	st, e := statusList(s.Status), errorList(&s.Errors)
+	if st != "" {
+		ew.printf("\nstatus      %s\n", st)
+	}
+	if e != "" {
+		if st == "" {
+			ew.printf("\n")
+		}
+		ew.printf("errors      %s\n", e)
 		for _, class := range sortedKeys(s.Errors.Examples) {
 			ew.printf("  %-9s e.g. %s\n", class, clip(s.Errors.Examples[class], 100))
 		}
@@ -335,6 +343,19 @@ func errorList(e *result.Errors) string {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", c.name, count(c.n)))
 		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// statusList is the responses by status code, "200 ×95 · 302 ×5"; empty
+// when all were 200 (nothing to say) or none came.
+func statusList(m map[int]int64) string {
+	if len(m) == 0 || len(m) == 1 && m[200] > 0 {
+		return ""
+	}
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%d ×%s", code, count(m[code])))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -137,13 +137,8 @@ type Summary struct {
 	Service   Percentiles  `json:"service_time_ms"`
 	TTFB      Percentiles  `json:"ttfb_ms"`
 	Connect   *Percentiles `json:"connect_ms,omitempty"`
-	// TLS is the TLS handshakes of new connections (after connect_ms, which
-	// is the TCP connection's alone), TLSResumed how many of them resumed
-	// a session; absent when no handshake was made.
-	TLS        *Percentiles `json:"tls_ms,omitempty"`
-	TLSResumed int64        `json:"tls_resumed,omitempty"`
-	Late       Late         `json:"late"`
-	Unsent     int64        `json:"unsent"` // open load: due within the run but never sent
+	Late      Late         `json:"late"`
+	Unsent    int64        `json:"unsent"` // open load: due within the run but never sent
 	// Abandoned requests were still in flight when the grace period ended
 	// (or the run was interrupted): sent, never answered, not counted above.
 	Abandoned     int64  `json:"abandoned,omitempty"`
@@ -179,6 +174,16 @@ type Summary struct {
 	VUs     int     `json:"vus,omitempty"`
 	VUsPeak int     `json:"vus_peak,omitempty"`
 	VUsAvg  float64 `json:"vus_avg,omitempty"`
+
+	// TLS is the TLS handshakes of new connections (after connect_ms, which
+	// is the TCP connection's alone), TLSResumed how many of them resumed
+	// a session; absent when no handshake was made.
+	TLS        *Percentiles `json:"tls_ms,omitempty"`
+	TLSResumed int64        `json:"tls_resumed,omitempty"`
+
+	// Status counts the responses by status code ({"200": 95, "302": 5}):
+	// a run of redirects or 304s is not all OK. Absent when no response came.
+	Status map[int]int64 `json:"status,omitempty"`
 }
 
 // Checks count the outcomes of expectations and captures.

@@ -117,7 +117,7 @@ func workloadOf(l *plan.Workload, where string, st *result.Settings) (engine.Wor
 // clear line before any load is sent.
 func preflight(ctx context.Context, t *httpx.Origin, timeout time.Duration) error {
 	d := net.Dialer{Timeout: min(timeout, 10*time.Second)}
-	conn, err := d.DialContext(ctx, "tcp", t.Addr.String())
+	conn, err := t.Dial(ctx, &d)
 	if err != nil {
 		return fmt.Errorf("cannot connect to %s: %w", t.Host, unwrapOp(err))
 	}

@@ -218,6 +218,11 @@ func distribution(t *Threshold, r *result.Result, hs Histograms) measurement {
 		if problem := add(hs.Connect()); problem != "" {
 			return missing("%s", problem)
 		}
+	case TLS:
+		counted = "TLS handshakes"
+		if problem := add(hs.TLS()); problem != "" {
+			return missing("%s", problem)
+		}
 	default:
 		steps, why := selectSteps(t, r)
 		if why != "" {

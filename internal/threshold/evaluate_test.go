@@ -213,6 +213,7 @@ func TestEvaluateMissing(t *testing.T) {
 		{"error rate of a missing step", "error_rate(step=logn) < 1%", r, "no step matches step=logn"},
 		{"no responses of a class", "p95(latency, status=4xx) < 1s", r, "nothing to measure: no 4xx responses were recorded"},
 		{"no connections", "p95(connect) < 5ms", noConnect, "no connections were recorded"},
+		{"no TLS handshakes", "p95(tls) < 5ms", noConnect, "no TLS handshakes were recorded"},
 		{"no requests", "error_rate < 1%", idle, "error rate: no requests were made"},
 		{"no steps", "p95(latency) < 1s", idle, "the result has no steps"},
 		{"no result", "p95(latency) < 1s", nil, "no result"},

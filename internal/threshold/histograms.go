@@ -18,6 +18,8 @@ type Histograms interface {
 	Step(i int, m Metric, class string) (*hdr.Histogram, error)
 	// Connect is the histogram of connection times.
 	Connect() (*hdr.Histogram, error)
+	// TLS is the histogram of TLS handshake times.
+	TLS() (*hdr.Histogram, error)
 }
 
 var (
@@ -47,6 +49,8 @@ func (s stored) Step(i int, m Metric, class string) (*hdr.Histogram, error) {
 }
 
 func (s stored) Connect() (*hdr.Histogram, error) { return decode(s.r.Histograms.Connect, "connect") }
+
+func (s stored) TLS() (*hdr.Histogram, error) { return decode(s.r.Histograms.TLS, "tls") }
 
 func decode(encoded, what string) (*hdr.Histogram, error) {
 	h, err := metrics.Decode(encoded)
@@ -81,3 +85,5 @@ func (l live) Step(i int, m Metric, class string) (*hdr.Histogram, error) {
 }
 
 func (l live) Connect() (*hdr.Histogram, error) { return l.totals.Connect, nil }
+
+func (l live) TLS() (*hdr.Histogram, error) { return l.totals.TLS, nil }

@@ -32,6 +32,7 @@ func recorded(t testing.TB) (*metrics.Recorder, *result.Result) {
 		}
 		if i%10 == 0 {
 			s.Connect = time.Duration(100+i) * time.Microsecond
+			s.TLS = time.Duration(1000+i) * time.Microsecond
 		}
 		rec.Record(&s)
 	}
@@ -47,6 +48,9 @@ func recorded(t testing.TB) (*metrics.Recorder, *result.Result) {
 	if r.Histograms.Connect, err = metrics.Encode(rec.Connect); err != nil {
 		t.Fatal(err)
 	}
+	if r.Histograms.TLS, err = metrics.Encode(rec.TLS); err != nil {
+		t.Fatal(err)
+	}
 	return rec, r
 }
 
@@ -55,7 +59,7 @@ var distributions = []string{
 	"p95(latency) < 50ms", "p99(latency, step=login) < 90ms", "max(latency, status=failed) < 1s",
 	"p50(latency, status=5xx) < 20ms", "avg(latency, scenario=checkout, status=4xx) < 50ms",
 	"p90(service_time) < 80ms", "min(service_time, step=home, status=ok) >= 1ms",
-	"p95(ttfb) < 70ms", "med(ttfb, scenario=sign_up) < 40ms", "p95(connect) < 3ms",
+	"p95(ttfb) < 70ms", "med(ttfb, scenario=sign_up) < 40ms", "p95(connect) < 3ms", "p95(tls) < 4ms",
 	"p95(latency, step=nope) < 1s", "p95(latency, status=4xx, step=home) < 1s",
 }
 
@@ -131,5 +135,17 @@ func BenchmarkEvaluate(b *testing.B) {
 				EvaluateAll(ts, r, bc.h, nil)
 			}
 		})
+	}
+}
+
+// TestTLSThreshold: p95(tls) reads the run's TLS handshakes (1.0 to 4 ms
+// in recorded), and fails a bound below them.
+func TestTLSThreshold(t *testing.T) {
+	rec, r := recorded(t)
+	for text, pass := range map[string]bool{"p95(tls) < 4ms": true, "p95(tls) < 2ms": false, "max(tls) < 5ms": true} {
+		o := Evaluate(mustParse(t, text), r, Live(rec), nil)
+		if o.Missing || o.Pass != pass {
+			t.Errorf("%s: %+v, want passed %v", text, o, pass)
+		}
 	}
 }

@@ -533,7 +533,7 @@ func parseAggregate(name string) (aggregate Aggregate, quantile float64, isAggre
 // Names that people bring from other tools, and what loadlab calls them.
 var metricAliases = map[string]string{
 	"http_req_duration": "latency", "duration": "latency", "response_time": "latency",
-	"http_req_waiting": "ttfb", "http_req_connecting": "connect",
+	"http_req_waiting": "ttfb", "http_req_connecting": "connect", "http_req_tls_handshaking": "tls",
 	"http_req_failed": "error_rate", "errors": "error_rate", "failures": "error_rate",
 	"rps": "rate", "throughput": "rate", "http_reqs": "requests",
 	"cpu": "server.cpu.avg", "rss": "server.rss.peak", "memory": "server.rss.peak", "swap": "server.swap.peak",

@@ -104,6 +104,7 @@ const (
 	ServiceTime       Metric = "service_time" // from when it was actually sent
 	TTFB              Metric = "ttfb"         // time to the first byte of the response
 	Connect           Metric = "connect"      // time to open a connection, run-wide
+	TLS               Metric = "tls"          // TLS handshake of a new connection, run-wide
 	ErrorRate         Metric = "error_rate"   // share of requests that failed or got 4xx/5xx
 	Checks            Metric = "checks"       // share of checks that passed
 	Rate              Metric = "rate"         // responses (of any status) per second: throughput
@@ -170,6 +171,7 @@ var metricTable = [...]metricInfo{
 	{TTFB, Milliseconds, true, true, false, "ttfb", "p95(ttfb) < 200ms"},
 	// Connect is one histogram for the whole run.
 	{Connect, Milliseconds, true, false, false, "connect time", "p95(connect) < 50ms"},
+	{TLS, Milliseconds, true, false, false, "tls handshake time", "p95(tls) < 50ms"},
 	{ErrorRate, Fraction, false, true, true, "error rate", "error_rate < 1%"},
 	// Checks are counted per step, not per status class.
 	{Checks, Fraction, false, true, false, "checks passed", "checks > 99%"},
