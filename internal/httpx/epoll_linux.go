@@ -174,7 +174,7 @@ func (s *epollSocket) connect() {
 	}
 	s.wantOut = true
 	c.state = stateConnecting
-	err = unix.Connect(fd, c.origin.sys.sockaddr)
+	err = unix.Connect(fd, c.origin.sys.own())
 	switch err {
 	case nil:
 		s.connected()

@@ -29,3 +29,19 @@ func (s *originSys) set(addr netip.AddrPort) {
 	}
 	s.sockaddr = sa
 }
+
+// own is a copy of the address for one connect: unix.Connect writes the
+// raw form into the Sockaddr it is given, so loops that shared one raced
+// (go test -race ./internal/engine/ said so). One small allocation per
+// connection, none per request.
+func (s *originSys) own() unix.Sockaddr {
+	switch sa := s.sockaddr.(type) {
+	case *unix.SockaddrInet4:
+		c := *sa
+		return &c
+	case *unix.SockaddrInet6:
+		c := *sa
+		return &c
+	}
+	return s.sockaddr
+}
