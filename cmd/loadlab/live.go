@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -15,6 +16,7 @@ import (
 // liveOutputs are a command's --metrics-addr and --output receivers; nil
 // when it has neither.
 type liveOutputs struct {
+	ctx     context.Context // the command's: an interrupt skips --metrics-linger
 	io      *stdio
 	live    *telemetry.Live
 	srv     *telemetry.Server
@@ -30,7 +32,7 @@ const pushWait = 5 * time.Second
 
 // startLive starts serving and pushing before any load, so that a busy
 // port or a bad URL is an error before a request is sent.
-func startLive(io *stdio, f *quickFlags) (*liveOutputs, error) {
+func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, error) {
 	if f.metricsAddr == "" && len(f.outputs) == 0 {
 		return nil, nil
 	}
@@ -42,7 +44,7 @@ func startLive(io *stdio, f *quickFlags) (*liveOutputs, error) {
 		}
 		outs = append(outs, o)
 	}
-	l := &liveOutputs{io: io, live: telemetry.New(), linger: f.metricsLinger}
+	l := &liveOutputs{ctx: ctx, io: io, live: telemetry.New(), linger: f.metricsLinger}
 	if f.metricsAddr != "" {
 		srv, err := telemetry.Serve(f.metricsAddr, l.live)
 		if err != nil {
@@ -113,7 +115,7 @@ func (l *liveOutputs) close() {
 	l.live.RunEnded()
 	l.live.Finish()
 	if l.srv != nil {
-		if l.linger > 0 && !l.srv.WaitScraped(l.linger) {
+		if l.linger > 0 && l.ctx.Err() == nil && !l.srv.WaitScraped(l.linger) {
 			fmt.Fprintf(l.io.err, "loadlab: /metrics was not scraped within --metrics-linger %s of the end\n", l.linger)
 		}
 		l.srv.Close()
