@@ -22,6 +22,8 @@ type liveOutputs struct {
 	srv     *telemetry.Server
 	pushers []*telemetry.Pusher
 	linger  time.Duration
+	// json: the summary is JSON on stdout, so the pushes' counts go to stderr.
+	json bool
 
 	mu      sync.Mutex
 	lastRun int
@@ -44,7 +46,7 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 		}
 		outs = append(outs, o)
 	}
-	l := &liveOutputs{ctx: ctx, io: io, live: telemetry.New(), linger: f.metricsLinger}
+	l := &liveOutputs{ctx: ctx, io: io, live: telemetry.New(), linger: f.metricsLinger, json: f.json}
 	if f.metricsAddr != "" {
 		srv, err := telemetry.Serve(f.metricsAddr, l.live)
 		if err != nil {
@@ -107,7 +109,8 @@ func (l *liveOutputs) onInterval() func([]engine.StepInfo, *metrics.Interval) {
 
 // close ends the live outputs once the command's load is over: /metrics
 // waits for one more scrape (at most --metrics-linger), the pushers send
-// the final figures (at most 5 s), and their counts are said.
+// the final figures (at most 5 s), and their counts end the summary (on
+// stderr when the summary is --json).
 func (l *liveOutputs) close() {
 	if l == nil {
 		return
@@ -120,8 +123,17 @@ func (l *liveOutputs) close() {
 		}
 		l.srv.Close()
 	}
-	for _, p := range l.pushers {
+	for i, p := range l.pushers {
 		st := p.Close(pushWait)
-		fmt.Fprintf(l.io.err, "loadlab: output %s\n", st)
+		switch {
+		case l.json:
+			fmt.Fprintf(l.io.err, "loadlab: output %s\n", st)
+		default:
+			// A block at the end of the summary, as its thresholds.
+			if i == 0 {
+				fmt.Fprintf(l.io.out, "\noutputs\n")
+			}
+			fmt.Fprintf(l.io.out, "  %s\n", st)
+		}
 	}
 }

@@ -141,14 +141,17 @@ thresholds:
   - checks > 10%
 `), 0o644)
 	out := filepath.Join(dir, "out")
-	_, stderr, code := cli(context.Background(), t, "run", plan, "--out", out,
+	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out,
 		"--metrics-addr", metricsAddr, "--metrics-linger", "10s",
 		"--output", "prometheus-rw=http://"+prom+"/api/v1/write")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "on loopback only") || !strings.Contains(stderr, " 0 dropped") {
-		t.Errorf("stderr does not say where metrics are served, or pushes were dropped:\n%s", stderr)
+	if !strings.Contains(stderr, "on loopback only") {
+		t.Errorf("stderr does not say metrics are served on loopback only:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "\noutputs\n  prometheus-rw=http://"+prom+"/api/v1/write: ") || !strings.Contains(stdout, " 0 dropped") {
+		t.Errorf("the summary does not end with the pushes, none dropped:\n%s", stdout)
 	}
 	data, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
