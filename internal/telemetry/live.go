@@ -29,6 +29,27 @@ var boundsMicros = func() []int64 {
 	return out
 }()
 
+// byIndex maps each count of the engine's histograms (metrics.NewHistogram,
+// whose geometry is fixed) to its bucket of Bounds and its value in
+// seconds (the middle of its range), so that a histogram is turned into
+// buckets by one pass over its counts, with no search and no value to
+// compute: 0.2 to 0.25 ms a step and second (BenchmarkLiveInterval, on a
+// busy 2-core machine) where walking its values (Distribution) took 1.6 to
+// 2.6 ms and 1.5 MB.
+var byIndex = func() (t struct {
+	bucket []uint8
+	mid    []float64
+}) {
+	probe := metrics.NewHistogram()
+	probe.RecordValue(probe.HighestTrackableValue())
+	for _, bar := range probe.Distribution() {
+		b := sort.Search(len(boundsMicros), func(k int) bool { return boundsMicros[k] >= bar.From })
+		t.bucket = append(t.bucket, uint8(b))
+		t.mid = append(t.mid, float64(bar.From+bar.To)/2e6)
+	}
+	return t
+}()
+
 // Live holds the figures of a command's runs so far: counters that only
 // grow (across the runs of an experiment too, and through a warmup, which
 // the run's own totals leave out), and gauges of the newest second. It is
@@ -124,13 +145,16 @@ func (l *Live) Interval(steps []engine.StepInfo, iv *metrics.Interval) {
 			continue
 		}
 		a := add{i: i}
-		for _, bar := range h.Distribution() {
-			if bar.Count == 0 {
+		for k, n := range h.Export().Counts {
+			if n == 0 {
 				continue
 			}
-			b := sort.Search(len(boundsMicros), func(k int) bool { return boundsMicros[k] >= bar.From })
-			a.buckets[b] += uint64(bar.Count)
-			a.sum += float64(bar.Count) * float64(bar.From+bar.To) / 2e6
+			if k >= len(byIndex.bucket) {
+				a.buckets[len(Bounds)] += uint64(n)
+				continue
+			}
+			a.buckets[byIndex.bucket[k]] += uint64(n)
+			a.sum += float64(n) * byIndex.mid[k]
 		}
 		adds = append(adds, a)
 	}

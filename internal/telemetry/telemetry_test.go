@@ -386,3 +386,13 @@ func TestOTLP(t *testing.T) {
 		t.Errorf("decoded %v requests, %d latencies, %d bounds; want 24, 24, %d", requests, histCount, bounds, len(Bounds))
 	}
 }
+
+// BenchmarkLiveInterval is the collector's cost a second with live metrics
+// on: one interval of two steps, latencies from 3 ms to 2 s (timeouts).
+func BenchmarkLiveInterval(b *testing.B) {
+	live, iv := New(), interval(1000, 3)
+	b.ReportAllocs()
+	for b.Loop() {
+		live.Interval(steps, iv)
+	}
+}
