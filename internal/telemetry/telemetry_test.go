@@ -38,11 +38,7 @@ func interval(n int, ms float64) *metrics.Interval {
 			// The collector recycles iv: keep a copy of what the tests read.
 			cp := *iv
 			cp.Steps = append([]metrics.StepInterval(nil), iv.Steps...)
-			for i := range cp.Steps {
-				if h := cp.Steps[i].Latency; h != nil {
-					cp.Steps[i].Latency = h.Clone()
-				}
-			}
+			cp.Latency = iv.Latency.Clone()
 			got = &cp
 		}
 	})
