@@ -9,18 +9,21 @@
 # token captured by JSONPath), GET a JSON API with a bearer token (status and
 # JSONPath checks).
 #
-# Usage (from the project root):  bench/journey.sh [-d SECONDS] [-c VUS]
+# Usage (from the project root):  bench/journey.sh [-d SECONDS] [-c VUS] [-a 'LOADLAB FLAGS']
+# -a adds flags to both loadlab runs, such as -a '--metrics-addr 127.0.0.1:0'
+# to measure what the live metrics cost.
 # Prints a table and, last, "journey/quick cpu per request: R".
 set -euo pipefail
 # Benchmark runs are not the project's history (loadlab history).
 export LOADLAB_HISTORY=${LOADLAB_HISTORY:-off}
 
-dur=8 vus=50
+dur=8 vus=50 extra=""
 while (($#)); do
   case $1 in
     -d) dur=$2; shift 2 ;;
     -c) vus=$2; shift 2 ;;
-    *) echo "usage: $0 [-d SECONDS] [-c VUS]" >&2; exit 2 ;;
+    -a) extra=$2; shift 2 ;;
+    *) echo "usage: $0 [-d SECONDS] [-c VUS] [-a 'LOADLAB FLAGS']" >&2; exit 2 ;;
   esac
 done
 work=$(mktemp -d /tmp/loadlab-journey.XXXXXX)
@@ -97,11 +100,11 @@ measure() { # NAME COMMAND...: prints "req/s cpu_us_per_req peak_rss_mb"
 }
 
 printf '%-8s %6s %10s %14s %12s\n' mode vus 'req/s' 'cpu us/req' 'peak RSS MB'
-read -r qr qc qm < <(measure quick "$work/loadlab" run --url "http://127.0.0.1:$port/static.txt" -c "$vus" -d "${dur}s" --json)
+read -r qr qc qm < <(measure quick "$work/loadlab" run --url "http://127.0.0.1:$port/static.txt" -c "$vus" -d "${dur}s" --json $extra)
 grep -q '"total": 0' "$work/quick.out" || { echo "quick mode had errors:" >&2; cat "$work/quick.out" >&2; exit 1; }
 printf '%-8s %6s %10s %14s %12s\n' quick "$vus" "$qr" "$qc" "$qm"
 sleep 1
-read -r jr jc jm < <(measure journey "$work/loadlab" run "$work/journey.yaml" --json)
+read -r jr jc jm < <(measure journey "$work/loadlab" run "$work/journey.yaml" --json $extra)
 printf '%-8s %6s %10s %14s %12s\n' journey "$vus" "$jr" "$jc" "$jm"
 if ! grep -q '"failed": 0' "$work/journey.out" || ! grep -q '"total": 0' "$work/journey.out"; then
   echo "the journey had errors or failed checks:" >&2; cat "$work/journey.out" >&2; exit 1

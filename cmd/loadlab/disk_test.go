@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/target"
 	"github.com/loadlab/loadlab/internal/target/targettest"
@@ -101,4 +102,80 @@ cp $W/e/exp/experiment.json $W/experiment.json
 			o.Complete, len(o.Runs), len(seen), skipped)
 	}
 	t.Logf("kept %d runs from before the disk filled", skipped)
+}
+
+// TestHistoryFullDisk: the history's disk fills between two runs (a small
+// tmpfs in a user and mount namespace of the test's own). The second run
+// still writes its own result.json (elsewhere) and exits as it would, and
+// says in one line that its run is not in the history and why; the history
+// keeps its earlier record, whole, and takes the next run's once there is
+// room again.
+func TestHistoryFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three 1 s runs")
+	}
+	if out, err := exec.Command("unshare", "-rm", "true").CombinedOutput(); err != nil {
+		t.Skipf("no user namespace to mount a small tmpfs in: %v %s", err, out)
+	}
+	url := targettest.Start(t, target.Options{Delay: time.Millisecond})
+	work := t.TempDir()
+	script := `
+set -u
+L="$LOADLAB"; W="$WORK"
+mkdir -p $W/h $W/copy
+mount -t tmpfs -o size=1m tmpfs $W/h
+$L run --url "$URL/" -d 1s -c 1 --history $W/h/history.db > $W/first.out 2> $W/first.err
+echo $? > $W/first.code
+dd if=/dev/zero of=$W/h/fill bs=4k 2>/dev/null
+$L run --url "$URL/" -d 1s -c 1 --out $W/out --history $W/h/history.db > $W/full.out 2> $W/full.err
+echo $? > $W/full.code
+cp -a $W/h/. $W/copy/full
+rm $W/h/fill
+$L run --url "$URL/" -d 1s -c 1 --history $W/h/history.db > $W/third.out 2> $W/third.err
+echo $? > $W/third.code
+rm -f $W/h/fill
+cp -a $W/h/. $W/copy/after
+`
+	cmd := exec.Command("unshare", "-rm", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1", "LOADLAB="+os.Args[0], "WORK="+work, "URL="+url)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(work, name))
+		return strings.TrimSpace(string(b))
+	}
+	for _, run := range []string{"first", "third"} {
+		if read(run+".code") != "0" || read(run+".err") != "" {
+			t.Errorf("%s run: exit %s, stderr %q", run, read(run+".code"), read(run+".err"))
+		}
+	}
+	stderr := read("full.err")
+	if read("full.code") != "0" || !strings.Contains(stderr, "the run is not in the history") || !strings.Contains(stderr, "is its disk full?") || strings.Count(stderr, "\n") > 0 {
+		t.Errorf("run on a full disk: exit %s, stderr %q; want 0 and one line saying the run is not in the history", read("full.code"), stderr)
+	}
+	t.Logf("on a full disk: %s", stderr)
+	var r result.Result
+	if err := json.Unmarshal([]byte(read("out/result.json")), &r); err != nil || r.Summary.Requests == 0 {
+		t.Errorf("run on a full disk: result.json %v, %d requests", err, r.Summary.Requests)
+	}
+	for copy, want := range map[string]int{"full": 1, "after": 2} {
+		db, err := history.Open(filepath.Join(work, "copy", copy, "history.db"))
+		if err != nil {
+			t.Fatalf("%s: %v", copy, err)
+		}
+		if err := db.IntegrityCheck(); err != nil {
+			t.Errorf("%s: integrity_check: %v", copy, err)
+		}
+		recs, err := db.Runs(history.Query{})
+		db.Close()
+		if err != nil || len(recs) != want {
+			t.Errorf("%s: %d records, %v; want %d", copy, len(recs), err, want)
+		}
+		for _, rec := range recs {
+			if rec.Result == nil || rec.Result.Summary.Requests == 0 {
+				t.Errorf("%s: a record without its figures: %+v", copy, rec)
+			}
+		}
+	}
 }

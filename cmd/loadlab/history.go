@@ -88,7 +88,14 @@ func record(io *stdio, f *quickFlags, recs ...history.Record) {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(io.err, "loadlab: the run is not in the history: %v\n", err)
+		hint := ""
+		if diskFull(err) || strings.Contains(err.Error(), "disk I/O error") {
+			// SQLite says "disk I/O error" when it cannot grow a file: a
+			// full disk most often. Its transaction is undone, so the
+			// records already there are whole.
+			hint = " (is its disk full? the records already in it are kept)"
+		}
+		fmt.Fprintf(io.err, "loadlab: the run is not in the history: %v%s\n", err, hint)
 	}
 }
 

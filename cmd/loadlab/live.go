@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -15,11 +16,14 @@ import (
 // liveOutputs are a command's --metrics-addr and --output receivers; nil
 // when it has neither.
 type liveOutputs struct {
+	ctx     context.Context // the command's: an interrupt skips --metrics-linger
 	io      *stdio
 	live    *telemetry.Live
 	srv     *telemetry.Server
 	pushers []*telemetry.Pusher
 	linger  time.Duration
+	// json: the summary is JSON on stdout, so the pushes' counts go to stderr.
+	json bool
 
 	mu      sync.Mutex
 	lastRun int
@@ -30,7 +34,7 @@ const pushWait = 5 * time.Second
 
 // startLive starts serving and pushing before any load, so that a busy
 // port or a bad URL is an error before a request is sent.
-func startLive(io *stdio, f *quickFlags) (*liveOutputs, error) {
+func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, error) {
 	if f.metricsAddr == "" && len(f.outputs) == 0 {
 		return nil, nil
 	}
@@ -42,7 +46,7 @@ func startLive(io *stdio, f *quickFlags) (*liveOutputs, error) {
 		}
 		outs = append(outs, o)
 	}
-	l := &liveOutputs{io: io, live: telemetry.New(), linger: f.metricsLinger}
+	l := &liveOutputs{ctx: ctx, io: io, live: telemetry.New(), linger: f.metricsLinger, json: f.json}
 	if f.metricsAddr != "" {
 		srv, err := telemetry.Serve(f.metricsAddr, l.live)
 		if err != nil {
@@ -105,7 +109,8 @@ func (l *liveOutputs) onInterval() func([]engine.StepInfo, *metrics.Interval) {
 
 // close ends the live outputs once the command's load is over: /metrics
 // waits for one more scrape (at most --metrics-linger), the pushers send
-// the final figures (at most 5 s), and their counts are said.
+// the final figures (at most 5 s), and their counts end the summary (on
+// stderr when the summary is --json).
 func (l *liveOutputs) close() {
 	if l == nil {
 		return
@@ -113,13 +118,22 @@ func (l *liveOutputs) close() {
 	l.live.RunEnded()
 	l.live.Finish()
 	if l.srv != nil {
-		if l.linger > 0 && !l.srv.WaitScraped(l.linger) {
+		if l.linger > 0 && l.ctx.Err() == nil && !l.srv.WaitScraped(l.linger) {
 			fmt.Fprintf(l.io.err, "loadlab: /metrics was not scraped within --metrics-linger %s of the end\n", l.linger)
 		}
 		l.srv.Close()
 	}
-	for _, p := range l.pushers {
+	for i, p := range l.pushers {
 		st := p.Close(pushWait)
-		fmt.Fprintf(l.io.err, "loadlab: output %s\n", st)
+		switch {
+		case l.json:
+			fmt.Fprintf(l.io.err, "loadlab: output %s\n", st)
+		default:
+			// A block at the end of the summary, as its thresholds.
+			if i == 0 {
+				fmt.Fprintf(l.io.out, "\noutputs\n")
+			}
+			fmt.Fprintf(l.io.out, "  %s\n", st)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	live, err := startLive(io, f)
+	live, err := startLive(ctx, io, f)
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		ran[runDir] = true
 		return report.WriteRunPage(runDir, r)
 	}
-	live, err := startLive(io, f)
+	live, err := startLive(ctx, io, f)
 	if err != nil {
 		return err
 	}

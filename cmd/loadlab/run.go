@@ -353,7 +353,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 			return usageError(fmt.Errorf("run: --out: %w", err))
 		}
 	}
-	live, err := startLive(io, f)
+	live, err := startLive(ctx, io, f)
 	if err != nil {
 		return err
 	}

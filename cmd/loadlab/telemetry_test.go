@@ -4,16 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/target"
@@ -135,14 +141,17 @@ thresholds:
   - checks > 10%
 `), 0o644)
 	out := filepath.Join(dir, "out")
-	_, stderr, code := cli(context.Background(), t, "run", plan, "--out", out,
+	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out,
 		"--metrics-addr", metricsAddr, "--metrics-linger", "10s",
 		"--output", "prometheus-rw=http://"+prom+"/api/v1/write")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "on loopback only") || !strings.Contains(stderr, " 0 dropped") {
-		t.Errorf("stderr does not say where metrics are served, or pushes were dropped:\n%s", stderr)
+	if !strings.Contains(stderr, "on loopback only") {
+		t.Errorf("stderr does not say metrics are served on loopback only:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "\noutputs\n  prometheus-rw=http://"+prom+"/api/v1/write: ") || !strings.Contains(stdout, " 0 dropped") {
+		t.Errorf("the summary does not end with the pushes, none dropped:\n%s", stdout)
 	}
 	data, err := os.ReadFile(filepath.Join(out, "result.json"))
 	if err != nil {
@@ -201,5 +210,70 @@ func TestMetricsAddrBusy(t *testing.T) {
 	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--output", "influx=http://127.0.0.1:1/")
 	if code != 2 || !strings.Contains(stderr, "unknown output") {
 		t.Errorf("exit %d, stderr %q: want a usage error for an unknown output", code, stderr)
+	}
+}
+
+// TestLiveMetricsExperiment: the live figures of an experiment add up its
+// runs: what remote-write last received holds every run's requests and
+// counts the runs.
+func TestLiveMetricsExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an experiment of four 1 s runs")
+	}
+	var mu sync.Mutex
+	var last prompb.WriteRequest
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		data, err := snappy.Decode(nil, body)
+		var req prompb.WriteRequest
+		if err == nil {
+			err = req.Unmarshal(data)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		mu.Lock()
+		last = req
+		mu.Unlock()
+	}))
+	defer recv.Close()
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: live-sweep
+target: `+url+`
+steps: [ { get: "/?delay={{ delay }}", name: page } ]
+load: { closed: { vus: 2, duration: 1s } }
+params: { delay: [1ms, 3ms] }
+repeat: 2
+`), 0o644)
+	out := filepath.Join(dir, "exp")
+	if _, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--output", "prometheus-rw="+recv.URL); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*", "result.json"))
+	var requests int64
+	for _, path := range runs {
+		data, _ := os.ReadFile(path)
+		var r result.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		requests += r.Summary.Requests
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got := map[string]float64{}
+	for _, ts := range last.Timeseries {
+		for _, l := range ts.Labels {
+			if l.Name == "__name__" {
+				got[l.Value] += ts.Samples[0].Value
+			}
+		}
+	}
+	if len(runs) != 4 || got["loadlab_runs_total"] != 4 || got["loadlab_requests_total"] != float64(requests) || got["loadlab_running"] != 0 {
+		t.Errorf("%d runs, %d requests in their results; remote-write got runs %v, requests %v, running %v",
+			len(runs), requests, got["loadlab_runs_total"], got["loadlab_requests_total"], got["loadlab_running"])
 	}
 }

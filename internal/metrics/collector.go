@@ -79,9 +79,10 @@ func NewCollector(workers int, onPoint func(result.Point)) *Collector {
 // tail) included: the sum of what it hears is the run's series. It is
 // called on the collector's goroutine, so it must return quickly, and it
 // must not keep iv. PerStep must be called before the first NewInterval.
-// Requests cost no more with it: a worker records each latency once, in
-// its step's histogram instead of the interval's, and counts the
-// exchanges and checks of each step once an interval (Recorder.Rotate).
+// What it costs a request: a worker puts each latency in its step's
+// fixed bucket as well (a few comparisons); it counts the exchanges and
+// checks of each step once an interval, at Recorder.Rotate, not per
+// request.
 func (c *Collector) PerStep(steps int, onInterval func(*Interval)) {
 	c.steps, c.onInterval = steps, onInterval
 }

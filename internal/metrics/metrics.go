@@ -245,7 +245,7 @@ func (r *Recorder) Record(s *Sample) {
 		if class == ClassTimeout {
 			// A timeout is a latency too, censored at the timeout: leaving it
 			// out would let a server that never answers look fast.
-			iv.latency(s.Step).RecordValue(micros(s.Latency))
+			iv.record(s.Step, micros(s.Latency))
 		}
 	} else {
 		if class != ClassOK {
@@ -259,7 +259,7 @@ func (r *Recorder) Record(s *Sample) {
 		}
 		st.TTFB.RecordValue(micros(s.TTFB))
 		st.Statuses = countStatus(st.Statuses, s.Status, 1)
-		iv.latency(s.Step).RecordValue(micros(s.Latency))
+		iv.record(s.Step, micros(s.Latency))
 	}
 	if st.Latency[class] == nil {
 		st.Latency[class], st.Service[class] = NewHistogram(), NewHistogram()
@@ -514,6 +514,15 @@ func (r *Recorder) Merge(o *Recorder) {
 	}
 }
 
+// StepBounds are the upper bounds, in microseconds, of the buckets of the
+// latencies an interval keeps per step (Interval.Steps): 0.5 ms to 60 s,
+// the buckets of the live metrics' histograms; a last bucket takes the rest.
+var StepBounds = [...]int64{500, 1000, 2500, 5000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000,
+	1_000_000, 2_500_000, 5_000_000, 10_000_000, 30_000_000, 60_000_000}
+
+// NumStepBuckets is the number of buckets of StepBounds, the last included.
+const NumStepBuckets = len(StepBounds) + 1
+
 // Interval is one worker's figures for one interval of the time series,
 // across all steps, and, when the collector keeps them (Collector.PerStep),
 // per step as well.
@@ -527,18 +536,20 @@ type Interval struct {
 	Dropped    int64
 	Iterations int64
 	Active     int64
-	// Steps, when not nil, holds the figures by step (by step ID). A
-	// worker's interval then records its latencies in Steps instead of
-	// Latency, so that every request still costs one histogram record, and
-	// the collector merges them into Latency.
+	// Steps, when not nil, holds the figures by step (by step ID).
 	Steps []StepInterval
 }
 
-// StepInterval is one step's figures over an interval.
+// StepInterval is one step's figures over an interval: its latencies in
+// the fixed buckets of StepBounds (a few bytes a step, where a histogram
+// of the engine's precision takes 184 KiB, kept for every interval in
+// flight), its exchanges by class and its checks.
 type StepInterval struct {
-	Latency *hdr.Histogram // nil until the step has a latency in the interval
-	Count   [NumClasses]int64
-	Checks  Checks
+	Buckets [NumStepBuckets]int64
+	// SumMicros is the sum of the latencies in Buckets.
+	SumMicros int64
+	Count     [NumClasses]int64
+	Checks    Checks
 }
 
 func newInterval(steps int) *Interval {
@@ -549,47 +560,36 @@ func newInterval(steps int) *Interval {
 	return iv
 }
 
-// latency is the histogram a latency of the step goes to.
-func (iv *Interval) latency(step int) *hdr.Histogram {
+// record adds a latency of the step, in microseconds.
+func (iv *Interval) record(step int, us int64) {
+	iv.Latency.RecordValue(us)
 	if iv.Steps == nil {
-		return iv.Latency
+		return
 	}
 	st := &iv.Steps[step]
-	if st.Latency == nil {
-		st.Latency = NewHistogram()
+	b := 0
+	for b < len(StepBounds) && us > StepBounds[b] {
+		b++
 	}
-	return st.Latency
+	st.Buckets[b]++
+	st.SumMicros += us
 }
 
 func (iv *Interval) reset() {
 	iv.Latency.Reset()
-	for i := range iv.Steps {
-		st := &iv.Steps[i]
-		if st.Latency != nil {
-			st.Latency.Reset()
-		}
-		*st = StepInterval{Latency: st.Latency}
-	}
+	clear(iv.Steps)
 	*iv = Interval{Latency: iv.Latency, Steps: iv.Steps}
 }
 
 func (iv *Interval) add(o *Interval) {
-	// A worker's interval per step has its latencies only in Steps; one the
-	// collector merged has them in both.
-	stepsOnly := o.Latency.TotalCount() == 0
 	iv.Latency.Merge(o.Latency)
 	if iv.Steps != nil && o.Steps != nil {
 		for i := range o.Steps {
 			a, b := &iv.Steps[i], &o.Steps[i]
-			if b.Latency != nil && b.Latency.TotalCount() > 0 {
-				if stepsOnly {
-					iv.Latency.Merge(b.Latency)
-				}
-				if a.Latency == nil {
-					a.Latency = NewHistogram()
-				}
-				a.Latency.Merge(b.Latency)
+			for k := range b.Buckets {
+				a.Buckets[k] += b.Buckets[k]
 			}
+			a.SumMicros += b.SumMicros
 			for c := range NumClasses {
 				a.Count[c] += b.Count[c]
 			}

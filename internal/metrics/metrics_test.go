@@ -356,12 +356,10 @@ func TestPerStepIntervals(t *testing.T) {
 					heard = make([]StepInterval, len(iv.Steps))
 				}
 				for i, st := range iv.Steps {
-					if st.Latency != nil {
-						if heard[i].Latency == nil {
-							heard[i].Latency = NewHistogram()
-						}
-						heard[i].Latency.Merge(st.Latency)
+					for k := range st.Buckets {
+						heard[i].Buckets[k] += st.Buckets[k]
 					}
+					heard[i].SumMicros += st.SumMicros
 					for k := range NumClasses {
 						heard[i].Count[k] += st.Count[k]
 					}
@@ -425,8 +423,15 @@ func TestPerStepIntervals(t *testing.T) {
 		if st.Checks != w.Checks {
 			t.Errorf("step %d: checks %+v, want %+v", step, st.Checks, w.Checks)
 		}
-		if n, w := st.Latency.TotalCount(), w.Count[ClassOK]+w.Count[Class5xx]+w.Count[ClassTimeout]; n != w {
+		var n int64
+		for _, c := range st.Buckets {
+			n += c
+		}
+		if w := w.Count[ClassOK] + w.Count[Class5xx] + w.Count[ClassTimeout]; n != w {
 			t.Errorf("step %d: %d latencies, want %d (responses and timeouts)", step, n, w)
+		}
+		if StepBounds[10] != 1_000_000 || st.Buckets[10] == 0 || st.SumMicros == 0 {
+			t.Errorf("step %d: buckets %v, sum %d: the 1 s timeouts are not in (0.5 s, 1 s]", step, st.Buckets, st.SumMicros)
 		}
 	}
 	if want[0].Count[Class5xx] == 0 || want[1].Count[ClassFailed] == 0 {

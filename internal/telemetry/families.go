@@ -86,7 +86,7 @@ func Families(s Snapshot) []Family {
 		one("loadlab_late_total", "Requests sent 1 ms or more after they were due.", "1", Counter, float64(s.Late)),
 		one("loadlab_received_bytes_total", "Response bytes received, as on the wire.", "By", Counter, float64(s.Bytes)),
 		one("loadlab_vus_active", "VUs in an iteration at the end of the newest second.", "1", Gauge, float64(s.VUs)),
-		one("loadlab_running", "1 while a run sends load, 0 between runs and after.", "1", Gauge, b2f(s.Running)),
+		one("loadlab_running", "1 while the command sends load (an experiment: until its last run ends), 0 after.", "1", Gauge, b2f(s.Running)),
 		one("loadlab_runs_total", "Runs started (an experiment makes many).", "1", Counter, float64(s.Runs)),
 	}
 	if s.Server {

@@ -8,7 +8,6 @@
 package telemetry
 
 import (
-	"sort"
 	"sync"
 	"time"
 
@@ -17,14 +16,10 @@ import (
 )
 
 // Bounds are the upper bounds of the latency histograms' buckets, in
-// seconds; a last bucket (+Inf) takes the rest.
-var Bounds = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
-
-// boundsMicros are Bounds in microseconds, the unit of the engine's histograms.
-var boundsMicros = func() []int64 {
-	out := make([]int64, len(Bounds))
-	for i, b := range Bounds {
-		out[i] = int64(b*1e6 + 0.5)
+// seconds (metrics.StepBounds); a last bucket (+Inf) takes the rest.
+var Bounds = func() (out [len(metrics.StepBounds)]float64) {
+	for i, us := range metrics.StepBounds {
+		out[i] = float64(us) / 1e6
 	}
 	return out
 }()
@@ -108,32 +103,9 @@ func (l *Live) Finish() {
 }
 
 // Interval adds one interval of the series (runner.Options.OnInterval). It
-// runs on the engine's collector goroutine: it converts the interval's
-// latency histograms into the fixed buckets, once a second and step, and
-// holds the lock only to add them.
+// runs on the engine's collector goroutine, once a second, and holds the
+// lock only to add the interval's figures.
 func (l *Live) Interval(steps []engine.StepInfo, iv *metrics.Interval) {
-	type add struct {
-		i       int
-		buckets [len(Bounds) + 1]uint64
-		sum     float64
-	}
-	var adds []add
-	for i := range iv.Steps {
-		h := iv.Steps[i].Latency
-		if h == nil || h.TotalCount() == 0 {
-			continue
-		}
-		a := add{i: i}
-		for _, bar := range h.Distribution() {
-			if bar.Count == 0 {
-				continue
-			}
-			b := sort.Search(len(boundsMicros), func(k int) bool { return boundsMicros[k] >= bar.From })
-			a.buckets[b] += uint64(bar.Count)
-			a.sum += float64(bar.Count) * float64(bar.From+bar.To) / 2e6
-		}
-		adds = append(adds, a)
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := &l.figures
@@ -145,41 +117,30 @@ func (l *Live) Interval(steps []engine.StepInfo, iv *metrics.Interval) {
 	f.Late += iv.Late
 	f.Bytes += iv.Bytes
 	f.VUs = iv.Active
-	step := func(i int) *StepFigures {
+	for i := range iv.Steps {
+		in := &iv.Steps[i]
+		if in.Count == ([metrics.NumClasses]int64{}) && in.Checks == (metrics.Checks{}) {
+			continue
+		}
 		k := stepKey{}
 		if i < len(steps) {
 			k = stepKey{steps[i].Scenario, steps[i].Name}
 		}
 		st := l.steps[k]
 		if st == nil {
-			st = &StepFigures{Scenario: k.scenario, Step: k.step, Buckets: make([]uint64, len(Bounds)+1)}
+			st = &StepFigures{Scenario: k.scenario, Step: k.step, Buckets: make([]uint64, metrics.NumStepBuckets)}
 			l.steps[k] = st
 			l.order = append(l.order, st)
 		}
-		return st
-	}
-	for i := range iv.Steps {
-		in := &iv.Steps[i]
-		var n int64
-		for _, c := range in.Count {
-			n += c
-		}
-		if n == 0 && in.Checks == (metrics.Checks{}) {
-			continue
-		}
-		st := step(i)
 		for c := range in.Count {
 			st.Count[c] += in.Count[c]
 		}
 		st.Checks.Passed += in.Checks.Passed
 		st.Checks.Failed += in.Checks.Failed
-	}
-	for _, a := range adds {
-		st := step(a.i)
-		for b := range st.Buckets {
-			st.Buckets[b] += a.buckets[b]
+		for b, n := range in.Buckets {
+			st.Buckets[b] += uint64(n)
 		}
-		st.Sum += a.sum
+		st.Sum += float64(in.SumMicros) / 1e6
 	}
 }
 

@@ -64,6 +64,9 @@ func WriteRequest(s Snapshot, instance string) *prompb.WriteRequest {
 // snappy-compressed, as the remote-write 1.0 specification says.
 func remoteWriteSender(url string) sender {
 	instance, _ := os.Hostname()
+	if instance == "" {
+		instance = "loadlab" // an empty label is no label: the series would lose it
+	}
 	client := &http.Client{}
 	return func(ctx context.Context, s Snapshot) error {
 		data, err := WriteRequest(s, instance).Marshal()
