@@ -372,6 +372,13 @@ func TestDroppedOnlyWhenEveryVUIsBusy(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := metrics.RunSummary(out.Totals, out.Elapsed)
+		if tt.dropHi == 0 && s.Dropped > 0 && s.Latency.Max > 140 {
+			// The premise failed, not the engine: a journey (or its start)
+			// took over 140 ms on a busy machine, so 3 VUs could be busy at
+			// once. Seen under a load average of 10 on 2 cores.
+			t.Logf("max_vus %d: %d dropped, but the slowest journey took %.0f ms: not judged", tt.maxVUs, s.Dropped, s.Latency.Max)
+			continue
+		}
 		if s.Dropped < tt.dropLo || s.Dropped > tt.dropHi || s.Iterations+s.Dropped != 30 {
 			t.Errorf("max_vus %d: %d started, %d dropped; want %d..%d dropped of 30", tt.maxVUs, s.Iterations, s.Dropped, tt.dropLo, tt.dropHi)
 		}
