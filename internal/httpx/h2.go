@@ -47,6 +47,7 @@ const (
 	h2StreamWindow = 1 << 20
 	h2ConnWindow   = 1 << 24
 	h2ReadBuffer   = 32 << 10
+	h2ReadAhead    = 256 << 10
 	// h2MaxQueued bounds the frames waiting for the writer: a server that
 	// stops reading while it sends PINGs or SETTINGS ends in a counted
 	// error, not in loadlab's memory.
@@ -309,8 +310,11 @@ type h2Session struct {
 	rw      io.ReadWriter
 	done    chan struct{}
 	resume  chan struct{}
-	rdata   []byte
+	rmu     sync.Mutex
+	rpend   []byte // read, not yet taken by the loop
+	rspare  []byte
 	rerr    error
+	rposted bool // the loop has been told of rpend
 	readFn  func()
 	inRead  bool
 	wmu     sync.Mutex
@@ -455,20 +459,36 @@ func (s *h2Session) opened(raw net.Conn) {
 	s.flush()
 }
 
-// read reads until an error; the loop handles each read before the next.
+// read reads until an error. What it reads gathers in rpend while the
+// loop is busy, and the loop takes all of it at once: over TLS a read
+// returns one record, often one small response, and a post to the loop for
+// each cost more than the response. Past h2ReadAhead bytes not taken, the
+// reader waits for the loop.
 func (s *h2Session) read() {
 	buf := make([]byte, h2ReadBuffer)
 	for {
 		n, err := s.rw.Read(buf)
-		s.rdata, s.rerr = buf[:n], err
-		s.l.Post(s.readFn)
+		s.rmu.Lock()
+		s.rpend = append(s.rpend, buf[:n]...)
+		if err != nil {
+			s.rerr = err
+		}
+		post := !s.rposted
+		s.rposted = true
+		full := len(s.rpend) >= h2ReadAhead
+		s.rmu.Unlock()
+		if post {
+			s.l.Post(s.readFn)
+		}
 		if err != nil {
 			return
 		}
-		select {
-		case <-s.resume:
-		case <-s.done:
-			return
+		if full {
+			select {
+			case <-s.resume:
+			case <-s.done:
+				return
+			}
 		}
 	}
 }
@@ -527,13 +547,23 @@ func (s *h2Session) flush() {
 
 // handleRead handles what the reader read, on the loop.
 func (s *h2Session) handleRead() {
-	data, err := s.rdata, s.rerr
 	if s.state == h2Closed {
 		return
+	}
+	s.rmu.Lock()
+	data, err := s.rpend, s.rerr
+	s.rpend, s.rposted = s.rspare[:0], false
+	s.rmu.Unlock()
+	select {
+	case s.resume <- struct{}{}:
+	default:
 	}
 	s.inRead = true
 	s.frames(data)
 	s.inRead = false
+	s.rmu.Lock()
+	s.rspare = data[:0]
+	s.rmu.Unlock()
 	if s.state == h2Closed {
 		return
 	}
@@ -542,10 +572,6 @@ func (s *h2Session) handleRead() {
 		return
 	}
 	s.flush()
-	select {
-	case s.resume <- struct{}{}:
-	default:
-	}
 }
 
 func (s *h2Session) readEnded(err error) {
