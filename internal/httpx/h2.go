@@ -718,6 +718,9 @@ func (s *h2Session) windowUpdate(f *http2.WindowUpdateFrame) {
 			return
 		}
 	} else if st := s.streams[f.StreamID]; st != nil {
+		if len(st.body) > 0 {
+			s.idle = 0 // a request body on its way is progress too
+		}
 		st.sendWindow += inc
 		if st.sendWindow > 1<<31-1 {
 			s.streamError(st.id, http2.ErrCodeFlowControl, fmt.Errorf("%w: stream window over 2^31-1", ErrH2Protocol))
