@@ -387,3 +387,61 @@ func TestH1ToH2(t *testing.T) {
 		t.Errorf("got %s %q\nwant %s", strings.Join(got, " "), body, want)
 	}
 }
+
+// TestH2ServerSettings: the server's SETTINGS are kept to: a request whose
+// header list is over its MAX_HEADER_LIST_SIZE fails before it is sent, and
+// a header block over its frame size goes as HEADERS and CONTINUATION.
+func TestH2ServerSettings(t *testing.T) {
+	var headersFrames, continuations atomic.Int32
+	url := rawH2(t, func(fr *http2.Framer, enc func(...string) []byte) {
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: 60_000})
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.HeadersFrame:
+				headersFrames.Add(1)
+				if f.HeadersEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true, EndStream: true})
+				}
+			case *http2.ContinuationFrame:
+				continuations.Add(1)
+				if f.HeadersEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true, EndStream: true})
+				}
+			}
+		}
+	})
+	l := startLoop(t, Options{Timeout: 3 * time.Second})
+	tg := target(t, url)
+	tg.UseHTTP2(1)
+	c := l.NewConn(tg)
+	if x := do(t, l, c, get(tg, "/", false)); x.Err != nil || x.Status != 200 {
+		t.Fatalf("first: %v %d", x.Err, x.Status)
+	}
+	// 40 kB of header, under the server's 60,000 but over a 16 KiB frame:
+	// values of random-looking bytes that HPACK cannot shrink much.
+	big := strings.Repeat("Zq9#x!", 40_000/6)
+	r := Request{Method: "GET", Target: "/", Host: tg.Host, Header: []Header{{"X-Big", big}}}
+	if x := do(t, l, c, &Exchange{Request: r.Append(nil)}); x.Err != nil || x.Status != 200 {
+		t.Fatalf("big header: %v %d", x.Err, x.Status)
+	}
+	if n := continuations.Load(); n < 1 {
+		t.Errorf("%d CONTINUATION frames for a 40 kB header block, want at least 1", n)
+	}
+	before := headersFrames.Load()
+	r.Header[0].Value = big + big // 80 kB: over the server's limit
+	x := do(t, l, c, &Exchange{Request: r.Append(nil)})
+	if x.Failure != FailureProtocol || !strings.Contains(fmt.Sprint(x.Err), "over the server's limit of 60000") {
+		t.Fatalf("got %v %v, want a protocol failure naming the server's limit", x.Failure, x.Err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := headersFrames.Load(); n != before {
+		t.Errorf("the request over the limit was sent")
+	}
+	if x := do(t, l, c, get(tg, "/", false)); x.Err != nil || x.Status != 200 {
+		t.Fatalf("after: %v %d", x.Err, x.Status)
+	}
+}
