@@ -46,8 +46,8 @@ const h2MaxStreams = 100
 const (
 	h2StreamWindow = 1 << 20
 	h2ConnWindow   = 1 << 24
-	h2ReadBuffer   = 32 << 10
-	h2ReadAhead    = 256 << 10
+	h2ReadBuffer   = 16 << 10
+	h2ReadAhead    = 64 << 10
 	// h2MaxQueued bounds the frames waiting for the writer: a server that
 	// stops reading while it sends PINGs or SETTINGS ends in a counted
 	// error, not in loadlab's memory.
