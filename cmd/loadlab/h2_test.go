@@ -324,3 +324,15 @@ func writeSelfSigned(t *testing.T, dir string) {
 	os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 	os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600)
 }
+
+// TestH2Workers: quick mode's HTTP/2 event loops divide -c evenly, so that
+// -c connections carry --streams each.
+func TestH2Workers(t *testing.T) {
+	for _, tt := range []struct{ conns, procs, want int }{
+		{10, 2, 2}, {3, 2, 1}, {50, 4, 2}, {1, 8, 1}, {12, 8, 6}, {7, 8, 7},
+	} {
+		if got := h2Workers(tt.conns, tt.procs); got != tt.want {
+			t.Errorf("h2Workers(%d, %d) = %d, want %d", tt.conns, tt.procs, got, tt.want)
+		}
+	}
+}

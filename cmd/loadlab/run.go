@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -315,6 +316,10 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		wl.Duration = 10 * time.Second
 		settings.Duration = result.Duration(wl.Duration)
 	}
+	workers := f.workers
+	if f.http2 && workers == 0 {
+		workers = h2Workers(f.connections, runtime.GOMAXPROCS(0))
+	}
 	return &quickRun{
 		url:      u,
 		req:      req,
@@ -323,9 +328,21 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		cfg: engine.Config{
 			Workload: wl,
 			HTTP:     httpx.Options{Timeout: f.timeout, MaxBodyBytes: f.maxBody, MaxHeaderBytes: int(f.maxHeader)},
-			Workers:  f.workers,
+			Workers:  workers,
 		},
 	}, nil
+}
+
+// h2Workers is the event loops for -c HTTP/2 connections: the most, up to
+// procs, that divide them evenly. Each loop fills connections of its own
+// with --streams VUs each, and VUs are dealt to loops in turn, so an uneven
+// split would open more connections than -c, some with fewer streams.
+func h2Workers(connections, procs int) int {
+	w := max(min(procs, connections), 1)
+	for connections%w != 0 {
+		w--
+	}
+	return w
 }
 
 func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool) error {
