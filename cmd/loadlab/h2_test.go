@@ -336,3 +336,17 @@ func TestH2Workers(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP2ConnectionsExact: -c is the number of HTTP/2 connections even
+// when it does not split evenly among the CPUs' event loops.
+func TestHTTP2ConnectionsExact(t *testing.T) {
+	url, conns, h2 := h2Target(t, false)
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "--http2", "-c", "3", "--streams", "4", "-n", "120", "--no-history")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	// 3, and the two preflights' (TCP, then the h2c preface).
+	if n := conns.Load(); n != 5 || h2.Load() != 120 {
+		t.Errorf("%d connections (%d HTTP/2 requests), want 3 and the 2 preflights'", n, h2.Load())
+	}
+}
