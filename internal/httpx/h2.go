@@ -174,7 +174,11 @@ func (k *h2Socket) connect() {
 	c := k.c
 	c.loop.register(c)
 	c.state = stateConnecting
+	old := k.g.sess
 	s := k.g.session()
+	if s != old {
+		s.opener = k // its exchange times the connect; the others wait for it
+	}
 	k.attach(s)
 	if s.state == h2Open {
 		c.opened()
@@ -264,6 +268,7 @@ type h2Session struct {
 	goingAway  bool
 	goawayCode http2.ErrCode
 	cancelDial context.CancelFunc
+	opener     *h2Socket // the slot whose exchange opened the connection
 
 	socks   map[*h2Socket]struct{}
 	streams map[uint32]*h2Stream
@@ -448,7 +453,13 @@ func (s *h2Session) opened(raw net.Conn) {
 		}
 		switch {
 		case k.c.state == stateConnecting && k.c.x != nil:
+			x := k.c.x
 			k.c.opened()
+			if k != s.opener {
+				// One connect is timed per connection, as over HTTP/1.1:
+				// the others waited for it, which their latency says.
+				x.ConnectStart, x.ConnectEnd = 0, 0
+			}
 		case k.queued != nil:
 			req := k.queued
 			k.queued = nil

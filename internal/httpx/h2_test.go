@@ -445,3 +445,29 @@ func TestH2ServerSettings(t *testing.T) {
 		t.Fatalf("after: %v %d", x.Err, x.Status)
 	}
 }
+
+// TestH2ConnectTimedOnce: of the slots that wait for one connection to
+// open, the exchange that opened it times the connect, as over HTTP/1.1.
+func TestH2ConnectTimedOnce(t *testing.T) {
+	srv := newH2Server(t, false, 0, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	l := startLoop(t, Options{})
+	tg := srv.origin(t, 4)
+	conns := make([]*Conn, 4)
+	xs := make([]*Exchange, 4)
+	for i := range conns {
+		conns[i], xs[i] = l.NewConn(tg), get(tg, "/", false)
+	}
+	doAll(t, l, conns, xs)
+	timed := 0
+	for _, x := range xs {
+		if x.Err != nil {
+			t.Fatal(x.Err)
+		}
+		if x.ConnectTime() > 0 {
+			timed++
+		}
+	}
+	if timed != 1 {
+		t.Errorf("%d exchanges timed a connect, want 1 for one connection", timed)
+	}
+}
