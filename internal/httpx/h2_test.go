@@ -471,3 +471,27 @@ func TestH2ConnectTimedOnce(t *testing.T) {
 		t.Errorf("%d exchanges timed a connect, want 1 for one connection", timed)
 	}
 }
+
+// TestH2Head: a HEAD response has no body, whatever its Content-Length
+// says, and the connection carries the next exchange.
+func TestH2Head(t *testing.T) {
+	srv := newH2Server(t, false, 0, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		io.WriteString(w, "hello")
+	})
+	l := startLoop(t, Options{})
+	tg := srv.origin(t, 1)
+	c := l.NewConn(tg)
+	r := Request{Method: "HEAD", Target: "/", Host: tg.Host}
+	x := do(t, l, c, &Exchange{Request: r.Append(nil), Head: true, Keep: true})
+	if x.Err != nil || x.Status != 200 || x.BodyBytes != 0 {
+		t.Fatalf("HEAD: %v %d %d bytes", x.Err, x.Status, x.BodyBytes)
+	}
+	x = do(t, l, c, get(tg, "/", true))
+	if x.Err != nil || string(x.Body) != "hello" {
+		t.Fatalf("GET after HEAD: %v %q", x.Err, x.Body)
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
