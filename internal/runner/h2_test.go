@@ -24,3 +24,12 @@ func TestQuickFingerprintHTTP2(t *testing.T) {
 		t.Errorf("HTTP/1.1 shape %q changed", a.Shape)
 	}
 }
+
+func TestFirstExampleHTTP2Classes(t *testing.T) {
+	if got := firstExample(map[string]string{"stream": "the server reset the stream: INTERNAL_ERROR"}); got != " (stream: the server reset the stream: INTERNAL_ERROR)" {
+		t.Errorf("got %q", got)
+	}
+	if got := firstExample(map[string]string{"goaway": "the server sent GOAWAY (NO_ERROR)"}); got != " (goaway: the server sent GOAWAY (NO_ERROR))" {
+		t.Errorf("got %q", got)
+	}
+}
