@@ -495,3 +495,23 @@ func TestH2Head(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestH2FlowControl: bodies larger than loadlab's stream window (1 MiB)
+// and, together, its connection window (16 MiB) arrive whole: loadlab
+// gives back what it read with WINDOW_UPDATE.
+func TestH2FlowControl(t *testing.T) {
+	body := strings.Repeat("w", 6<<20)
+	srv := newH2Server(t, false, 0, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })
+	l := startLoop(t, Options{MaxBodyBytes: 16 << 20})
+	tg := srv.origin(t, 1)
+	c := l.NewConn(tg)
+	for i := range 4 { // 24 MiB on one connection
+		x := do(t, l, c, get(tg, "/", false))
+		if x.Err != nil || x.BodyBytes != int64(len(body)) {
+			t.Fatalf("body %d: %v, %d bytes, want %d", i, x.Err, x.BodyBytes, len(body))
+		}
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
