@@ -515,3 +515,57 @@ func TestH2FlowControl(t *testing.T) {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
+
+// TestH2SendWindow: a request body goes no faster than the server's stream
+// window (SETTINGS_INITIAL_WINDOW_SIZE) and its WINDOW_UPDATEs let it.
+func TestH2SendWindow(t *testing.T) {
+	var overrun atomic.Int64
+	url := rawH2(t, func(fr *http2.Framer, enc func(...string) []byte) {
+		fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1000})
+		outstanding := map[uint32]int{}
+		got := map[uint32]int{}
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.HeadersFrame:
+				if f.StreamEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true, EndStream: true})
+				}
+			case *http2.DataFrame:
+				n := len(f.Data())
+				outstanding[f.StreamID] += n
+				got[f.StreamID] += n
+				if o := outstanding[f.StreamID]; o > 1000 {
+					overrun.Store(int64(o))
+				}
+				if outstanding[f.StreamID] == 1000 {
+					fr.WriteWindowUpdate(f.StreamID, 1000)
+					fr.WriteWindowUpdate(0, 1000)
+					outstanding[f.StreamID] = 0
+				}
+				if f.StreamEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true})
+					fr.WriteData(f.StreamID, true, []byte(fmt.Sprint(got[f.StreamID])))
+				}
+			}
+		}
+	})
+	l := startLoop(t, Options{Timeout: 3 * time.Second})
+	tg := target(t, url)
+	tg.UseHTTP2(1)
+	c := l.NewConn(tg)
+	if x := do(t, l, c, get(tg, "/", false)); x.Err != nil { // the server's SETTINGS are known after this
+		t.Fatal(x.Err)
+	}
+	r := Request{Method: "POST", Target: "/", Host: tg.Host, Body: bytes.Repeat([]byte("b"), 10_000)}
+	x := do(t, l, c, &Exchange{Request: r.Append(nil), Keep: true})
+	if x.Err != nil || string(x.Body) != "10000" {
+		t.Fatalf("POST: %v %q, want the server to have read 10000 bytes", x.Err, x.Body)
+	}
+	if o := overrun.Load(); o > 0 {
+		t.Errorf("%d bytes sent past the server's 1000-byte window", o)
+	}
+}
