@@ -350,3 +350,16 @@ func TestHTTP2ConnectionsExact(t *testing.T) {
 		t.Errorf("%d connections (%d HTTP/2 requests), want 3 and the 2 preflights'", n, h2.Load())
 	}
 }
+
+// TestHTTP2OpenLoad: --rate over HTTP/2: every arrival is sent, on -c
+// connections of --streams each.
+func TestHTTP2OpenLoad(t *testing.T) {
+	url, conns, h2 := h2Target(t, false)
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "--http2", "--rate", "300/s", "-d", "1s", "-c", "2", "--streams", "5", "--no-history")
+	if code != 0 || !strings.Contains(stdout, "300 requests") || !strings.Contains(stdout, "no errors") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	if n := conns.Load(); h2.Load() != 300 || n > 4 {
+		t.Errorf("%d HTTP/2 requests on %d connections, want 300 on 2 (and the 2 preflights')", h2.Load(), n)
+	}
+}
