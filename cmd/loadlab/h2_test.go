@@ -109,7 +109,7 @@ target: %s
 http: { version: 2 }
 steps:
   - get: /a
-    expect: { status: 200, contains: "hello over HTTP/2.0", headers: { x-proto: HTTP/2.0 } }
+    expect: { status: 200, contains: "hello over HTTP/2.0", headers: { X-Proto: HTTP/2.0 } }
   - get: /b
     expect: { status: 200 }
 load:
