@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -84,6 +85,7 @@ slow server cannot hide its queue (coordinated omission).`,
   loadlab run --url http://127.0.0.1:8080/ -n 100000
   loadlab run --url http://127.0.0.1:8080/ --rate 2000/s -c 100 -d 1m --out results/
   loadlab run --url http://127.0.0.1:8080/api -X POST -H 'Content-Type: application/json' --body '{"a":1}'
+  loadlab run --url https://127.0.0.1:8443/ --http2 -c 10 --streams 10 -d 30s
   loadlab run checkout.yaml --set load.closed.vus=10 -e BASE=http://127.0.0.1:3000 --out results/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -329,6 +331,10 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	if err != nil {
 		return nil, usageError(fmt.Errorf("run: %w", err))
 	}
+	workers := f.workers
+	if f.http2 && workers == 0 {
+		workers = h2Workers(f.connections, runtime.GOMAXPROCS(0))
+	}
 	return &quickRun{
 		tls:      tlsSettings,
 		url:      u,
@@ -338,9 +344,21 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 		cfg: engine.Config{
 			Workload: wl,
 			HTTP:     httpx.Options{Timeout: f.timeout, MaxBodyBytes: f.maxBody, MaxHeaderBytes: int(f.maxHeader)},
-			Workers:  f.workers,
+			Workers:  workers,
 		},
 	}, nil
+}
+
+// h2Workers is the event loops for -c HTTP/2 connections: the most, up to
+// procs, that divide them evenly. Each loop fills connections of its own
+// with --streams VUs each, and VUs are dealt to loops in turn, so an uneven
+// split would open more connections than -c, some with fewer streams.
+func h2Workers(connections, procs int) int {
+	w := max(min(procs, connections), 1)
+	for connections%w != 0 {
+		w--
+	}
+	return w
 }
 
 func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool) error {

@@ -220,6 +220,7 @@ func TestHostileH2Servers(t *testing.T) {
 		name  string
 		serve func(fr *http2.Framer, streams <-chan uint32)
 		class httpx.Failure
+		keep  bool // the header block kept (checks, captures): the header cap applies to its decoded fields
 	}{
 		{"endless data", func(fr *http2.Framer, streams <-chan uint32) {
 			chunk := bytes.Repeat([]byte("d"), 16384)
@@ -231,7 +232,7 @@ func TestHostileH2Servers(t *testing.T) {
 					}
 				}
 			}
-		}, httpx.FailureProtocol},
+		}, httpx.FailureProtocol, false},
 		{"huge header block", func(fr *http2.Framer, streams <-chan uint32) {
 			frag := bytes.Repeat([]byte{0x40, 0x01, 'x', 0x7f, 0x7f}, 3000) // literal fields, never ending
 			for id := range streams {
@@ -242,7 +243,7 @@ func TestHostileH2Servers(t *testing.T) {
 					}
 				}
 			}
-		}, httpx.FailureProtocol},
+		}, httpx.FailureProtocol, false},
 		{"endless header fields", func(fr *http2.Framer, streams <-chan uint32) {
 			// One header block, under the frame size, whose fields decode to
 			// far more than the 16 KiB header cap (the dynamic table repeats them).
@@ -265,36 +266,37 @@ func TestHostileH2Servers(t *testing.T) {
 					block = block[n:]
 				}
 			}
-		}, httpx.FailureProtocol},
+		}, httpx.FailureProtocol, true},
 		{"ping flood", func(fr *http2.Framer, streams <-chan uint32) {
 			for {
 				if fr.WritePing(false, [8]byte{1}) != nil {
 					return
 				}
 			}
-		}, httpx.FailureProtocol},
+		}, httpx.FailureProtocol, false},
 		{"frame larger than allowed", func(fr *http2.Framer, streams <-chan uint32) {
 			id := <-streams
 			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hpackBlock(":status", "200"), EndHeaders: true})
 			fr.WriteRawFrame(http2.FrameData, 0, id, make([]byte, 1<<20)) // the client allows 16 KiB
 			time.Sleep(time.Second)
-		}, httpx.FailureProtocol},
+		}, httpx.FailureProtocol, false},
 		{"every stream reset", func(fr *http2.Framer, streams <-chan uint32) {
 			for id := range streams {
 				fr.WriteRSTStream(id, http2.ErrCodeInternal)
 			}
-		}, httpx.FailureStream},
+		}, httpx.FailureStream, false},
 		{"goaway on every connection", func(fr *http2.Framer, streams <-chan uint32) {
 			<-streams
 			fr.WriteGoAway(0, http2.ErrCodeNo, nil)
 			time.Sleep(100 * time.Millisecond)
-		}, httpx.FailureGoaway},
+		}, httpx.FailureGoaway, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url := hostileH2(t, tt.serve)
 			prog := quick(t, url)
 			prog.Scenarios[0].Steps[0].Request.Target.UseHTTP2(3)
+			prog.Scenarios[0].Steps[0].Request.Keep = tt.keep
 			start := time.Now()
 			out, err := Run(context.Background(), Config{
 				Program:  prog,

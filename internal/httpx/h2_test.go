@@ -145,7 +145,8 @@ func testH2AgainstNetHTTP(t *testing.T, tlsOn bool, engine Engine) {
 		conns[i] = l.NewConn(tg)
 	}
 	body := bytes.Repeat([]byte("b"), 200_000)
-	for round := range 3 {
+	for round := range 4 {
+		keep := round < 3 // the last round keeps nothing, as quick mode
 		xs := make([]*Exchange, len(conns))
 		for i := range xs {
 			switch i % 4 {
@@ -160,6 +161,9 @@ func testH2AgainstNetHTTP(t *testing.T, tlsOn bool, engine Engine) {
 				xs[i] = get(tg, "/204", true)
 			}
 		}
+		for _, x := range xs {
+			x.Keep = keep
+		}
 		doAll(t, l, conns, xs)
 		for i, x := range xs {
 			if x.Err != nil {
@@ -167,6 +171,15 @@ func testH2AgainstNetHTTP(t *testing.T, tlsOn bool, engine Engine) {
 			}
 			var want string
 			status := 200
+			if i%4 == 3 {
+				status = 204
+			}
+			if !keep {
+				if x.Status != status || x.Body != nil || (status == 200 && x.BodyBytes == 0) {
+					t.Errorf("round %d exchange %d kept nothing: %d %q %d bytes", round, i, x.Status, x.Body, x.BodyBytes)
+				}
+				continue
+			}
 			switch i % 4 {
 			case 0:
 				want = big
@@ -372,5 +385,187 @@ func TestH1ToH2(t *testing.T) {
 	want := ":method=POST :scheme=http :authority=vhost :path=/a?b=c user-agent=loadlab x-a=1 content-length=4"
 	if strings.Join(got, " ") != want || string(body) != "body" {
 		t.Errorf("got %s %q\nwant %s", strings.Join(got, " "), body, want)
+	}
+}
+
+// TestH2ServerSettings: the server's SETTINGS are kept to: a request whose
+// header list is over its MAX_HEADER_LIST_SIZE fails before it is sent, and
+// a header block over its frame size goes as HEADERS and CONTINUATION.
+func TestH2ServerSettings(t *testing.T) {
+	var headersFrames, continuations atomic.Int32
+	url := rawH2(t, func(fr *http2.Framer, enc func(...string) []byte) {
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: 60_000})
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.HeadersFrame:
+				headersFrames.Add(1)
+				if f.HeadersEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true, EndStream: true})
+				}
+			case *http2.ContinuationFrame:
+				continuations.Add(1)
+				if f.HeadersEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true, EndStream: true})
+				}
+			}
+		}
+	})
+	l := startLoop(t, Options{Timeout: 3 * time.Second})
+	tg := target(t, url)
+	tg.UseHTTP2(1)
+	c := l.NewConn(tg)
+	if x := do(t, l, c, get(tg, "/", false)); x.Err != nil || x.Status != 200 {
+		t.Fatalf("first: %v %d", x.Err, x.Status)
+	}
+	// 40 kB of header, under the server's 60,000 but over a 16 KiB frame:
+	// values of random-looking bytes that HPACK cannot shrink much.
+	big := strings.Repeat("Zq9#x!", 40_000/6)
+	r := Request{Method: "GET", Target: "/", Host: tg.Host, Header: []Header{{"X-Big", big}}}
+	if x := do(t, l, c, &Exchange{Request: r.Append(nil)}); x.Err != nil || x.Status != 200 {
+		t.Fatalf("big header: %v %d", x.Err, x.Status)
+	}
+	if n := continuations.Load(); n < 1 {
+		t.Errorf("%d CONTINUATION frames for a 40 kB header block, want at least 1", n)
+	}
+	before := headersFrames.Load()
+	r.Header[0].Value = big + big // 80 kB: over the server's limit
+	x := do(t, l, c, &Exchange{Request: r.Append(nil)})
+	if x.Failure != FailureProtocol || !strings.Contains(fmt.Sprint(x.Err), "over the server's limit of 60000") {
+		t.Fatalf("got %v %v, want a protocol failure naming the server's limit", x.Failure, x.Err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := headersFrames.Load(); n != before {
+		t.Errorf("the request over the limit was sent")
+	}
+	if x := do(t, l, c, get(tg, "/", false)); x.Err != nil || x.Status != 200 {
+		t.Fatalf("after: %v %d", x.Err, x.Status)
+	}
+}
+
+// TestH2ConnectTimedOnce: of the slots that wait for one connection to
+// open, the exchange that opened it times the connect, as over HTTP/1.1.
+func TestH2ConnectTimedOnce(t *testing.T) {
+	srv := newH2Server(t, false, 0, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	l := startLoop(t, Options{})
+	tg := srv.origin(t, 4)
+	conns := make([]*Conn, 4)
+	xs := make([]*Exchange, 4)
+	for i := range conns {
+		conns[i], xs[i] = l.NewConn(tg), get(tg, "/", false)
+	}
+	doAll(t, l, conns, xs)
+	timed := 0
+	for _, x := range xs {
+		if x.Err != nil {
+			t.Fatal(x.Err)
+		}
+		if x.ConnectTime() > 0 {
+			timed++
+		}
+	}
+	if timed != 1 {
+		t.Errorf("%d exchanges timed a connect, want 1 for one connection", timed)
+	}
+}
+
+// TestH2Head: a HEAD response has no body, whatever its Content-Length
+// says, and the connection carries the next exchange.
+func TestH2Head(t *testing.T) {
+	srv := newH2Server(t, false, 0, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		io.WriteString(w, "hello")
+	})
+	l := startLoop(t, Options{})
+	tg := srv.origin(t, 1)
+	c := l.NewConn(tg)
+	r := Request{Method: "HEAD", Target: "/", Host: tg.Host}
+	x := do(t, l, c, &Exchange{Request: r.Append(nil), Head: true, Keep: true})
+	if x.Err != nil || x.Status != 200 || x.BodyBytes != 0 {
+		t.Fatalf("HEAD: %v %d %d bytes", x.Err, x.Status, x.BodyBytes)
+	}
+	x = do(t, l, c, get(tg, "/", true))
+	if x.Err != nil || string(x.Body) != "hello" {
+		t.Fatalf("GET after HEAD: %v %q", x.Err, x.Body)
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
+// TestH2FlowControl: bodies larger than loadlab's stream window (1 MiB)
+// and, together, its connection window (16 MiB) arrive whole: loadlab
+// gives back what it read with WINDOW_UPDATE.
+func TestH2FlowControl(t *testing.T) {
+	body := strings.Repeat("w", 6<<20)
+	srv := newH2Server(t, false, 0, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })
+	l := startLoop(t, Options{MaxBodyBytes: 16 << 20})
+	tg := srv.origin(t, 1)
+	c := l.NewConn(tg)
+	for i := range 4 { // 24 MiB on one connection
+		x := do(t, l, c, get(tg, "/", false))
+		if x.Err != nil || x.BodyBytes != int64(len(body)) {
+			t.Fatalf("body %d: %v, %d bytes, want %d", i, x.Err, x.BodyBytes, len(body))
+		}
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
+// TestH2SendWindow: a request body goes no faster than the server's stream
+// window (SETTINGS_INITIAL_WINDOW_SIZE) and its WINDOW_UPDATEs let it.
+func TestH2SendWindow(t *testing.T) {
+	var overrun atomic.Int64
+	url := rawH2(t, func(fr *http2.Framer, enc func(...string) []byte) {
+		fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1000})
+		outstanding := map[uint32]int{}
+		got := map[uint32]int{}
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.HeadersFrame:
+				if f.StreamEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true, EndStream: true})
+				}
+			case *http2.DataFrame:
+				n := len(f.Data())
+				outstanding[f.StreamID] += n
+				got[f.StreamID] += n
+				if o := outstanding[f.StreamID]; o > 1000 {
+					overrun.Store(int64(o))
+				}
+				if outstanding[f.StreamID] == 1000 {
+					fr.WriteWindowUpdate(f.StreamID, 1000)
+					fr.WriteWindowUpdate(0, 1000)
+					outstanding[f.StreamID] = 0
+				}
+				if f.StreamEnded() {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: enc(":status", "200"), EndHeaders: true})
+					fr.WriteData(f.StreamID, true, []byte(fmt.Sprint(got[f.StreamID])))
+				}
+			}
+		}
+	})
+	l := startLoop(t, Options{Timeout: 3 * time.Second})
+	tg := target(t, url)
+	tg.UseHTTP2(1)
+	c := l.NewConn(tg)
+	if x := do(t, l, c, get(tg, "/", false)); x.Err != nil { // the server's SETTINGS are known after this
+		t.Fatal(x.Err)
+	}
+	r := Request{Method: "POST", Target: "/", Host: tg.Host, Body: bytes.Repeat([]byte("b"), 10_000)}
+	x := do(t, l, c, &Exchange{Request: r.Append(nil), Keep: true})
+	if x.Err != nil || string(x.Body) != "10000" {
+		t.Fatalf("POST: %v %q, want the server to have read 10000 bytes", x.Err, x.Body)
+	}
+	if o := overrun.Load(); o > 0 {
+		t.Errorf("%d bytes sent past the server's 1000-byte window", o)
 	}
 }

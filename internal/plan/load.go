@@ -619,17 +619,17 @@ func (d *decoder) httpOptions(p *Plan, n *node) {
 	d.checkHeaders(h.Headers)
 }
 
-// httpVersion reads http.version: 1.1 (the default) or 2 (h2 by ALPN for
-// https, h2c with prior knowledge for http). keepalive is http.keepalive's
+// httpVersion reads http.version: 1.1 (the default, 0) or 2 (h2 by ALPN
+// for https, h2c with prior knowledge for http). keepalive is http.keepalive's
 // node, if given: an HTTP/2 connection is always kept.
 func (d *decoder) httpVersion(n, keepalive *node) int {
 	if n.kind != kindScalar {
 		d.errorf(n.pos, "http.version must be 1.1 or 2, got %s", n.kind)
-		return 1
+		return 0
 	}
 	switch strings.ToLower(n.value) {
 	case "1", "1.1", "http/1.1":
-		return 1
+		return 0
 	case "2", "2.0", "h2", "http/2":
 		if keepalive != nil && keepalive.kind == kindScalar && strings.EqualFold(keepalive.value, "false") {
 			d.errorf(keepalive.pos, "http.keepalive: false does not go with http.version: 2 (an HTTP/2 connection carries every request of a VU)")
@@ -637,7 +637,7 @@ func (d *decoder) httpVersion(n, keepalive *node) int {
 		return 2
 	}
 	d.errorf(n.pos, "http.version must be 1.1 or 2, got %q", n.value)
-	return 1
+	return 0
 }
 
 // compression reads http.compression: true (a browser's Accept-Encoding),

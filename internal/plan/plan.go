@@ -266,7 +266,7 @@ type HTTP struct {
 	TLS *httpx.TLSSettings
 	// Version is 2 for HTTP/2 (http.version: 2): h2 by ALPN for https
 	// targets, h2c with prior knowledge for http; a VU's requests share its
-	// connection, one stream at a time. Otherwise HTTP/1.1.
+	// connection, one stream at a time. Zero is HTTP/1.1 (http.version: 1.1).
 	Version int
 }
 

@@ -491,7 +491,10 @@ func MachineText(m *result.Machine) string {
 // on each connection in quick mode, and each step's when they differ.
 func protocolText(r *result.Result) string {
 	s := r.Summary.Protocol
-	if n := r.Settings.Streams; n > 0 {
+	switch n := r.Settings.Streams; {
+	case n == 1:
+		s += " (1 stream a connection)"
+	case n > 1:
 		s += fmt.Sprintf(" (%d streams a connection)", n)
 	}
 	if strings.Contains(r.Summary.Protocol, ",") {

@@ -99,6 +99,11 @@ func quickFingerprint(q QuickRun) *result.Fingerprint {
 	default:
 		f.Shape = fmt.Sprintf("%d VUs for %s", s.Connections, time.Duration(s.Duration))
 	}
+	if s.Streams > 0 {
+		// -c counts HTTP/2 connections, each with --streams in flight: not
+		// the same load as -c HTTP/1.1 connections.
+		f.Shape += fmt.Sprintf(", HTTP/2 with %d streams a connection", s.Streams)
+	}
 	f.Hash = f.Sum()
 	return f
 }

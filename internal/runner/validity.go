@@ -176,7 +176,7 @@ func msNum(v float64) string {
 // firstExample is " (class: message)" for the first class of failure without
 // a response that has an example.
 func firstExample(examples map[string]string) string {
-	for _, class := range []string{"connect", "timeout", "reset", "tls", "protocol"} {
+	for _, class := range []string{"connect", "timeout", "reset", "tls", "protocol", "stream", "goaway"} {
 		if m, ok := examples[class]; ok {
 			return fmt.Sprintf(" (%s: %s)", class, m)
 		}
