@@ -422,6 +422,10 @@ func capacityRunPoint(logf func(string, ...any), prog *progress) func(context.Co
 		if res == nil {
 			return nil, fmt.Errorf("capacity search in %s: no step kept a result", ro.Dir)
 		}
+		logf("  capacity: %s", s.doc.Headline())
+		if s.doc.Bottleneck != "" {
+			logf("  bottleneck: %s", s.doc.Bottleneck)
+		}
 		c := s.doc.Capacity
 		res.Capacity = &result.Capacity{By: s.doc.Search.By, RatePerS: c.RatePerS, VUs: c.VUs, AtLeast: c.AtLeast, Steps: len(s.doc.Steps)}
 		for _, st := range s.doc.Steps {

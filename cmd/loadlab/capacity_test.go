@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/capacity"
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/target"
 	"github.com/loadlab/loadlab/internal/target/targettest"
 )
@@ -394,5 +396,32 @@ func TestCapacitySectionDefaults(t *testing.T) {
 	f.slo, f.confirm, f.changed = []string{"p99(latency) < 1s"}, 0, map[string]bool{"confirm": true}
 	if s, err = prepareCapacity(path, f); err != nil || len(s.slo) != 1 || s.opts.Confirm != 0 || s.opts.Precision != 0.05 {
 		t.Errorf("with flags: %v, slo %v, options %+v", err, s.doc.SLO, s.opts)
+	}
+}
+
+// TestLaunchCapacityPlan: examples/launch/capacity.yaml loads, and the
+// search at each of its points is sound, as loadlab run checks before any
+// load (the recipe itself needs Puma and HAProxy and about 15 minutes).
+func TestLaunchCapacityPlan(t *testing.T) {
+	path := filepath.Join("..", "..", "examples", "launch", "capacity.yaml")
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Experiment == nil || p.Capacity == nil || len(p.Capacity.SLO) != 4 {
+		t.Fatalf("experiment %+v, capacity %+v", p.Experiment, p.Capacity)
+	}
+	for _, pt := range experiment.Points(p.Experiment) {
+		q, err := plan.Load(path, plan.Options{Params: pt.Params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newCapacitySearch(q, capacityDefaults(t.TempDir(), 1), path)
+		if err != nil {
+			t.Fatalf("%s: %v", pt.Key, err)
+		}
+		if s.opts.Start != 1 || s.opts.Precision != 0.1 || s.opts.Confirm != 0 {
+			t.Errorf("%s: options %+v", pt.Key, s.opts)
+		}
 	}
 }
