@@ -348,9 +348,18 @@ func (d *Document) Headline() string {
 	}
 	h := d.Unit(d.answer())
 	if c.CI != nil {
-		h += fmt.Sprintf(" (held %d of %d confirm repeats; %s broke)", c.Confirmed, c.Confirms, d.Unit(c.CI.Hi))
+		h += fmt.Sprintf(" (%s; %s broke)", c.confirmWords(), d.Unit(c.CI.Hi))
 	}
 	return h
+}
+
+// confirmWords says how the confirm repeats went: "held 3 of 3 confirm
+// repeats", or "no confirm repeats" (--confirm 0).
+func (c *Figures) confirmWords() string {
+	if c.Confirms == 0 {
+		return "no confirm repeats"
+	}
+	return fmt.Sprintf("held %d of %d confirm repeats", c.Confirmed, c.Confirms)
 }
 
 // Answer is the capacity found: its rate, or by VUs its VU count; 0 for

@@ -227,4 +227,7 @@ func TestHeaviest(t *testing.T) {
 	if want := "; heaviest at 50/s: login (p50 80 ms, 67% of the time)"; !strings.HasSuffix(d.Bottleneck, want) {
 		t.Errorf("bottleneck %q, want it to end %q", d.Bottleneck, want)
 	}
+	if got := d.Headline(); got != "100/s (no confirm repeats; 200/s broke)" {
+		t.Errorf("headline %q", got)
+	}
 }
