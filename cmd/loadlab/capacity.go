@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/store"
 	"github.com/loadlab/loadlab/internal/threshold"
 )
@@ -36,6 +37,7 @@ type capacityFlags struct {
 	fresh     bool
 	set, env  []string
 	workers   int
+	changed   map[string]bool // the flags given on the command line
 }
 
 func newCapacityCommand(io *stdio) *cobra.Command {
@@ -62,6 +64,10 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := refused.err(); err != nil {
 				return usageError(fmt.Errorf("capacity: %w", err))
+			}
+			f.changed = map[string]bool{}
+			for _, name := range []string{"by", "precision", "confirm", "step-max"} {
+				f.changed[name] = c.Flags().Changed(name)
 			}
 			return runCapacity(c.Context(), io, args[0], &f)
 		},
@@ -90,10 +96,50 @@ type capacitySearch struct {
 	dir     string
 	doc     *capacity.Document
 	stepper *capacity.Stepper
+	results []*result.Result // of each step, once the search is done
 }
 
 // prepareCapacity checks the command line and the plan, before any load.
 func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
+	env, err := parseEnv(f.env)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: %w", err)
+	}
+	p, err := plan.Load(path, plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv})
+	if err != nil {
+		return nil, err
+	}
+	if p.Experiment != nil {
+		return nil, fmt.Errorf("capacity: %s: %s: the plan has params or repeat: run it with loadlab run, which makes a capacity search at every point when the plan has a capacity: section", path, p.Experiment.Pos)
+	}
+	return newCapacitySearch(p, f, path)
+}
+
+// fromSection takes the plan's capacity: section for each flag not given.
+func (f *capacityFlags) fromSection(c *plan.Capacity) capacityFlags {
+	g := *f
+	if c == nil {
+		return g
+	}
+	if !f.changed["by"] {
+		g.by = c.By
+	}
+	if !f.changed["precision"] && c.Precision > 0 {
+		g.precision = fmt.Sprintf("%g%%", 100*c.Precision)
+	}
+	if !f.changed["confirm"] && c.ConfirmSet {
+		g.confirm = c.Confirm
+	}
+	if !f.changed["step-max"] && c.StepMax > 0 {
+		g.stepMax = c.StepMax
+	}
+	return g
+}
+
+// newCapacitySearch checks a search of the plan p (read from path) with
+// the flags f, the plan's capacity: section giving what they do not.
+func newCapacitySearch(p *plan.Plan, f0 *capacityFlags, path string) (*capacitySearch, error) {
+	f := f0.fromSection(p.Capacity)
 	if f.by != "rate" && f.by != "vus" {
 		return nil, fmt.Errorf("capacity: --by %q: want rate or vus", f.by)
 	}
@@ -112,23 +158,17 @@ func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
 		}
 		slo = append(slo, ts...)
 	}
-	env, err := parseEnv(f.env)
-	if err != nil {
-		return nil, fmt.Errorf("capacity: %w", err)
-	}
-	p, err := plan.Load(path, plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv})
-	if err != nil {
-		return nil, err
-	}
-	if p.Experiment != nil {
-		return nil, fmt.Errorf("capacity: %s: %s: the plan has params or repeat; a capacity search of an experiment is not supported yet", path, p.Experiment.Pos)
-	}
 	byVUs := f.by == "vus"
 	switch {
 	case !byVUs && p.Load.Kind != plan.LoadOpen:
 		return nil, fmt.Errorf("capacity: %s: %s: --by rate needs an open load to start from, such as load: {open: {rate: 50/s, max_vus: 200}}; this one is %s (--by vus searches a closed load's VUs)", path, p.Load.Pos, p.Load.Kind)
 	case byVUs && p.Load.Kind != plan.LoadClosed:
 		return nil, fmt.Errorf("capacity: %s: %s: --by vus needs a closed load to start from, such as load: {closed: {vus: 10}}; this one is %s (--by rate searches an open load's arrival rate)", path, p.Load.Pos, p.Load.Kind)
+	}
+	if len(slo) == 0 && p.Capacity != nil {
+		for _, t := range p.Capacity.SLO {
+			slo = append(slo, t.T)
+		}
 	}
 	if len(slo) == 0 {
 		for _, t := range p.Thresholds {
@@ -140,6 +180,9 @@ func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
 	}
 	st := capacity.Steadiness{}
 	if f.stepMax < st.MinDuration() {
+		if !f0.changed["step-max"] && p.Capacity != nil && p.Capacity.StepMax > 0 {
+			return nil, fmt.Errorf("capacity: %s: capacity step_max %v is shorter than a step's least, %v", p.Capacity.StepMaxPos, f.stepMax, st.MinDuration())
+		}
 		return nil, fmt.Errorf("capacity: --step-max %v is shorter than a step's least, %v", f.stepMax, st.MinDuration())
 	}
 	start := p.Load.Rate.PerSecond()
@@ -222,84 +265,13 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 		return err
 	}
 	prog := newProgress(io, result.Settings{})
-	s.stepper.OnProgress = prog.update
 	logf := func(format string, args ...any) {
 		prog.clear()
 		fmt.Fprintf(io.err, format+"\n", args...)
 	}
-	logf("capacity %s: %s", s.plan.Name, s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds()))
-	if n := len(s.doc.Steps); n > 0 {
-		logf("resuming: %d steps kept in %s", n, s.dir)
-	}
-	logf("step  phase        rate  throughput       p95   time  verdict")
-	for _, r := range s.doc.Steps {
-		logf("%s", capacity.StepLine(r))
-	}
-	var answer capacity.Answer
-	began := time.Now()
-	for {
-		d, err := capacity.Next(s.opts, s.outcomes())
-		if err != nil {
-			return usageError(fmt.Errorf("capacity: %s: %w; give another --out, or --fresh", s.dir, err))
-		}
-		if d.Done {
-			answer = d.Answer
-			break
-		}
-		if len(s.doc.Steps) >= s.doc.Search.MaxSteps {
-			return failedError(fmt.Errorf("capacity: no answer after the %d steps stated", len(s.doc.Steps))) // cannot happen: Next ends by then
-		}
-		index := len(s.doc.Steps) + 1
-		if s.opts.VUs {
-			if err := fitsOpenFiles(int(d.Rate), fmt.Sprintf("step %d (%s)", index, s.opts.Unit(d.Rate))); err != nil {
-				return failedError(fmt.Errorf("capacity: %w; the finished steps are kept in %s", err, s.dir))
-			}
-		}
-		rel := filepath.Join("steps", fmt.Sprintf("%03d", index))
-		stepDir := filepath.Join(s.dir, rel)
-		if err := os.MkdirAll(stepDir, 0o755); err != nil {
-			return failedError(fmt.Errorf("capacity: %w", err))
-		}
-		o, res, report, err := s.stepper.Step(ctx, d.Rate, d.Phase, stepDir)
-		prog.done()
-		if errors.Is(err, capacity.ErrInterrupted) {
-			return failedError(fmt.Errorf("capacity: interrupted in step %d; %d finished steps are kept in %s: run the same command again to resume", index, len(s.doc.Steps), s.dir))
-		}
-		if err != nil {
-			var perr plan.Errors
-			if errors.As(err, &perr) {
-				return usageError(err)
-			}
-			return failedError(fmt.Errorf("capacity: step %d at %s: %w", index, s.opts.Unit(d.Rate), err))
-		}
-		resultPath := ""
-		if res != nil {
-			if err := store.WriteResult(stepDir, res); err != nil {
-				return failedError(fmt.Errorf("capacity: %w", err))
-			}
-			resultPath = filepath.ToSlash(filepath.Join(rel, store.ResultFile))
-		}
-		rec := capacity.Record(index, o, res, report, resultPath)
-		s.doc.Steps = append(s.doc.Steps, rec)
-		if err := s.save(); err != nil {
-			return failedError(fmt.Errorf("capacity: %w", err))
-		}
-		logf("%s  [%d of at most %d, %s]", capacity.StepLine(rec), index, s.doc.Search.MaxSteps, time.Since(began).Round(time.Second))
-	}
-	// Every step's result, for the ranking and the charts; one that cannot
-	// be read leaves its step out of them.
-	results := make([]*result.Result, len(s.doc.Steps))
-	for i, st := range s.doc.Steps {
-		if st.Result != "" {
-			results[i], _ = store.ReadResult(filepath.Join(s.dir, filepath.FromSlash(st.Result)))
-		}
-	}
-	s.doc.Finish(answer, results, s.slo)
-	if err := s.save(); err != nil {
-		return failedError(fmt.Errorf("capacity: %w", err))
-	}
-	if err := report.WriteCapacityFiles(s.dir, &report.Capacity{Doc: s.doc, Results: results}); err != nil {
-		return failedError(fmt.Errorf("capacity: %w", err))
+	answer, err := s.search(ctx, logf, prog.update, prog.done)
+	if err != nil {
+		return err
 	}
 	if f.json {
 		var buf bytes.Buffer
@@ -325,4 +297,148 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 		return thresholdError(fmt.Errorf("capacity: %s", answer.Note))
 	}
 	return nil
+}
+
+// search makes the search's steps from where it stands to its answer,
+// then writes capacity.json and its reports (report.html, report.md). The
+// error is a usageError or failedError, and wraps capacity.ErrInterrupted
+// when ctx ended a step.
+func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), onProgress func(runner.Progress), stepDone func()) (capacity.Answer, error) {
+	s.stepper.OnProgress = onProgress
+	logf("capacity %s: %s", s.plan.Name, s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds()))
+	if n := len(s.doc.Steps); n > 0 {
+		logf("resuming: %d steps kept in %s", n, s.dir)
+	}
+	logf("step  phase        rate  throughput       p95   time  verdict")
+	for _, r := range s.doc.Steps {
+		logf("%s", capacity.StepLine(r))
+	}
+	var answer capacity.Answer
+	began := time.Now()
+	for {
+		d, err := capacity.Next(s.opts, s.outcomes())
+		if err != nil {
+			return answer, usageError(fmt.Errorf("capacity: %s: %w; give another --out, or --fresh", s.dir, err))
+		}
+		if d.Done {
+			answer = d.Answer
+			break
+		}
+		if len(s.doc.Steps) >= s.doc.Search.MaxSteps {
+			return answer, failedError(fmt.Errorf("capacity: no answer after the %d steps stated", len(s.doc.Steps))) // cannot happen: Next ends by then
+		}
+		index := len(s.doc.Steps) + 1
+		if s.opts.VUs {
+			if err := fitsOpenFiles(int(d.Rate), fmt.Sprintf("step %d (%s)", index, s.opts.Unit(d.Rate))); err != nil {
+				return answer, failedError(fmt.Errorf("capacity: %w; the finished steps are kept in %s", err, s.dir))
+			}
+		}
+		rel := filepath.Join("steps", fmt.Sprintf("%03d", index))
+		stepDir := filepath.Join(s.dir, rel)
+		if err := os.MkdirAll(stepDir, 0o755); err != nil {
+			return answer, failedError(fmt.Errorf("capacity: %w", err))
+		}
+		o, res, report, err := s.stepper.Step(ctx, d.Rate, d.Phase, stepDir)
+		if stepDone != nil {
+			stepDone()
+		}
+		if errors.Is(err, capacity.ErrInterrupted) {
+			return answer, failedError(fmt.Errorf("capacity: %w in step %d; %d finished steps are kept in %s: run the same command again to resume", err, index, len(s.doc.Steps), s.dir))
+		}
+		if err != nil {
+			var perr plan.Errors
+			if errors.As(err, &perr) {
+				return answer, usageError(err)
+			}
+			return answer, failedError(fmt.Errorf("capacity: step %d at %s: %w", index, s.opts.Unit(d.Rate), err))
+		}
+		resultPath := ""
+		if res != nil {
+			if err := store.WriteResult(stepDir, res); err != nil {
+				return answer, failedError(fmt.Errorf("capacity: %w", err))
+			}
+			resultPath = filepath.ToSlash(filepath.Join(rel, store.ResultFile))
+		}
+		rec := capacity.Record(index, o, res, report, resultPath)
+		s.doc.Steps = append(s.doc.Steps, rec)
+		if err := s.save(); err != nil {
+			return answer, failedError(fmt.Errorf("capacity: %w", err))
+		}
+		logf("%s  [%d of at most %d, %s]", capacity.StepLine(rec), index, s.doc.Search.MaxSteps, time.Since(began).Round(time.Second))
+	}
+	// Every step's result, for the ranking and the charts; one that cannot
+	// be read leaves its step out of them.
+	results := make([]*result.Result, len(s.doc.Steps))
+	for i, st := range s.doc.Steps {
+		if st.Result != "" {
+			results[i], _ = store.ReadResult(filepath.Join(s.dir, filepath.FromSlash(st.Result)))
+		}
+	}
+	s.doc.Finish(answer, results, s.slo)
+	if err := s.save(); err != nil {
+		return answer, failedError(fmt.Errorf("capacity: %w", err))
+	}
+	s.results = results
+	if err := report.WriteCapacityFiles(s.dir, &report.Capacity{Doc: s.doc, Results: results}); err != nil {
+		return answer, failedError(fmt.Errorf("capacity: %w", err))
+	}
+	return answer, nil
+}
+
+// capacityRunPoint makes each run of an experiment whose plan has a
+// capacity: section a capacity search, in the run's directory (its
+// capacity.json, steps/NNN/ and reports; an interrupted one resumes). The
+// result is that of the first step at the answer (of the first step, with
+// none), with the answer in result.Capacity, which the experiment's verdict
+// compares as its capacity figure.
+func capacityRunPoint(logf func(string, ...any), prog *progress) func(context.Context, *plan.Plan, runner.Options) (*result.Result, error) {
+	return func(ctx context.Context, p *plan.Plan, ro runner.Options) (*result.Result, error) {
+		s, err := newCapacitySearch(p, capacityDefaults(ro.Dir, ro.Workers), p.File)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.resume(false); err != nil {
+			return nil, err
+		}
+		answer, err := s.search(ctx, func(format string, args ...any) { logf("  "+format, args...) }, ro.OnProgress, prog.done)
+		if errors.Is(err, capacity.ErrInterrupted) {
+			// Not recorded: resuming the experiment resumes the search.
+			return &result.Result{Summary: result.Summary{Interrupted: true}}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		at := -1
+		if len(answer.AtAnswer) > 0 {
+			at = answer.AtAnswer[0]
+		}
+		var res *result.Result
+		for _, i := range []int{at, 0} {
+			if i >= 0 && i < len(s.results) && s.results[i] != nil {
+				res = s.results[i]
+				break
+			}
+		}
+		if res == nil {
+			return nil, fmt.Errorf("capacity search in %s: no step kept a result", ro.Dir)
+		}
+		logf("  capacity: %s", s.doc.Headline())
+		if s.doc.Bottleneck != "" {
+			logf("  bottleneck: %s", s.doc.Bottleneck)
+		}
+		c := s.doc.Capacity
+		res.Capacity = &result.Capacity{By: s.doc.Search.By, RatePerS: c.RatePerS, VUs: c.VUs, AtLeast: c.AtLeast, Steps: len(s.doc.Steps)}
+		for _, st := range s.doc.Steps {
+			if st.Stop == capacity.ServerCrashed {
+				return res, &runner.ServerError{Err: fmt.Errorf("capacity search: %s", answer.Note)}
+			}
+		}
+		return res, nil
+	}
+}
+
+// capacityDefaults are the flags of loadlab capacity as given none: the
+// plan's capacity: section, or the command's defaults.
+func capacityDefaults(dir string, workers int) *capacityFlags {
+	return &capacityFlags{out: dir, workers: workers, by: "rate", precision: "2%", confirm: capacity.DefaultConfirm, stepMax: capacity.DefaultStepMax}
 }

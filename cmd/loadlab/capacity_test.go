@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/capacity"
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/target"
 	"github.com/loadlab/loadlab/internal/target/targettest"
 )
@@ -37,6 +39,10 @@ func TestCapacityBadInput(t *testing.T) {
 	open := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s")})
 	closed := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: c\ntarget: %s\nsteps:\n  - get: /\nload: { closed: { vus: 2, duration: 5s } }\n", url)})
 	sweep := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "params:\n  x: [1, 2]\n"})
+	withSection := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "capacity:\n  slo: error_rate < 1%\n"})
+	withShort := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "capacity:\n  slo: error_rate < 1%\n  step_max: 3s\n"})
+	sweepShort := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "params:\n  x: [1, 2]\ncapacity:\n  slo: error_rate < 1%\n  step_max: 3s\n"})
+	sweepClosed := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: c\ntarget: %s\nsteps:\n  - get: /\nload: { closed: { vus: 2, duration: 5s } }\nparams:\n  x: [1, 2]\ncapacity:\n  slo: error_rate < 1%%\n", url)})
 	slo := "p95(latency) < 300ms, error_rate < 1%"
 	for _, tc := range []struct {
 		name string
@@ -51,7 +57,11 @@ func TestCapacityBadInput(t *testing.T) {
 		{"closed load", []string{"capacity", closed, "--slo", slo}, "--by rate needs an open load"},
 		{"by vus of an open load", []string{"capacity", open, "--slo", slo, "--by", "vus"}, "--by vus needs a closed load"},
 		{"by what", []string{"capacity", closed, "--slo", slo, "--by", "users"}, `--by "users": want rate or vus`},
-		{"experiment", []string{"capacity", sweep, "--slo", slo}, "not supported yet"},
+		{"experiment", []string{"capacity", sweep, "--slo", slo}, "run it with loadlab run"},
+		{"a capacity: section in a run", []string{"run", withSection}, "plan.yaml:11:6: a capacity: section is for loadlab capacity"},
+		{"an experiment's step_max too short", []string{"run", sweepShort}, "plan.yaml:14:13: capacity step_max 3s is shorter than a step's least, 7s"},
+		{"an experiment's capacity by rate of a closed load", []string{"run", sweepClosed}, "capacity by rate needs an open load"},
+		{"the section's step_max too short", []string{"capacity", withShort}, "plan.yaml:12:13: capacity step_max 3s is shorter"},
 		{"no SLO", []string{"capacity", open}, "no SLO"},
 		{"short steps", []string{"capacity", open, "--slo", slo, "--step-max", "3s"}, "shorter than a step's least, 7s"},
 		{"no plan", []string{"capacity", "--slo", slo}, "accepts 1 arg"},
@@ -287,5 +297,131 @@ func TestCapacityByVUs(t *testing.T) {
 	}
 	if doc.Search.By != "vus" || doc.Search.StartVUs != 4 || !strings.Contains(stderr, "from 4 VUs, ×2") {
 		t.Errorf("search %+v\n%s", doc.Search, stderr)
+	}
+}
+
+// TestCapacityExperiment: a plan with params and a capacity: section makes
+// a capacity search at every point, and the experiment's verdict compares
+// the answers: a server of N workers taking 100 ms each holds N/0.1 s, so
+// 10 workers hold twice what 5 do.
+func TestCapacityExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two capacity searches of three and four steps")
+	}
+	srv, url, _ := targetServer(t, target.Options{Workers: 7, Delay: 100 * time.Millisecond}, "")
+	if !strings.Contains(srv, `\"Workers\":7`) {
+		t.Fatalf("the server section does not carry the workers: %s", srv)
+	}
+	srv = strings.Replace(srv, `\"Workers\":7`, `\"Workers\":{{ workers }}`, 1)
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "30/s") + srv + `
+params:
+  workers: [5, 10]
+repeat: 1
+capacity:
+  slo: ["p95(latency) < 10s", "error_rate < 1%"]
+  precision: 60%
+  confirm: 0
+  step_max: 8s
+`})
+	out := filepath.Join(t.TempDir(), "sweep")
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--workers", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "experiment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct {
+		Runs []struct {
+			Point, Dir string
+		}
+		Verdict struct {
+			Figures []struct {
+				ID   string
+				Unit string
+				Rows []struct {
+					Point  string
+					Median float64
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range o.Verdict.Figures {
+		if f.ID == "capacity" {
+			for _, r := range f.Rows {
+				got[r.Point] = r.Median
+			}
+			if f.Unit != "/s" {
+				t.Errorf("unit %q", f.Unit)
+			}
+		}
+	}
+	t.Logf("capacity by point: %v\n%s", got, stdout)
+	// 60% precision from 30/s: 45/s for 50/s, 90/s for 100/s.
+	if got["workers=5"] != 45 || got["workers=10"] != 90 {
+		t.Errorf("capacity by point %v, want workers=5: 45, workers=10: 90\n%s", got, stderr)
+	}
+	for _, r := range o.Runs {
+		for _, name := range []string{"capacity.json", "report.html", "result.json", "steps/001/result.json"} {
+			if _, err := os.Stat(filepath.Join(out, r.Dir, name)); err != nil {
+				t.Errorf("run %s: %v", r.Point, err)
+			}
+		}
+	}
+	if !strings.Contains(stdout, "capacity") {
+		t.Errorf("the verdict does not say capacity:\n%s", stdout)
+	}
+}
+
+// TestCapacitySectionDefaults: loadlab capacity takes from the plan's
+// capacity: section what the command line does not give.
+func TestCapacitySectionDefaults(t *testing.T) {
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan("http://127.0.0.1:9", "50/s") + "capacity:\n  slo: [\"p95(latency) < 300ms\", \"error_rate < 1%\"]\n  precision: 5%\n  confirm: 1\n  step_max: 12s\n"})
+	f := capacityDefaults("", 1)
+	f.changed = map[string]bool{}
+	s, err := prepareCapacity(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.slo) != 2 || s.slo[1].Text != "error_rate < 1%" || s.opts.Precision != 0.05 || s.opts.Confirm != 1 || s.stepper.StepMax != 12*time.Second {
+		t.Errorf("slo %v, options %+v, step max %v", s.doc.SLO, s.opts, s.stepper.StepMax)
+	}
+	// A flag given wins over the section.
+	f = capacityDefaults("", 1)
+	f.slo, f.confirm, f.changed = []string{"p99(latency) < 1s"}, 0, map[string]bool{"confirm": true}
+	if s, err = prepareCapacity(path, f); err != nil || len(s.slo) != 1 || s.opts.Confirm != 0 || s.opts.Precision != 0.05 {
+		t.Errorf("with flags: %v, slo %v, options %+v", err, s.doc.SLO, s.opts)
+	}
+}
+
+// TestLaunchCapacityPlan: examples/launch/capacity.yaml loads, and the
+// search at each of its points is sound, as loadlab run checks before any
+// load (the recipe itself needs Puma and HAProxy and about 15 minutes).
+func TestLaunchCapacityPlan(t *testing.T) {
+	path := filepath.Join("..", "..", "examples", "launch", "capacity.yaml")
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Experiment == nil || p.Capacity == nil || len(p.Capacity.SLO) != 4 {
+		t.Fatalf("experiment %+v, capacity %+v", p.Experiment, p.Capacity)
+	}
+	for _, pt := range experiment.Points(p.Experiment) {
+		q, err := plan.Load(path, plan.Options{Params: pt.Params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newCapacitySearch(q, capacityDefaults(t.TempDir(), 1), path)
+		if err != nil {
+			t.Fatalf("%s: %v", pt.Key, err)
+		}
+		if s.opts.Start != 1 || s.opts.Precision != 0.1 || s.opts.Confirm != 0 {
+			t.Errorf("%s: options %+v", pt.Key, s.opts)
+		}
 	}
 }

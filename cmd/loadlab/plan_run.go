@@ -68,6 +68,9 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if p.Experiment != nil {
 		return runExperiment(ctx, io, load, p, popts, f)
 	}
+	if p.Capacity != nil {
+		return usageError(fmt.Errorf("run: %s: a capacity: section is for loadlab capacity %s, or for an experiment (params), which then makes a capacity search at every point", p.Capacity.Pos, path))
+	}
 	if f.fresh {
 		return usageError(errors.New("run: --fresh restarts an experiment; this plan has no params or repeat"))
 	}
@@ -241,6 +244,9 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	ran := map[string]bool{} // the runs' directories, for the history
 	writeRun := func(runDir string, r *result.Result) error {
 		ran[runDir] = true
+		if r.Capacity != nil {
+			return nil // the search wrote its own report.html
+		}
 		return report.WriteRunPage(runDir, r)
 	}
 	live, err := startLive(ctx, io, f)
@@ -248,10 +254,21 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		return err
 	}
 	defer live.close()
+	var runPoint func(context.Context, *plan.Plan, runner.Options) (*result.Result, error)
+	if p.Capacity != nil {
+		runPoint = capacityRunPoint(logf, prog)
+	}
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(),
-		WriteRun: writeRun, Describe: report.Describe,
+		WriteRun: writeRun, Describe: report.Describe, RunPoint: runPoint,
 		CheckPoint: func(p *plan.Plan) error {
+			if p.Capacity != nil {
+				// The search at this point, checked as loadlab capacity
+				// checks it: no load until every point's is sound.
+				if _, err := newCapacitySearch(p, capacityDefaults(dir, f.workers), p.File); err != nil {
+					return err
+				}
+			}
 			return fitsOpenFiles(p.MostVUs(), fmt.Sprintf("the load (%d VUs at most)", p.MostVUs()))
 		},
 	})

@@ -34,10 +34,16 @@ type Document struct {
 	// the answer to the step above it: the first is the bottleneck.
 	Ranking []Rank `json:"ranking,omitempty"`
 	// Bottleneck says the ranking and the server's use in words.
-	Bottleneck string       `json:"bottleneck,omitempty"`
-	Note       string       `json:"note,omitempty"`
-	Done       bool         `json:"done"`
-	Steps      []StepRecord `json:"steps"`
+	Bottleneck string `json:"bottleneck,omitempty"`
+	// Heaviest are the plan's steps by the time they took at the lightest
+	// step that held, where latency is about service time: median latency
+	// times responses, as a share of all steps'. Where every request waits
+	// in one queue (a thread pool), latency grows for every step alike and
+	// Ranking says little; the heaviest step is what fills the queue.
+	Heaviest []Weight     `json:"heaviest,omitempty"`
+	Note     string       `json:"note,omitempty"`
+	Done     bool         `json:"done"`
+	Steps    []StepRecord `json:"steps"`
 }
 
 // Settings are what the search was asked to do. A search resumes only with
@@ -123,6 +129,41 @@ type Clause struct {
 	// the limit (the limit over measured for > and >=); 1 is at the limit.
 	Use   float64 `json:"use_at_answer"`
 	Holds bool    `json:"holds_above"`
+}
+
+// Weight is a step's share of the time at the lightest load.
+type Weight struct {
+	Step     string  `json:"step"`
+	P50Ms    float64 `json:"p50_ms"`
+	Share    float64 `json:"share"` // of the medians times responses of every step
+	RatePerS float64 `json:"rate_per_s,omitempty"`
+	VUs      int     `json:"vus,omitempty"`
+}
+
+// heaviest weighs the steps of a result, heaviest first.
+func heaviest(r *result.Result) []Weight {
+	if r == nil {
+		return nil
+	}
+	var out []Weight
+	total := 0.0
+	for _, s := range r.Steps {
+		l := s.Summary.Latency
+		if l.Count == 0 {
+			continue
+		}
+		w := l.P50 * float64(l.Count)
+		total += w
+		out = append(out, Weight{Step: stepName(s), P50Ms: l.P50, Share: w})
+	}
+	if total <= 0 || len(out) < 2 {
+		return nil
+	}
+	for i := range out {
+		out[i].Share = math.Round(1000*out[i].Share/total) / 1000
+	}
+	slices.SortStableFunc(out, func(a, b Weight) int { return cmp.Compare(b.Share, a.Share) })
+	return out
 }
 
 // CPUBound is the share of its CPUs above which the server is said to be
@@ -249,6 +290,40 @@ func (d *Document) Finish(a Answer, results []*result.Result, slo []*threshold.T
 	}
 	d.Limit.Clauses, d.Limit.Binding = clauses(slo, at, hi)
 	d.Bottleneck = bottleneck(d.Ranking, d.Limit, d.Unit(a.Rate), hi != nil && hi.Server != nil)
+	// The lightest step that held, and what weighed most there.
+	light := -1
+	for i, st := range d.Steps {
+		if st.Holds && i < len(results) && results[i] != nil && (light < 0 || st.level() < d.Steps[light].level()) {
+			light = i
+		}
+	}
+	if light >= 0 {
+		d.Heaviest = heaviest(results[light])
+		for i := range d.Heaviest {
+			d.Heaviest[i].RatePerS, d.Heaviest[i].VUs = d.Steps[light].Rate, d.Steps[light].VUs
+		}
+		if h := d.Heaviest; len(h) > 0 && d.Bottleneck != "" {
+			d.Bottleneck += fmt.Sprintf("; heaviest at %s: %s", d.Steps[light].Level(), weights(h))
+		}
+	}
+}
+
+// weights says the heaviest steps that make up at least 2/3 of the time:
+// "sign up (p50 137 ms, 48% of the time), login (130 ms, 45%)".
+func weights(h []Weight) string {
+	var parts []string
+	sum := 0.0
+	for i, w := range h {
+		if i == 0 {
+			parts = append(parts, fmt.Sprintf("%s (p50 %.4g ms, %.0f%% of the time)", w.Step, w.P50Ms, 100*w.Share))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s (%.4g ms, %.0f%%)", w.Step, w.P50Ms, 100*w.Share))
+		}
+		if sum += w.Share; sum >= 2.0/3 {
+			break
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func median(x []float64) float64 {
@@ -273,9 +348,18 @@ func (d *Document) Headline() string {
 	}
 	h := d.Unit(d.answer())
 	if c.CI != nil {
-		h += fmt.Sprintf(" (held %d of %d confirm repeats; %s broke)", c.Confirmed, c.Confirms, d.Unit(c.CI.Hi))
+		h += fmt.Sprintf(" (%s; %s broke)", c.confirmWords(), d.Unit(c.CI.Hi))
 	}
 	return h
+}
+
+// confirmWords says how the confirm repeats went: "held 3 of 3 confirm
+// repeats", or "no confirm repeats" (--confirm 0).
+func (c *Figures) confirmWords() string {
+	if c.Confirms == 0 {
+		return "no confirm repeats"
+	}
+	return fmt.Sprintf("held %d of %d confirm repeats", c.Confirmed, c.Confirms)
 }
 
 // Answer is the capacity found: its rate, or by VUs its VU count; 0 for

@@ -204,3 +204,30 @@ func TestBottleneckWords(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaviest: the steps weighed at the lightest step that held, by
+// median latency times responses: what fills a shared queue.
+func TestHeaviest(t *testing.T) {
+	light := stepResult(20, map[string]float64{"home": 15, "login": 120, "browse": 30})
+	for i, p50 := range []float64{10, 80, 10} {
+		light.Steps[i].Summary.Latency.P50 = p50
+	}
+	light.Steps[1].Summary.Latency.Count = 50 // half the logins: 4000 of 6000
+	d := &Document{Steps: []StepRecord{
+		{Index: 1, Outcome: Outcome{Rate: 50, Phase: Grow, Holds: true}},
+		{Index: 2, Outcome: Outcome{Rate: 100, Phase: Grow, Holds: true}},
+		{Index: 3, Outcome: Outcome{Rate: 200, Phase: Grow, Clause: "x"}},
+	}}
+	at := stepResult(40, map[string]float64{"home": 10, "login": 100, "browse": 20})
+	above := stepResult(95, map[string]float64{"home": 40, "login": 300, "browse": 60})
+	d.Finish(Answer{Rate: 100, Above: 200, Limit: 2, AtAnswer: []int{1}}, []*result.Result{light, at, above}, nil)
+	if len(d.Heaviest) != 3 || d.Heaviest[0].Step != "login" || d.Heaviest[0].Share != 0.667 || d.Heaviest[0].RatePerS != 50 {
+		t.Errorf("heaviest %+v", d.Heaviest)
+	}
+	if want := "; heaviest at 50/s: login (p50 80 ms, 67% of the time)"; !strings.HasSuffix(d.Bottleneck, want) {
+		t.Errorf("bottleneck %q, want it to end %q", d.Bottleneck, want)
+	}
+	if got := d.Headline(); got != "100/s (no confirm repeats; 200/s broke)" {
+		t.Errorf("headline %q", got)
+	}
+}

@@ -37,7 +37,7 @@ func (d *Document) WriteMarkdown(w io.Writer, images ...Image) error {
 	default:
 		fmt.Fprintf(&b, "**Capacity: %s**", d.Unit(d.answer()))
 		if c.CI != nil {
-			fmt.Fprintf(&b, " (held %d of %d confirm repeats; %s broke)", c.Confirmed, c.Confirms, d.Unit(c.CI.Hi))
+			fmt.Fprintf(&b, " (%s; %s broke)", c.confirmWords(), d.Unit(c.CI.Hi))
 		}
 		b.WriteString(".\n\n")
 		if d.Search.By == "vus" && c.Throughput != nil {

@@ -24,6 +24,9 @@ const (
 	FigureRSSAverage FigureID = "rss_avg"
 	FigurePSSPeak    FigureID = "pss_peak"
 	FigurePSSAverage FigureID = "pss_avg"
+	// FigureCapacity is the answer of a capacity search at each run (a
+	// plan with params and capacity:): its rate, or its VUs.
+	FigureCapacity FigureID = "capacity"
 )
 
 // ChangeStatus is what the comparison of a figure's runs at two points found.

@@ -135,6 +135,11 @@ type SweepOptions struct {
 	// experiment.json (report.Describe); the verdict returned keeps only
 	// its data.
 	Describe func(*Verdict) *Verdict
+	// RunPoint, if set, makes each run instead of runner.Plan: a capacity
+	// search at the point (a plan with capacity:), whose result carries
+	// its answer (result.Capacity). It gets the point's plan, the run's
+	// directory and the runner's options.
+	RunPoint func(ctx context.Context, p *plan.Plan, o runner.Options) (*result.Result, error)
 }
 
 // ErrPlanChanged is returned when a results directory holds runs of another plan.
@@ -502,7 +507,12 @@ func runPoint(ctx context.Context, load func(map[string]any) (*plan.Plan, error)
 			opts.OnProgress(pr)
 		}
 	}
-	res, err := runner.Plan(ctx, p, runner.Options{Dir: dir, Workers: opts.Workers, Params: pt.Params, Point: pt.Key, Warmup: warmup, Seed: seed, OnProgress: progress, OnInterval: opts.OnInterval, Version: opts.Version})
+	ro := runner.Options{Dir: dir, Workers: opts.Workers, Params: pt.Params, Point: pt.Key, Warmup: warmup, Seed: seed, OnProgress: progress, OnInterval: opts.OnInterval, Version: opts.Version}
+	run1 := runner.Plan
+	if opts.RunPoint != nil {
+		run1 = opts.RunPoint
+	}
+	res, err := run1(ctx, p, ro)
 	if res != nil {
 		if werr := store.WriteResult(dir, res); werr != nil && err == nil {
 			err = werr

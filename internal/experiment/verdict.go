@@ -332,7 +332,32 @@ func fixedWork(rs []*result.Result) bool {
 
 const mib = 1 << 20
 
+func withCapacity(rs []*result.Result) bool {
+	for _, r := range rs {
+		if r != nil && r.Capacity != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// capacityUnit is what the capacity figure counts: per second, or VUs.
+func capacityUnit(rs []*result.Result) string {
+	for _, r := range rs {
+		if r != nil && r.Capacity != nil && r.Capacity.By == "vus" {
+			return "VUs"
+		}
+	}
+	return "/s"
+}
+
 var figures = []figure{
+	{FigureCapacity, "capacity", "/s", true, func(r *result.Result) (float64, bool) {
+		if r.Capacity == nil {
+			return 0, false
+		}
+		return r.Capacity.Answer(), true
+	}, withCapacity},
 	{FigureThroughput, "throughput", "req/s", true, func(r *result.Result) (float64, bool) { return Throughput(r), true }, always},
 	{FigureP50, "p50 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P50, r.Summary.Latency.Count > 0 }, always},
 	{FigureP95, "p95 latency", "ms", false, func(r *result.Result) (float64, bool) { return r.Summary.Latency.P95, r.Summary.Latency.Count > 0 }, always},
@@ -420,6 +445,9 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			continue
 		}
 		t := FigureTable{ID: f.id, Name: f.name, Unit: f.unit, Higher: f.higher}
+		if f.id == FigureCapacity {
+			t.Unit = capacityUnit(results)
+		}
 		samples := make([][]float64, len(points))
 		for i, rs := range byPoint {
 			for _, r := range rs {

@@ -80,7 +80,7 @@ func Load(path string, opts Options) (*Plan, error) {
 	return Parse(path, data, opts)
 }
 
-var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare", "target_rate"}
+var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare", "target_rate", "capacity"}
 
 // Parse validates a plan given as bytes; file names it in errors and
 // relative paths are resolved against its directory.
@@ -155,6 +155,9 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	d.checkRowsPerVU(p)
 	d.checkWarmup(p)
 	d.thresholds(p, top.get("thresholds"))
+	if n := top.get("capacity"); n != nil {
+		d.capacity(p, n)
+	}
 	if n := top.get("server"); n != nil {
 		d.server(p, n)
 	}

@@ -38,6 +38,7 @@ type Plan struct {
 	HTTP       HTTP
 	Server     *Server
 	Experiment *Experiment // params and friends; nil for a single run
+	Capacity   *Capacity   // the capacity: section; nil without one
 	// Notices are what loadlab decided for the user while loading, to be
 	// shown before any run: "the first value, 1, is the baseline".
 	Notices []string

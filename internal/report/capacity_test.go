@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/loadlab/loadlab/internal/experiment"
 )
 
 // testdata/capacity is a real search, kept as loadlab wrote it
@@ -152,5 +154,26 @@ func TestCapacityReportNoSteps(t *testing.T) {
 	}
 	if _, err := ReadCapacity(t.TempDir()); err == nil {
 		t.Error("a directory without capacity.json: no error")
+	}
+}
+
+// TestNamedCapacity: an experiment of capacity searches says which value
+// holds more, with the p-value, before the other figures.
+func TestNamedCapacity(t *testing.T) {
+	n := experiment.NamedComparison{Param: "balance", Value: "leastconn", Baseline: "roundrobin", Figures: []experiment.FigureChange{
+		{ID: experiment.FigureCapacity, Name: "capacity", N: 6, Change: experiment.Change{Status: experiment.Significant, P: 0.002, Delta: 0.12}},
+		{ID: experiment.FigureThroughput, Name: "throughput", N: 6, Change: experiment.Change{Status: experiment.Significant, P: 0.002, Delta: 0.11}},
+	}}
+	want := "balance=leastconn vs roundrobin: leastconn holds 12% more than roundrobin (capacity, p=0.002); capacity +12.0% (p=0.002), throughput +11.0% (p=0.002)"
+	if got := named(n); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	n.Figures[0].Change.Delta = -0.3
+	if got := named(n); !strings.Contains(got, "holds 30% less than roundrobin") {
+		t.Errorf("less: %s", got)
+	}
+	n.Figures = n.Figures[1:]
+	if got := named(n); strings.Contains(got, "holds") {
+		t.Errorf("no capacity figure: %s", got)
 	}
 }

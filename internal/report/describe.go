@@ -453,6 +453,16 @@ func named(n experiment.NamedComparison) string {
 		// factor at each condition, never of the condition.
 		line = fmt.Sprintf("at %s, %s=%s vs %s:", strings.Join(n.At, " "), n.Param, n.Value, n.Baseline)
 	}
+	for _, f := range n.Figures {
+		// A capacity search at each point: the answer first, in words.
+		if c := f.Change; f.ID == experiment.FigureCapacity && c.Significant() {
+			more := "more"
+			if c.Delta < 0 {
+				more = "less"
+			}
+			line += fmt.Sprintf(" %s holds %.0f%% %s than %s (capacity, p=%.3f);", n.Value, math.Abs(100*c.Delta), more, n.Baseline, c.P)
+		}
+	}
 	switch {
 	case len(sig) > 0:
 		line += " " + strings.Join(sig, ", ")

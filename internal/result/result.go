@@ -64,6 +64,30 @@ type Result struct {
 	// Machine is what else ran on the machine during the load: other
 	// processes, and the hypervisor's steal.
 	Machine *Machine `json:"machine,omitempty"`
+
+	// Capacity is set on the result of an experiment's run that was a
+	// capacity search (a plan with params and capacity:): the search's
+	// answer. The rest of the result is the first step at the answer's
+	// (or, with none, the first step's); the search is in capacity.json
+	// beside it.
+	Capacity *Capacity `json:"capacity,omitempty"`
+}
+
+// Capacity is a capacity search's answer, as an experiment compares it.
+type Capacity struct {
+	By       string  `json:"by"`         // rate or vus
+	RatePerS float64 `json:"rate_per_s"` // the answer by rate; by vus, the throughput at it
+	VUs      float64 `json:"vus"`        // the answer by vus; by rate, the requests in flight at it
+	AtLeast  bool    `json:"at_least"`
+	Steps    int     `json:"steps"`
+}
+
+// Answer is what the search varied, at the answer: a rate, or VUs.
+func (c *Capacity) Answer() float64 {
+	if c.By == "vus" {
+		return c.VUs
+	}
+	return c.RatePerS
 }
 
 // Fingerprint is what a run measured: the load's kind and shape, the
