@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/cost"
@@ -73,6 +74,9 @@ type BoxFigures struct {
 	// Capacity is the highest rate one box held under the SLO, when the
 	// point's runs carry one (see capacityOf); 0 otherwise.
 	Capacity float64 `json:"capacity_rps,omitempty"`
+	// AtLeast says Capacity is a lower bound: a search's generator
+	// saturated before the server broke the SLO.
+	AtLeast bool `json:"at_least,omitempty"`
 	// Rate is what the arithmetic uses: Capacity, or Throughput without one.
 	Rate float64 `json:"rate_rps"`
 	// PerMillion is the cost of a million requests at Rate:
@@ -88,16 +92,38 @@ const BoxAssumptions = "assumes capacity scales out linearly across boxes of a k
 // experiment.json.
 const maxCrossoverLines = 6
 
-// capacityOf is the highest rate a point's runs held under the SLO, and
-// whether they carry one. This is where capacity joins the cost
-// arithmetic: no run of an experiment carries a capacity answer yet (a
-// capacity search is its own command, loadlab capacity), so it reports
-// none, and the verdict uses each box's throughput at the plan's load,
-// saying so (BasisThroughput). Once a result carries the capacity its
-// point held, return the median of the runs' here: every box with one
-// makes the verdict's Basis BasisCapacity.
-func capacityOf(rs []*result.Result) (float64, bool) {
-	return 0, false
+// capacityOf is the highest rate a point's runs held under the SLO, in
+// requests per second, and whether they carry one: the median over the
+// runs that were capacity searches (a plan with params and capacity:) of
+// the throughput at each search's answer. The answer itself is in the
+// load's own unit (journeys a second by rate, VUs by vus), while the cost
+// arithmetic and target_rate are in requests: the throughput of the step
+// at the answer, which the run's result is, is the same rate in requests.
+// A search with no answer (even its first rate broke the SLO) held
+// nothing: 0. atLeast says some answer was a lower bound (the generator
+// saturated first).
+func capacityOf(rs []*result.Result) (rate float64, ok, atLeast bool) {
+	var held []float64
+	for _, r := range rs {
+		if r == nil || r.Capacity == nil {
+			continue
+		}
+		v := 0.0
+		if r.Capacity.Answer() > 0 {
+			v = r.Summary.ThroughputRPS
+		}
+		held = append(held, v)
+		atLeast = atLeast || r.Capacity.AtLeast
+	}
+	if len(held) == 0 {
+		return 0, false, false
+	}
+	slices.Sort(held)
+	n := len(held)
+	if n%2 == 1 {
+		return held[n/2], true, atLeast
+	}
+	return (held[n/2-1] + held[n/2]) / 2, true, atLeast
 }
 
 // boxPrices are a param's boxes as experiment.json keeps them; nil for a
@@ -145,7 +171,7 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 		return nil
 	}
 	var figs []BoxFigures
-	var unpriced []string
+	var unpriced, held0 []string
 	for _, val := range prm.Values {
 		if val.Box == nil {
 			return nil
@@ -156,8 +182,8 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 				continue
 			}
 			f := BoxFigures{Box: val.Label, Point: p.Key, PricePerHour: val.Box.PricePerHour, Throughput: t.Rows[i].Median, Runs: t.Rows[i].N}
-			if c, ok := capacityOf(byPoint[i]); ok {
-				f.Capacity = c
+			if c, ok, least := capacityOf(byPoint[i]); ok {
+				f.Capacity, f.AtLeast = c, least
 			}
 			if best.Point == "" || f.Capacity > best.Capacity || f.Capacity == best.Capacity && f.Throughput > best.Throughput {
 				best = f
@@ -167,12 +193,23 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 			unpriced = append(unpriced, val.Label)
 			continue
 		}
+		if _, searched, _ := capacityOf(byPoint[pointIndex(points, best.Point)]); searched && best.Capacity == 0 {
+			// Its searches found no rate that held the SLO: it serves no
+			// target rate at any price, and must not turn the others'
+			// capacities into throughputs.
+			held0 = append(held0, val.Label)
+			continue
+		}
 		figs = append(figs, best)
 	}
 	if len(figs) == 0 {
 		return nil
 	}
 	bv := BoxesFrom(prm.Name, figs, e.TargetRate)
+	if len(held0) > 0 {
+		bv.Unpriced = append(bv.Unpriced, held0...)
+		bv.Text = append(bv.Text, fmt.Sprintf("not priced, holding the SLO at no rate searched (even the first rate broke it): %s", strings.Join(held0, ", ")))
+	}
 	if len(unpriced) > 0 {
 		bv.Unpriced = append(bv.Unpriced, unpriced...)
 		bv.Text = append(bv.Text, fmt.Sprintf("not priced, with no run done (each failed; see the runs): %s", strings.Join(unpriced, ", ")))
@@ -237,8 +274,15 @@ func boxText(bv *BoxVerdict) []string {
 		verb = "served"
 	}
 	for _, f := range bv.Boxes {
+		v := verb
+		if f.AtLeast && bv.Basis == BasisCapacity {
+			v = "held at least" // the generator saturated first
+		}
 		out = append(out, fmt.Sprintf("%s %s %s req/s (%s) at %s/h: %s per million requests",
-			f.Box, verb, cost.Rate(f.Rate), f.Point, cost.Money(f.PricePerHour), cost.Money(f.PerMillion)))
+			f.Box, v, cost.Rate(f.Rate), f.Point, cost.Money(f.PricePerHour), cost.Money(f.PerMillion)))
+	}
+	if bv.Basis == BasisCapacity {
+		out = append(out, "these are capacities under the SLO: the throughput, in requests a second, at the highest rate each box's capacity searches held (the median over its runs)")
 	}
 	if bv.Basis == BasisThroughput {
 		out = append(out, "these are throughputs at the plan's load, not capacities under an SLO: a box may hold more (the load did not saturate it) or less (at that rate latency is past what users accept); run loadlab capacity on each box for the highest rate it holds")
@@ -269,4 +313,14 @@ func boxText(bv *BoxVerdict) []string {
 	}
 	out = append(out, "this "+BoxAssumptions)
 	return out
+}
+
+// pointIndex is the index of the point with that key.
+func pointIndex(points []Point, key string) int {
+	for i, p := range points {
+		if p.Key == key {
+			return i
+		}
+	}
+	return -1
 }

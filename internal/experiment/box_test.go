@@ -3,8 +3,11 @@ package experiment
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
 )
 
 const boxPlan = `
@@ -142,5 +145,52 @@ func TestBoxThatServedNothing(t *testing.T) {
 	bv = BoxesFrom("box", []BoxFigures{{Box: "1x", Point: "box=1x", PricePerHour: 0.05}}, 0)
 	if _, err := json.Marshal(bv); err != nil || len(bv.Text) != 1 {
 		t.Errorf("%+v: %v", bv, err)
+	}
+}
+
+// With capacity searches as the runs (params plus capacity:), each box is
+// priced at the throughput at the highest rate its searches held, in
+// requests a second; a box whose searches held no rate is not priced, and
+// does not turn the others' capacities into throughputs.
+func TestBoxVerdictFromCapacitySearches(t *testing.T) {
+	p := load(t, boxPlan)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 1)
+	run := func(held map[string]float64) *BoxVerdict {
+		o := newOutcome(p, 1, points, len(order))
+		for _, s := range order {
+			key := points[s.Point].Key
+			r := fake(held[key]+30, 20) // the throughput at the answer
+			r.Capacity = &result.Capacity{By: "rate", RatePerS: held[key] / 2, Steps: 9}
+			if held[key] == 0 {
+				r.Capacity.RatePerS = 0
+			}
+			o.results[s.Index] = r
+		}
+		o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+		return o.Verdict.Boxes
+	}
+	bv := run(map[string]float64{"box=1x threads=2": 100, "box=1x threads=4": 110, "box=2x threads=2": 250, "box=2x threads=4": 200})
+	if bv == nil || bv.Basis != BasisCapacity || len(bv.Boxes) != 2 {
+		t.Fatalf("%+v", bv)
+	}
+	if b := bv.Boxes[0]; b.Point != "box=1x threads=4" || b.Capacity != 140 || b.Rate != 140 {
+		t.Errorf("1x %+v", b)
+	}
+	if b := bv.Boxes[1]; b.Point != "box=2x threads=2" || b.Capacity != 280 || b.Rate != 280 {
+		t.Errorf("2x %+v", b)
+	}
+	text := strings.Join(bv.Text, "\n")
+	for _, want := range []string{"1x held 140 req/s (box=1x threads=4)", "these are capacities under the SLO"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text lacks %q:\n%s", want, text)
+		}
+	}
+	bv = run(map[string]float64{"box=1x threads=2": 100, "box=1x threads=4": 110})
+	if bv == nil || bv.Basis != BasisCapacity || len(bv.Boxes) != 1 || bv.Boxes[0].Box != "1x" || !slices.Contains(bv.Unpriced, "2x") {
+		t.Fatalf("a box that held nothing: %+v", bv)
+	}
+	if text := strings.Join(bv.Text, "\n"); !strings.Contains(text, "not priced, holding the SLO at no rate searched") {
+		t.Errorf("the text lacks why 2x is not priced:\n%s", text)
 	}
 }
