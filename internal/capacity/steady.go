@@ -2,9 +2,11 @@ package capacity
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
 )
@@ -33,6 +35,12 @@ type Steadiness struct {
 	Window int
 	// Alpha is the level of the trend test; 0.05 by default.
 	Alpha float64
+	// PerJourney is the requests one journey makes (RequestsPerJourney);
+	// 1 by default. The offered rate is in journeys a second and the
+	// series counts requests, so the throughput is judged against rate ×
+	// PerJourney, and dropped arrivals against the journeys the requests
+	// stand for.
+	PerJourney float64
 }
 
 // The rules of Judge, in the order they apply.
@@ -59,6 +67,9 @@ func (o Steadiness) withDefaults() Steadiness {
 	}
 	if o.Alpha <= 0 {
 		o.Alpha = 0.05
+	}
+	if !(o.PerJourney >= 1) {
+		o.PerJourney = 1
 	}
 	return o
 }
@@ -122,12 +133,17 @@ func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
 	if requests > 0 && float64(errs) > FailingShare*float64(requests) {
 		return Judgement{Failing, fmt.Sprintf("errors exploded: %d of %d requests failed %s", errs, requests, last)}
 	}
-	if arrivals := requests + dropped; dropped > 0 && float64(dropped) > DroppedShare*float64(arrivals) {
+	if arrivals := int64(math.Round(float64(requests)/o.PerJourney)) + dropped; dropped > 0 && float64(dropped) > DroppedShare*float64(arrivals) {
 		return Judgement{Growing, fmt.Sprintf("%d of %d arrivals dropped %s: every VU was busy (the server fell behind, or max_vus is too low)", dropped, arrivals, last)}
 	}
 	throughput := float64(responses) / seconds
-	if throughput < BehindShare*rate {
-		return Judgement{Growing, fmt.Sprintf("throughput %.4g/s %s, under %.0f%% of the offered %.4g/s", throughput, last, 100*BehindShare, rate)}
+	offered := rate * o.PerJourney // in requests a second
+	if throughput < BehindShare*offered {
+		of := fmt.Sprintf("the offered %.4g/s", offered)
+		if o.PerJourney != 1 {
+			of = fmt.Sprintf("the offered %.4g requests/s (%.4g journeys/s × %.4g requests each)", offered, rate, o.PerJourney)
+		}
+		return Judgement{Growing, fmt.Sprintf("throughput %.4g/s %s, under %.0f%% of %s", throughput, last, 100*BehindShare, of)}
 	}
 	if g, ok := grows(p50, o.Alpha, 1); ok {
 		return Judgement{Growing, fmt.Sprintf("median latency rose from %.4g to %.4g ms %s (Mann-Kendall p=%.3f): a queue is growing", p50[0], p50[len(p50)-1], last, g.PUp)}
@@ -135,7 +151,7 @@ func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
 	if g, ok := grows(active, o.Alpha, 5); ok {
 		return Judgement{Growing, fmt.Sprintf("requests in flight rose from %.0f to %.0f %s (Mann-Kendall p=%.3f): a queue is growing", active[0], active[len(active)-1], last, g.PUp)}
 	}
-	if throughput >= SteadyShare*rate {
+	if throughput >= SteadyShare*offered {
 		return Judgement{Steady, fmt.Sprintf("steady: %.4g/s, no upward trend %s", throughput, last)}
 	}
 	return Judgement{State: Unsettled}
@@ -153,4 +169,29 @@ func grows(x []float64, alpha, floor float64) (stats.Trend, bool) {
 	median := sorted[len(sorted)/2]
 	added := t.Slope * float64(len(x)-1)
 	return t, added >= Growth*median && added >= floor
+}
+
+// RequestsPerJourney is the requests a journey of p makes, on average over
+// its scenarios by weight: its request steps, pauses left out. It is a
+// lower bound where a journey makes more (redirects followed, a step's
+// assets), so the throughput rule then fires later, never falsely: with
+// this at 1 for a five-request journey, throughput in requests was judged
+// against an offered rate in journeys, and "behind" never fired.
+func RequestsPerJourney(p *plan.Plan) float64 {
+	var sum, weights float64
+	for _, sc := range p.Scenarios {
+		w := float64(max(sc.Weight, 1))
+		n := 0
+		for _, st := range sc.Steps {
+			if !st.IsThink {
+				n++
+			}
+		}
+		sum += w * float64(n)
+		weights += w
+	}
+	if weights == 0 || sum < weights {
+		return 1
+	}
+	return sum / weights
 }

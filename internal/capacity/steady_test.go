@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 )
 
@@ -81,5 +82,43 @@ func TestJudgeFewInFlight(t *testing.T) {
 	pts := series(7, constant[int64](95), constant(40.0), func(i int) int64 { return active[i] })
 	if j := Judge(pts, 95.63, Steadiness{}); j.State != Steady {
 		t.Errorf("Judge: %v %q, want steady", j.State, j.Reason)
+	}
+}
+
+// TestJudgeJourneysOfManyRequests: the offered rate is in journeys and the
+// series in requests. A five-request journey at 20/s is 100 requests a
+// second: serving 50 is behind (it had read as 2.5 times the offered 20, and
+// "behind" never fired), 100 is steady, and 4 dropped of 24 arrivals a
+// second is over 1%.
+func TestJudgeJourneysOfManyRequests(t *testing.T) {
+	o := Steadiness{PerJourney: 5}
+	if j := Judge(series(7, constant[int64](50), constant(40.0), constant[int64](4)), 20, o); j.State != Growing || !strings.Contains(j.Reason, "the offered 100 requests/s (20 journeys/s × 5 requests each)") {
+		t.Errorf("half the requests: %v %q, want growing, behind", j.State, j.Reason)
+	}
+	if j := Judge(series(7, constant[int64](100), constant(40.0), constant[int64](4)), 20, o); j.State != Steady {
+		t.Errorf("all of them: %v %q, want steady", j.State, j.Reason)
+	}
+	pts := series(7, constant[int64](100), constant(40.0), constant[int64](4))
+	for i := range pts {
+		pts[i].Dropped = 1 // 1 of 21 journeys a second: over 1%
+	}
+	if j := Judge(pts, 20, o); j.State != Growing || !strings.Contains(j.Reason, "5 of 105 arrivals dropped") {
+		t.Errorf("dropped: %v %q, want growing, 5 of 105 arrivals dropped", j.State, j.Reason)
+	}
+}
+
+func TestRequestsPerJourney(t *testing.T) {
+	p, err := plan.Parse("p.yaml", []byte(`
+target: http://127.0.0.1:1
+scenarios:
+  browse: { weight: 3, steps: [ { get: / }, { think: 1s }, { get: /a }, { get: /b } ] }
+  buy: { weight: 1, steps: [ { get: /cart } ] }
+load: { open: { rate: 10/s, duration: 5s, max_vus: 20 } }
+`), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := RequestsPerJourney(p); got != 2.5 { // (3×3 + 1×1) / 4
+		t.Errorf("RequestsPerJourney = %v, want 2.5", got)
 	}
 }

@@ -105,7 +105,11 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 	for _, t := range s.SLO {
 		q.Thresholds = append(q.Thresholds, plan.Threshold{Text: t.Text, T: t})
 	}
-	st := s.Steadiness.withDefaults()
+	st := s.Steadiness
+	if st.PerJourney == 0 {
+		st.PerJourney = RequestsPerJourney(s.Plan)
+	}
+	st = st.withDefaults()
 
 	var (
 		mu      sync.Mutex
