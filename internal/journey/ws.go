@@ -1,6 +1,7 @@
 package journey
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -34,8 +35,11 @@ type WSAction struct {
 	Binary  bool
 	// receive: how long to wait for the message (zero: the step's
 	// Timeout), and the checks and captures run on it.
-	Timeout  time.Duration
-	Checks   []Check
+	Timeout time.Duration
+	Checks  []Check
+	// Skip passes over the messages that contain it (heartbeats such as
+	// ActionCable's {"type":"ping"}): the receive takes the next one.
+	Skip     []byte
 	Captures []Capture
 	// think: a pause of Lo, or a uniform pick in [Lo, Hi].
 	Lo, Hi time.Duration
@@ -58,6 +62,9 @@ type WSStep struct {
 	Timeout             time.Duration // the handshake's, and a receive's without one
 	Limits              httpx.WSLimits
 }
+
+// maxSkipped bounds the messages one receive passes over (skip:).
+const maxSkipped = 10000
 
 // wsEvent is what a socket step saw, recorded on the loop afterwards.
 type wsEvent struct {
@@ -208,6 +215,9 @@ func (st *WSStep) Run(s *State, rec *wsRec) {
 				timeout = st.Timeout
 			}
 			_, msg, err := c.ReadMessage(begin.Add(timeout))
+			for n := 0; err == nil && len(a.Skip) > 0 && bytes.Contains(msg, a.Skip) && n < maxSkipped; n++ {
+				_, msg, err = c.ReadMessage(begin.Add(timeout))
+			}
 			x := &httpx.Exchange{Status: 101, Body: msg, Err: err}
 			if err != nil {
 				x.Status = 0

@@ -26,6 +26,7 @@ type WSActionSpec struct {
 	Message  Text // send:, binary:
 	Binary   bool
 	Timeout  time.Duration // receive:
+	Skip     string
 	Expect   *Expect
 	Captures []CaptureSpec
 	Lo, Hi   time.Duration // think:
@@ -102,7 +103,7 @@ func (d *decoder) wsStep(n, m *node) *Step {
 			sent = true
 		case "receive":
 			a.Kind = journey.WSReceive
-			rm, ok := d.fields(v, "receive", "timeout", "expect", "capture")
+			rm, ok := d.fields(v, "receive", "timeout", "expect", "capture", "skip")
 			if v.kind == kindNull {
 				rm, ok = &node{kind: kindMap, pos: v.pos}, true
 			}
@@ -113,6 +114,9 @@ func (d *decoder) wsStep(n, m *node) *Step {
 				a.Timeout, _ = d.duration(t, "receive.timeout")
 			} else if !sent {
 				d.errorf(k.pos, "this receive follows no send, so it waits for a message the server pushes: give it a timeout, such as receive: {timeout: 5s}")
+			}
+			if sk := rm.get("skip"); sk != nil {
+				a.Skip, _ = d.str(sk, "receive.skip")
 			}
 			if e := rm.get("expect"); e != nil {
 				if _, ok := d.fields(e, "receive.expect", "contains", "json"); ok {
@@ -223,6 +227,9 @@ func (c *compiler) wsStep(prog *engine.Program, id int, scenario string, st *Ste
 	view := scope
 	for _, a := range st.WS.Actions {
 		ja := journey.WSAction{Kind: a.Kind, Binary: a.Binary, Timeout: a.Timeout, Lo: a.Lo, Hi: a.Hi}
+		if a.Skip != "" {
+			ja.Skip = []byte(a.Skip)
+		}
 		switch a.Kind {
 		case journey.WSSend:
 			ja.Message = c.template(a.Message, view)
