@@ -38,6 +38,7 @@ func TestExamples(t *testing.T) {
 		{"jemalloc", []string{"repeat=1", "load.open.duration=12s"}, ""},
 		{"launch", []string{"repeat=1", "load.open.rate=60/15s"}, "balance=roundrobin"},
 		{"thin-vs-puma", []string{"repeat=1", `params.case={"100/1000": {vus: 100, iterations: 10}}`}, ""},
+		{"actioncable", []string{"repeat=1", "load.closed.duration=3s"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
