@@ -976,6 +976,7 @@ func (d *decoder) checkThresholdFilters(p *Plan, t *Threshold) {
 				stepSeen[st.Name] = true
 				steps = append(steps, st.Name)
 			}
+			steps = append(steps, wsStepNames(st, stepSeen)...)
 		}
 	}
 	unknown := func(what, name string, names []string) {

@@ -150,6 +150,22 @@ func (d *decoder) wsStep(n, m *node) *Step {
 	return st
 }
 
+// wsStepNames are the names a ws step's handshakes and sends are kept
+// under, for thresholds, that seen does not have yet; it marks them seen.
+func wsStepNames(st *Step, seen map[string]bool) []string {
+	if st.WS == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range []string{st.Name + " handshake", st.Name + " send"} {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // wsText is the templates of a ws step, to see which data sources it reads.
 func wsText(st *Step) string {
 	if st.WS == nil {

@@ -103,6 +103,8 @@ scenarios:
 load: { closed: { vus: 1, iterations: 1 } }
 thresholds:
   - p95(latency, step=cable) < 100ms
+  - 'p95(latency, step="cable handshake") < 1s'
+  - 'max(latency, step="cable send") < 1s'
 `), Options{})
 	if err != nil {
 		t.Fatal(err)
