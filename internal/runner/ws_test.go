@@ -65,7 +65,9 @@ func wsWriteFrame(w io.Writer, op byte, p []byte) error {
 // wsShop serves /cable: a WebSocket that needs the session cookie /login
 // sets, greets with a token and answers each message with its echo; and
 // /use?token=T, which is 200 only with a token the socket gave.
-func wsShop(t *testing.T) string {
+func wsShop(t *testing.T) string { return wsShopOn(t, false) }
+
+func wsShopOn(t *testing.T, overTLS bool) string {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	mux := http.NewServeMux()
@@ -118,9 +120,46 @@ func wsShop(t *testing.T) string {
 			_ = brw.Flush()
 		}
 	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	if overTLS {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TestWSOverTLS: a wss:// step opens its socket over TLS (here a
+// self-signed server, with http.insecure), with the cookie an HTTPS step set.
+func TestWSOverTLS(t *testing.T) {
+	base := wsShopOn(t, true)
+	p, err := plan.Parse("ws.yaml", []byte(`
+target: `+base+`
+http: { insecure: true }
+scenarios:
+  s:
+    steps:
+      - get: /login
+      - ws: wss://`+strings.TrimPrefix(base, "https://")+`/cable
+        name: cable
+        headers: { X-App: loadlab }
+        do:
+          - receive: { timeout: 2s, expect: { contains: welcome } }
+          - send: over tls
+          - receive: { expect: { contains: 'echo":"over tls' } }
+load: { closed: { vus: 2, iterations: 3 } }
+`), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Plan(context.Background(), p, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stepOf(t, res, "cable").Summary; s.Requests != 12 || s.Errors.Total != 0 || s.Checks.Failed != 0 {
+		t.Fatalf("cable: %d messages, errors %+v, checks %+v, handshake %+v", s.Requests, s.Errors, s.Checks, stepOf(t, res, "cable handshake").Summary.Errors)
+	}
 }
 
 func stepOf(t *testing.T, res *result.Result, name string) result.Step {
