@@ -103,9 +103,9 @@ func (d *decoder) wsStep(n, m *node) *Step {
 			sent = true
 		case "receive":
 			a.Kind = journey.WSReceive
-			rm, ok := d.fields(v, "receive", "timeout", "expect", "capture", "skip")
-			if v.kind == kindNull {
-				rm, ok = &node{kind: kindMap, pos: v.pos}, true
+			rm, ok := &node{kind: kindMap, pos: v.pos}, true // receive: alone takes the next message
+			if v.kind != kindNull {
+				rm, ok = d.fields(v, "receive", "timeout", "expect", "capture", "skip")
 			}
 			if !ok {
 				continue

@@ -81,6 +81,26 @@ func TestBadWSSteps(t *testing.T) {
 	}
 }
 
+// TestWSReceiveAlone: receive: with no value after a send takes the next
+// message, with no error.
+func TestWSReceiveAlone(t *testing.T) {
+	_, err := Parse("ws.yaml", []byte(`
+target: http://127.0.0.1:9
+scenarios:
+  s:
+    steps:
+      - ws: /cable
+        do:
+          - send: hi
+          - receive:
+          - close:
+load: { closed: { vus: 1, iterations: 1 } }
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestWSStepCompiles: a ws step's captures are usable by the actions after
 // the receive that makes them and by later steps; it takes three engine
 // steps, and a threshold may name it.
