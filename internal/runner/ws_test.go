@@ -64,7 +64,8 @@ func wsWriteFrame(w io.Writer, op byte, p []byte) error {
 
 // wsShop serves /cable: a WebSocket that needs the session cookie /login
 // sets, greets with a token and answers each message with its echo; and
-// /use?token=T, which is 200 only with a token the socket gave.
+// /use?token=T, which is 200 only with a token the socket gave and the
+// cookie its 101 answer set.
 func wsShop(t *testing.T) string { return wsShopOn(t, false) }
 
 func wsShopOn(t *testing.T, overTLS bool) string {
@@ -77,7 +78,7 @@ func wsShopOn(t *testing.T, overTLS bool) string {
 	mux.HandleFunc("/use", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !seen[r.URL.Query().Get("token")] {
+		if c, err := r.Cookie("cabled"); err != nil || c.Value != "1" || !seen[r.URL.Query().Get("token")] {
 			w.WriteHeader(403)
 		}
 	})
@@ -94,7 +95,7 @@ func wsShopOn(t *testing.T, overTLS bool) string {
 			return
 		}
 		defer conn.Close()
-		fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n", base64.StdEncoding.EncodeToString(sum[:]))
+		fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\nSet-Cookie: cabled=1; Path=/\r\n\r\n", base64.StdEncoding.EncodeToString(sum[:]))
 		mu.Lock()
 		n++
 		tok := fmt.Sprintf("t%d", n)
