@@ -43,6 +43,7 @@ func TestExamples(t *testing.T) {
 		{"thin-vs-puma", []string{"repeat=1", `params.case={"100/1000": {vus: 100, iterations: 10}}`}, ""},
 		// Its three boxes at one worker per CPU of 5 threads, 3 s each: about 15 s.
 		{"size-the-box", []string{"repeat=1", "params.workers=[1]", "params.threads=[5]", "load.closed.duration=3s", "warmup=0s"}, ""},
+		{"actioncable", []string{"repeat=1", "load.closed.duration=3s"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

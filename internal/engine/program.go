@@ -44,7 +44,8 @@ type Scenario struct {
 	Steps  []*Step
 }
 
-// Step is a request or a pause. Exactly one of Think and Request is set.
+// Step is a request, a socket or a pause. Exactly one of Think, Request
+// and Socket is set.
 type Step struct {
 	ID   int // index into Program.Steps; unused for pauses
 	Name string
@@ -53,6 +54,10 @@ type Step struct {
 	Think func(v *VU) time.Duration
 
 	Request *RequestStep
+
+	// Socket, if set instead of Request, is a step that holds a socket of
+	// its own (a WebSocket): see SocketStep.
+	Socket *SocketStep
 }
 
 // RequestStep sends one request and looks at the response.

@@ -156,6 +156,10 @@ func (v *VU) next() {
 			}
 			continue
 		}
+		if s.Socket != nil {
+			v.runSocket(s.Socket)
+			return
+		}
 		if v.send(s.Request) {
 			return
 		}

@@ -59,6 +59,7 @@ type Loop struct {
 
 	mu      sync.Mutex
 	inbox   []func()
+	closed  bool // the poller is closed: nothing is posted or woken any more (under mu)
 	woken   atomic.Bool
 	stopped atomic.Bool
 }
@@ -116,10 +117,17 @@ func (l *Loop) putBuf(b []byte) {
 func (l *Loop) At(at time.Duration, t Timer) { l.timers.push(at, t) }
 
 // Post runs f on the loop's goroutine soon. Any goroutine may call it.
+//
+// Once Run has returned, f is dropped: a goroutine that outlives the loop
+// (a socket step's) must not wake a poller whose descriptors are closed and
+// may be another file's by then.
 func (l *Loop) Post(f func()) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
 	l.inbox = append(l.inbox, f)
-	l.mu.Unlock()
 	l.wake()
 }
 
@@ -127,7 +135,11 @@ func (l *Loop) Post(f func()) {
 // are abandoned: their handlers are not called. Any goroutine may call it.
 func (l *Loop) Stop() {
 	l.stopped.Store(true)
-	l.wake()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.wake()
+	}
 }
 
 func (l *Loop) wake() {
@@ -232,6 +244,9 @@ func (l *Loop) closeAll() {
 		c.close()
 	}
 	l.closeH2()
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 	l.poll.close()
 }
 

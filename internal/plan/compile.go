@@ -215,8 +215,12 @@ func (c *compiler) scenario(prog *engine.Program, sc *Scenario) {
 		}
 		id := len(prog.Steps)
 		prog.Steps = append(prog.Steps, engine.StepInfo{Scenario: sc.Name, Name: st.Name})
-		r := c.request(st, id, view)
-		es.Steps = append(es.Steps, &engine.Step{ID: id, Name: st.Name, Request: r})
+		if st.WS != nil {
+			es.Steps = append(es.Steps, c.wsStep(prog, id, sc.Name, st, view))
+		} else {
+			r := c.request(st, id, view)
+			es.Steps = append(es.Steps, &engine.Step{ID: id, Name: st.Name, Request: r})
+		}
 		// Its captures are usable from the next step on.
 		for _, cp := range st.Captures {
 			if later[cp.Var] == i+1 {
@@ -256,6 +260,7 @@ func stepText(st *Step) string {
 		}
 	}
 	walk(st.JSON)
+	b.WriteString(wsText(st))
 	if st.Expect != nil {
 		for _, f := range append(st.Expect.Headers, st.Expect.JSON...) {
 			b.WriteString(" " + f.Value.Src)

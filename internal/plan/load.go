@@ -780,23 +780,31 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 
 var methods = []string{"get", "post", "put", "patch", "delete", "head", "options"}
 
-var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects")
+var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects", "ws", "do", "max_message")
 
 func (d *decoder) step(n *node) *Step {
 	m, ok := d.fields(n, "a step", stepKeys...)
 	if !ok {
 		return nil
 	}
+	if m.get("ws") != nil && !slices.ContainsFunc(m.keys, func(k *node) bool { return contains(methods, k.value) || k.value == "think" }) {
+		return d.wsStep(n, m)
+	}
+	for _, k := range m.keys {
+		if k.value == "do" || k.value == "max_message" {
+			d.errorf(k.pos, "%s: goes with a ws: step", k.value)
+		}
+	}
 	st := &Step{Pos: n.pos}
 	var which []string
 	for _, k := range m.keys {
-		if contains(methods, k.value) || k.value == "think" {
+		if contains(methods, k.value) || k.value == "think" || k.value == "ws" {
 			which = append(which, k.value)
 		}
 	}
 	switch len(which) {
 	case 0:
-		d.errorf(n.pos, "a step needs a request (get:, post:, put:, patch:, delete:, head: or options:) or think:")
+		d.errorf(n.pos, "a step needs a request (get:, post:, put:, patch:, delete:, head: or options:), ws: or think:")
 		return nil
 	case 1:
 	default:
@@ -1017,6 +1025,7 @@ func (d *decoder) checkThresholdFilters(p *Plan, t *Threshold) {
 				stepSeen[st.Name] = true
 				steps = append(steps, st.Name)
 			}
+			steps = append(steps, wsStepNames(st, stepSeen)...)
 		}
 	}
 	unknown := func(what, name string, names []string) {

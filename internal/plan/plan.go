@@ -120,6 +120,9 @@ type Step struct {
 	Expect    *Expect
 	Captures  []CaptureSpec
 	Redirects *bool // follow redirects; nil: the plan's default
+
+	// A WebSocket (ws: URL): its do: list; Captures are its receives'.
+	WS *WSSpec
 }
 
 // Text is a template as written, with where it was written.
