@@ -20,9 +20,12 @@ type VU struct {
 	running    bool
 	thinking   bool
 	iterations int64 // started
-	scenario   *Scenario
-	step       int
-	due        time.Duration // when the current request was due
+	// arrival is the whole plan's number of the arrival the iteration in
+	// progress began for (an open load), or -1.
+	arrival  int64
+	scenario *Scenario
+	step     int
+	due      time.Duration // when the current request was due
 
 	x     httpx.Exchange
 	buf   []byte
@@ -39,7 +42,7 @@ type vuConn struct {
 }
 
 func newVU(w *worker, g *group, id int) *VU {
-	v := &VU{w: w, g: g, ID: id, index: len(g.vus)}
+	v := &VU{w: w, g: g, ID: id, index: len(g.vus), arrival: -1}
 	if p := w.run.cfg.Program; p.NewState != nil {
 		v.State = p.NewState(v)
 	}
@@ -92,6 +95,19 @@ func (v *VU) Abort(reason string) { v.w.rec.Abort(reason) }
 
 // Iteration is the number of the iteration in progress, from 0.
 func (v *VU) Iteration() int64 { return v.iterations - 1 }
+
+// Unit is the number, in the whole plan, of the unit of work the
+// iteration in progress is: in an open load the arrival's number in its
+// schedule; otherwise Iteration × the plan's most VUs + the VU's number.
+// Units differ between the iterations of a run and between the execution
+// segments of a plan, so a data source keyed by them gives every row once
+// across segments, as one machine would.
+func (v *VU) Unit() int64 {
+	if v.arrival >= 0 {
+		return v.arrival
+	}
+	return v.Iteration()*int64(v.w.run.planVUs) + int64(v.ID)
+}
 
 // Rand is the VU's worker's random source, for think times and template
 // functions.

@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
+	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
 // Runner holds what every VU of a program shares: the scope its templates
@@ -67,7 +68,7 @@ func (r *Runner) Install(p *engine.Program) {
 	}
 	p.NewState = func(*engine.VU) any { return r.NewState() }
 	p.Begin = func(v *engine.VU) error {
-		return r.Begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario())
+		return r.begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario(), v.Unit())
 	}
 	p.Secrets = func(v *engine.VU, dst []string) []string { return r.Secrets(v.State.(*State), dst) }
 }
@@ -100,6 +101,12 @@ func (r *Runner) NewState() *State {
 // scenario reads. An error wrapping engine.ErrStop ends the run (a unique
 // source ran out).
 func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) error {
+	return r.begin(s, vu, iteration, es, -1)
+}
+
+// begin is Begin for the iteration that is the plan's unit of work unit
+// (engine.VU.Unit), or -1 when it is not known.
+func (r *Runner) begin(s *State, vu int, iteration int64, es *engine.Scenario, unit int64) error {
 	s.vars.Clear(r.CaptureSlots)
 	s.jar.Reset()
 	if s.vu != vu { // an open workload's VU takes a number from a pool per journey
@@ -125,7 +132,7 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) e
 	}
 	s.vars.Set(r.ScenarioSlot, sc.name)
 	for _, src := range sc.Sources {
-		row, err := src.pick(s.rng, vu)
+		row, err := src.pick(s.rng, vu, unit)
 		if err != nil {
 			return err
 		}
@@ -156,12 +163,25 @@ type Source struct {
 	Rows       [][]string
 	Pick       Pick
 	Slots      []int // one per column, in order
-	next       atomic.Int64
+	// Segment, when not the whole, is the run's execution segment: an
+	// iteration then takes, of a unique or sequential source, the row
+	// numbered as the iteration's unit of work in the whole plan
+	// (engine.VU.Unit; modulo the rows, for sequential), so that the N
+	// segments of a plan use each row of a unique source once between
+	// them, the rows one machine would.
+	Segment execseg.Segment
+	next    atomic.Int64
 }
 
 // pick takes the data row for an iteration.
-func (src *Source) pick(rnd *rand.Rand, vu int) ([]string, error) {
+func (src *Source) pick(rnd *rand.Rand, vu int, unit int64) ([]string, error) {
 	rows := src.Rows
+	next := func() int64 {
+		if !src.Segment.Whole() && unit >= 0 {
+			return unit
+		}
+		return src.next.Add(1) - 1
+	}
 	switch src.Pick {
 	case PerVU:
 		// The plan checks before the load that there is a row for every
@@ -171,7 +191,7 @@ func (src *Source) pick(rnd *rand.Rand, vu int) ([]string, error) {
 		}
 		return rows[vu], nil
 	case Unique:
-		i := src.next.Add(1) - 1
+		i := next()
 		if i >= int64(len(rows)) {
 			return nil, fmt.Errorf("%w: data source %s (%s) ran out after %d rows; pick: unique uses each row once", engine.ErrStop, src.Name, src.File, len(rows))
 		}
@@ -179,7 +199,7 @@ func (src *Source) pick(rnd *rand.Rand, vu int) ([]string, error) {
 	case Random:
 		return rows[rnd.Int64N(int64(len(rows)))], nil
 	}
-	i := src.next.Add(1) - 1
+	i := next()
 	return rows[i%int64(len(rows))], nil
 }
 
