@@ -112,14 +112,28 @@ func TestSegmentsRunTheWholePlan(t *testing.T) {
 	for _, c := range []struct{ name, load string }{
 		{"closed", "load: { closed: { vus: 8, iterations: 5 } }"},
 		{"open", "load: { open: { rate: 100/s, max_vus: 24, duration: 400ms } }"},
+		// Two scenarios of loads of their own read one source: their
+		// units interleave (rows 2u and 2u+1), every row once when they
+		// do as much work each.
+		{"per-scenario", `scenarios:
+  signup:
+    load: { open: { rate: 50/s, max_vus: 12, duration: 400ms } }
+    steps: [ { get: "/?row={{ users.id }}" } ]
+  browse:
+    load: { closed: { vus: 4, iterations: 5 } }
+    steps: [ { get: "/?row={{ users.id }}" } ]`},
 	} {
-		t.Run(c.name, func(t *testing.T) { segmentsRunTheWholePlan(t, url, seen, c.load, c.name == "closed") })
+		t.Run(c.name, func(t *testing.T) { segmentsRunTheWholePlan(t, url, seen, c.load, c.name == "closed", c.name == "per-scenario") })
 	}
 }
 
-func segmentsRunTheWholePlan(t *testing.T, url string, seen func() (map[string]int, map[string]int), load string, closed bool) {
+func segmentsRunTheWholePlan(t *testing.T, url string, seen func() (map[string]int, map[string]int), load string, closed, scenarios bool) {
 	dir := t.TempDir()
 	path := writeRowsPlan(t, dir, url, 40, load)
+	if scenarios {
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(strings.Split(string(b), "\nsteps:\n")[0]+"\n"), 0o644)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, stderr, code := cli(ctx, t, "run", path, "--out", filepath.Join(dir, "whole"), "--no-history"); code != 0 {

@@ -171,8 +171,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	// The VU numbers of each workload start after the whole plan's of the
 	// workloads before it, then each is cut to its segment.
-	firsts := cfg.firstVUs()
-	planVUs := cfg.maxVUs()
+	firsts, wholes := cfg.firstVUs()
 	cfg.Scenarios = slices.Clone(cfg.Scenarios) // the caller's stay as they are
 	cfg.Workload = cfg.Workload.segment(cfg.Segment)
 	for i := range cfg.Scenarios {
@@ -219,8 +218,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if cfg.OnInterval != nil {
 		coll.PerStep(len(cfg.Program.Steps), cfg.OnInterval)
 	}
-	run := &run{cfg: &cfg, workers: make([]*worker, workers), epoch: epoch, planVUs: planVUs}
+	run := &run{cfg: &cfg, workers: make([]*worker, workers), epoch: epoch}
 	run.groups = cfg.groups(firsts)
+	for i, g := range run.groups {
+		g.index, g.wholeVUs = i, wholes[i]
+	}
 	for _, g := range run.groups {
 		run.grace = max(run.grace, g.wl.Grace)
 	}
@@ -401,19 +403,20 @@ func (w *Workload) maxVUs() int {
 	return w.VUs
 }
 
-// firstVUs are the first VU number of each workload in the whole plan:
-// the first's 0, the next's after the first's most VUs, and so on.
-func (cfg *Config) firstVUs() []int {
+// firstVUs are the first VU number of each workload in the whole plan
+// (the first's 0, the next's after the first's most VUs, and so on), and
+// each one's most VUs in the whole plan.
+func (cfg *Config) firstVUs() (firsts, wholes []int) {
 	if cfg.Scenarios == nil {
-		return []int{0}
+		return []int{0}, []int{cfg.Workload.maxVUs()}
 	}
-	out := make([]int, len(cfg.Scenarios))
 	first := 0
 	for i := range cfg.Scenarios {
-		out[i] = first
-		first += cfg.Scenarios[i].maxVUs()
+		n := cfg.Scenarios[i].maxVUs()
+		firsts, wholes = append(firsts, first), append(wholes, n)
+		first += n
 	}
-	return out
+	return firsts, wholes
 }
 
 // groups are the run's workloads: the one, or one a scenario, each with
@@ -477,6 +480,8 @@ type groupSpec struct {
 	firstVU  int
 	maxVUs   int
 	seg      execseg.Segment
+	index    int          // among the run's groups
+	wholeVUs int          // maxVUs in the whole plan, every segment's
 	shared   atomic.Int64 // shared iterations left
 	// An open workload that drops arrivals shares max_vus between its
 	// workers: an arrival takes a VU if any is free, on whichever worker
@@ -516,8 +521,6 @@ type run struct {
 	epoch   time.Time
 	groups  []*groupSpec
 	grace   time.Duration // the longest of the workloads'
-	// planVUs is the whole plan's most VUs, every segment's together.
-	planVUs int
 
 	stopOnce   sync.Once
 	stopReason error

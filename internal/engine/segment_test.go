@@ -19,17 +19,20 @@ import (
 type segRun struct {
 	iterations, responses, dropped, unsent int64
 	vus                                    map[int]int
+	units                                  map[[2]int64]int // VU.Group and VU.Unit of each iteration
 	peak                                   int
 }
 
 func runSegment(t *testing.T, p *Program, cfg Config, seg execseg.Segment) segRun {
 	t.Helper()
 	var mu sync.Mutex
-	got := segRun{vus: map[int]int{}}
+	got := segRun{vus: map[int]int{}, units: map[[2]int64]int{}}
 	prog := *p
 	prog.Begin = func(v *VU) error {
 		mu.Lock()
 		got.vus[v.ID]++
+		g, _ := v.Group()
+		got.units[[2]int64{int64(g), v.Unit()}]++
 		mu.Unlock()
 		return nil
 	}
@@ -94,7 +97,7 @@ func TestSegmentsAddUpToTheWhole(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			whole := runSegment(t, c.p, c.cfg, execseg.Segment{})
 			var sum segRun
-			sum.vus = map[int]int{}
+			sum.vus, sum.units = map[int]int{}, map[[2]int64]int{}
 			for k := 1; k <= c.n; k++ {
 				part := runSegment(t, c.p, c.cfg, execseg.Segment{K: k, N: c.n})
 				sum.iterations += part.iterations
@@ -111,6 +114,12 @@ func TestSegmentsAddUpToTheWhole(t *testing.T) {
 					}
 					sum.vus[id] = n
 				}
+				for u, n := range part.units {
+					if n != 1 || sum.units[u] != 0 {
+						t.Errorf("segment %d/%d: unit of work %d taken again", k, c.n, u)
+					}
+					sum.units[u] += n
+				}
 			}
 			if whole.dropped != 0 || sum.dropped != 0 {
 				t.Fatalf("dropped %d whole, %d in segments: the test wants none", whole.dropped, sum.dropped)
@@ -121,6 +130,16 @@ func TestSegmentsAddUpToTheWhole(t *testing.T) {
 			if c.fixed {
 				if sum.iterations != whole.iterations || sum.responses != whole.responses {
 					t.Errorf("segments: %d iterations, %d responses; whole: %d, %d", sum.iterations, sum.responses, whole.iterations, whole.responses)
+				}
+				// The units of work (what data rows are keyed by) are
+				// the whole run's, each once.
+				if len(sum.units) != len(whole.units) {
+					t.Errorf("segments' units of work %d, whole %d", len(sum.units), len(whole.units))
+				}
+				for u := range whole.units {
+					if sum.units[u] != 1 && c.cfg.Workload.SharedIterations == 0 {
+						t.Errorf("unit %d: %d times in the segments, once in the whole", u, sum.units[u])
+					}
 				}
 				// Per-VU iterations: each VU number runs as many in its
 				// segment as in the whole run.

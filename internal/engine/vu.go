@@ -97,17 +97,23 @@ func (v *VU) Abort(reason string) { v.w.rec.Abort(reason) }
 func (v *VU) Iteration() int64 { return v.iterations - 1 }
 
 // Unit is the number, in the whole plan, of the unit of work the
-// iteration in progress is: in an open load the arrival's number in its
-// schedule; otherwise Iteration × the plan's most VUs + the VU's number.
-// Units differ between the iterations of a run and between the execution
-// segments of a plan, so a data source keyed by them gives every row once
-// across segments, as one machine would.
+// iteration in progress is within its workload (Group): in an open load
+// the arrival's number in its schedule; otherwise Iteration × the
+// workload's most VUs + the VU's number among them. Units differ between
+// the iterations of a workload and between the execution segments of a
+// plan, so a data source keyed by them gives every row once across
+// segments, as one machine would.
 func (v *VU) Unit() int64 {
 	if v.arrival >= 0 {
 		return v.arrival
 	}
-	return v.Iteration()*int64(v.w.run.planVUs) + int64(v.ID)
+	g := v.g.spec
+	return v.Iteration()*int64(g.wholeVUs) + int64(v.ID-g.firstVU)
 }
+
+// Group is the index of the VU's workload (Config.Scenarios; 0 with one
+// workload) and how many the run has.
+func (v *VU) Group() (index, count int) { return v.g.spec.index, len(v.w.run.groups) }
 
 // Rand is the VU's worker's random source, for think times and template
 // functions.

@@ -66,9 +66,19 @@ func (r *Runner) Install(p *engine.Program) {
 	if r.Seed == 0 {
 		r.Seed = rand.Uint64()
 	}
+	for _, sc := range r.Scenarios {
+		for _, src := range sc.Sources {
+			src.readers = 0
+		}
+	}
+	for _, sc := range r.Scenarios {
+		for _, src := range sc.Sources {
+			src.readers++
+		}
+	}
 	p.NewState = func(*engine.VU) any { return r.NewState() }
 	p.Begin = func(v *engine.VU) error {
-		return r.begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario(), v.Unit())
+		return r.begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario(), unitOf(v))
 	}
 	p.Secrets = func(v *engine.VU, dst []string) []string { return r.Secrets(v.State.(*State), dst) }
 }
@@ -101,12 +111,24 @@ func (r *Runner) NewState() *State {
 // scenario reads. An error wrapping engine.ErrStop ends the run (a unique
 // source ran out).
 func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) error {
-	return r.begin(s, vu, iteration, es, -1)
+	return r.begin(s, vu, iteration, es, workUnit{n: -1, groups: 1})
 }
 
-// begin is Begin for the iteration that is the plan's unit of work unit
-// (engine.VU.Unit), or -1 when it is not known.
-func (r *Runner) begin(s *State, vu int, iteration int64, es *engine.Scenario, unit int64) error {
+// workUnit is an iteration's unit of work in the whole plan
+// (engine.VU.Unit) within its workload (engine.VU.Group); n is -1 when it
+// is not known.
+type workUnit struct {
+	n             int64
+	group, groups int
+}
+
+func unitOf(v *engine.VU) workUnit {
+	g, n := v.Group()
+	return workUnit{n: v.Unit(), group: g, groups: n}
+}
+
+// begin is Begin for the iteration that is the plan's unit of work u.
+func (r *Runner) begin(s *State, vu int, iteration int64, es *engine.Scenario, u workUnit) error {
 	s.vars.Clear(r.CaptureSlots)
 	s.jar.Reset()
 	if s.vu != vu { // an open workload's VU takes a number from a pool per journey
@@ -132,6 +154,12 @@ func (r *Runner) begin(s *State, vu int, iteration int64, es *engine.Scenario, u
 	}
 	s.vars.Set(r.ScenarioSlot, sc.name)
 	for _, src := range sc.Sources {
+		unit := u.n
+		if unit >= 0 && src.readers > 1 && u.groups > 1 {
+			// Scenarios of loads of their own number their units
+			// each from 0: interleaved, they stay apart.
+			unit = unit*int64(u.groups) + int64(u.group)
+		}
 		row, err := src.pick(s.rng, vu, unit)
 		if err != nil {
 			return err
@@ -171,6 +199,7 @@ type Source struct {
 	// them, the rows one machine would.
 	Segment execseg.Segment
 	next    atomic.Int64
+	readers int // scenarios that read it (Runner.Install counts them)
 }
 
 // pick takes the data row for an iteration.
