@@ -123,7 +123,9 @@ func TestSegmentsRunTheWholePlan(t *testing.T) {
     load: { closed: { vus: 4, iterations: 5 } }
     steps: [ { get: "/?row={{ users.id }}" } ]`},
 	} {
-		t.Run(c.name, func(t *testing.T) { segmentsRunTheWholePlan(t, url, seen, c.load, c.name == "closed", c.name == "per-scenario") })
+		t.Run(c.name, func(t *testing.T) {
+			segmentsRunTheWholePlan(t, url, seen, c.load, c.name == "closed", c.name == "per-scenario")
+		})
 	}
 }
 
