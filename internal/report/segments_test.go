@@ -28,4 +28,8 @@ func TestPartNote(t *testing.T) {
 	if err := Text(&b, r); err != nil || !strings.Contains(b.String(), "segment 1 of 2 of the plan") {
 		t.Errorf("text report %v:\n%s", err, b.String())
 	}
+	b.Reset()
+	if err := HTML(&b, r); err != nil || !strings.Contains(b.String(), "segment 1 of 2 of the plan") {
+		t.Errorf("HTML report %v", err)
+	}
 }
