@@ -66,6 +66,9 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 		return usageError(fmt.Errorf("run: %s: %w", path, err))
 	}
 	if p.Experiment != nil {
+		if f.segment != "" || f.startAt != "" {
+			return usageError(fmt.Errorf("run: %s is an experiment (params or repeat): --segment and --start-at run one plan's load, not an experiment's runs", path))
+		}
 		return runExperiment(ctx, io, load, p, popts, f)
 	}
 	if p.Capacity != nil {
@@ -83,13 +86,18 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	ropts := runner.Options{Dir: f.out, Workers: f.workers, Version: version()}
+	if err := segmentOptions(p, f, &ropts); err != nil {
+		return usageError(err)
+	}
 	live, err := startLive(ctx, io, f)
 	if err != nil {
 		return err
 	}
 	prog := newProgress(io, settings)
 	live.runStarted()
-	res, err := runner.Plan(ctx, p, runner.Options{Dir: f.out, Workers: f.workers, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(), Version: version()})
+	ropts.OnProgress, ropts.OnInterval = live.progress(prog.update), live.onInterval()
+	res, err := runner.Plan(ctx, p, ropts)
 	prog.done()
 	defer live.close()
 	var serverErr *runner.ServerError

@@ -63,6 +63,9 @@ type quickFlags struct {
 	metricsAddr   string
 	metricsLinger time.Duration
 	outputs       []string
+	// Execution segments: --segment K/N and --start-at.
+	segment string
+	startAt string
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -115,6 +118,9 @@ slow server cannot hide its queue (coordinated omission).`,
 			if f.fresh {
 				return usageError(errors.New("run: --fresh starts an experiment (a plan with params) over; quick mode keeps nothing to resume"))
 			}
+			if f.segment != "" || f.startAt != "" {
+				return usageError(errors.New("run: --segment and --start-at run part of a plan file; give one"))
+			}
 			if err := refused.err(); err != nil {
 				return usageError(fmt.Errorf("run: %w", err))
 			}
@@ -147,6 +153,8 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
 	fl.StringVar(&f.out, "out", "", "write result.json, report.html, report.md with its charts, the CSVs and server.log into this directory")
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
+	fl.StringVar(&f.segment, "segment", "", "run execution segment K/N of the plan (K from 1 to N): every N-th VU, arrival, shared iteration and data row; loadlab merge puts the N parts together")
+	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this wall-clock instant: RFC 3339 (2026-12-01T16:00:00Z) or +DURATION (+30s)")
 	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable); key=null removes it")
 	fl.BoolVar(&f.noServer, "no-server", false, "ignore the plan's server section and load the target as it runs now (as --set server=null)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }} (and the plan variable KEY, if any): KEY=VALUE (repeatable)")

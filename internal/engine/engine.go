@@ -26,6 +26,7 @@ import (
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/schedule"
+	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
 // Kind is the shape of a workload.
@@ -90,6 +91,17 @@ type Config struct {
 	OnInterval func(*metrics.Interval)
 	// Seed makes scenario choice and think times reproducible; zero picks one.
 	Seed uint64
+	// Segment, when not the whole (the zero value), runs only that
+	// execution segment of the workloads (see package segment): of their
+	// VU numbers, shared iterations and arrivals, those j with
+	// j mod N = K-1. VUs keep their numbers in the whole plan, so {{ vu }}
+	// is unique across the N segments. SegmentFits says whether a
+	// workload can be split so.
+	Segment execseg.Segment
+	// StartAt, when set, is the wall-clock instant the schedule starts
+	// (time zero); zero starts it now. Outcome.StartLateness says how late
+	// the loops got going.
+	StartAt time.Time
 }
 
 // Outcome is what a run measured.
@@ -128,6 +140,10 @@ type Outcome struct {
 	// most PeakVUs were busy" holds), at no cost shared between workers.
 	VUs, PeakVUs int
 
+	// StartLateness is how long after time zero (StartAt, or the epoch the
+	// run picked) the last worker began its load.
+	StartLateness time.Duration
+
 	warmup time.Duration
 }
 
@@ -152,6 +168,14 @@ type ScenarioOutcome struct {
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	// The VU numbers of each workload start after the whole plan's of the
+	// workloads before it, then each is cut to its segment.
+	firsts, wholes := cfg.firstVUs()
+	cfg.Scenarios = slices.Clone(cfg.Scenarios) // the caller's stay as they are
+	cfg.Workload = cfg.Workload.segment(cfg.Segment)
+	for i := range cfg.Scenarios {
+		cfg.Scenarios[i] = cfg.Scenarios[i].segment(cfg.Segment)
 	}
 	w := cfg.Workload
 	workers := cfg.Workers
@@ -179,7 +203,6 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		w.Grace = defaultGrace
 		cfg.Workload.Grace = w.Grace
 	}
-	cfg.Scenarios = slices.Clone(cfg.Scenarios) // the caller's stay as they are
 	for i := range cfg.Scenarios {
 		if cfg.Scenarios[i].Grace <= 0 {
 			cfg.Scenarios[i].Grace = defaultGrace
@@ -188,12 +211,18 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	// The epoch is a little ahead so that every loop is running at time zero.
 	epoch := time.Now().Add(5 * time.Millisecond)
+	if !cfg.StartAt.IsZero() {
+		epoch = cfg.StartAt
+	}
 	coll := metrics.NewCollector(workers, cfg.OnPoint)
 	if cfg.OnInterval != nil {
 		coll.PerStep(len(cfg.Program.Steps), cfg.OnInterval)
 	}
 	run := &run{cfg: &cfg, workers: make([]*worker, workers), epoch: epoch}
-	run.groups = cfg.groups()
+	run.groups = cfg.groups(firsts)
+	for i, g := range run.groups {
+		g.index, g.wholeVUs = i, wholes[i]
+	}
 	for _, g := range run.groups {
 		run.grace = max(run.grace, g.wl.Grace)
 	}
@@ -271,6 +300,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 			}
 		}
 		out.PeakVUs += wk.peakActive
+		out.StartLateness = max(out.StartLateness, wk.startedAt)
 		out.Totals.Merge(wk.rec)
 		end = max(end, wk.end)
 		out.InFlight += wk.abandoned
@@ -307,14 +337,23 @@ func (cfg *Config) check() error {
 	if cfg.Program == nil || len(cfg.Program.Scenarios) == 0 {
 		return errors.New("engine: no scenarios")
 	}
+	if err := cfg.Segment.Check(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	if cfg.Scenarios == nil {
-		return cfg.Workload.check()
+		if err := cfg.Workload.check(); err != nil {
+			return err
+		}
+		return cfg.Workload.SegmentFits(cfg.Segment)
 	}
 	if len(cfg.Scenarios) != len(cfg.Program.Scenarios) {
 		return fmt.Errorf("engine: %d workloads for %d scenarios", len(cfg.Scenarios), len(cfg.Program.Scenarios))
 	}
 	for i := range cfg.Scenarios {
 		if err := cfg.Scenarios[i].check(); err != nil {
+			return fmt.Errorf("scenario %s: %w", cfg.Program.Scenarios[i].Name, err)
+		}
+		if err := cfg.Scenarios[i].SegmentFits(cfg.Segment); err != nil {
 			return fmt.Errorf("scenario %s: %w", cfg.Program.Scenarios[i].Name, err)
 		}
 	}
@@ -364,20 +403,74 @@ func (w *Workload) maxVUs() int {
 	return w.VUs
 }
 
-// groups are the run's workloads: the one, or one a scenario, each with
-// the VU IDs that are its own (the first group's from 0, the next's after).
-func (cfg *Config) groups() []*groupSpec {
+// firstVUs are the first VU number of each workload in the whole plan
+// (the first's 0, the next's after the first's most VUs, and so on), and
+// each one's most VUs in the whole plan.
+func (cfg *Config) firstVUs() (firsts, wholes []int) {
 	if cfg.Scenarios == nil {
-		return []*groupSpec{newGroupSpec(&cfg.Workload, nil, 0)}
+		return []int{0}, []int{cfg.Workload.maxVUs()}
 	}
-	var out []*groupSpec
 	first := 0
 	for i := range cfg.Scenarios {
-		g := newGroupSpec(&cfg.Scenarios[i], cfg.Program.Scenarios[i], first)
-		first += g.maxVUs
-		out = append(out, g)
+		n := cfg.Scenarios[i].maxVUs()
+		firsts, wholes = append(firsts, first), append(wholes, n)
+		first += n
+	}
+	return firsts, wholes
+}
+
+// groups are the run's workloads: the one, or one a scenario, each with
+// the VU IDs that are its own (firsts, from firstVUs).
+func (cfg *Config) groups(firsts []int) []*groupSpec {
+	if cfg.Scenarios == nil {
+		return []*groupSpec{newGroupSpec(&cfg.Workload, nil, firsts[0], cfg.Segment)}
+	}
+	var out []*groupSpec
+	for i := range cfg.Scenarios {
+		out = append(out, newGroupSpec(&cfg.Scenarios[i], cfg.Program.Scenarios[i], firsts[i], cfg.Segment))
 	}
 	return out
+}
+
+// segment is the workload's execution segment s (see Config.Segment).
+func (w Workload) segment(s execseg.Segment) Workload {
+	if s.Whole() {
+		return w
+	}
+	switch w.Kind {
+	case Closed:
+		w.VUs = s.CountInt(w.VUs)
+		if w.SharedIterations > 0 {
+			w.SharedIterations = s.Count(w.SharedIterations)
+			if w.SharedIterations == 0 {
+				w.VUs = 0 // none of the iterations is this segment's
+			}
+		}
+	case Ramp:
+		w.Ramp = w.Ramp.Segment(s)
+	case Open:
+		w.Arrivals = w.Arrivals.Segment(s)
+		w.MaxVUs = s.CountInt(w.MaxVUs)
+	}
+	return w
+}
+
+// SegmentFits says whether the workload splits into segments of s.N
+// that each have a VU for their work: shared iterations and arrivals are
+// dealt out to every segment, so the load needs at least N VUs (max_vus).
+// Per-VU iterations, a duration or a ramp split whatever their VUs (a
+// segment may then have none, and nothing to do).
+func (w *Workload) SegmentFits(s execseg.Segment) error {
+	if s.Whole() {
+		return nil
+	}
+	switch {
+	case w.Kind == Closed && w.SharedIterations > 0 && w.VUs < s.N && w.SharedIterations > int64(w.VUs):
+		return fmt.Errorf("segment %v: the load's %d shared iterations go to all %d segments but it has %d VUs; give it at least %d", s, w.SharedIterations, s.N, w.VUs, s.N)
+	case w.Kind == Open && w.MaxVUs < s.N && w.Arrivals.Total() > int64(w.MaxVUs):
+		return fmt.Errorf("segment %v: the load's arrivals go to all %d segments but it has max_vus %d; give it at least %d", s, s.N, w.MaxVUs, s.N)
+	}
+	return nil
 }
 
 // groupSpec is one workload of the run, and its state the workers share.
@@ -386,6 +479,9 @@ type groupSpec struct {
 	scenario *Scenario // nil: picked by weight
 	firstVU  int
 	maxVUs   int
+	seg      execseg.Segment
+	index    int          // among the run's groups
+	wholeVUs int          // maxVUs in the whole plan, every segment's
 	shared   atomic.Int64 // shared iterations left
 	// An open workload that drops arrivals shares max_vus between its
 	// workers: an arrival takes a VU if any is free, on whichever worker
@@ -399,20 +495,24 @@ type groupSpec struct {
 	peakPooled int
 }
 
-func newGroupSpec(wl *Workload, sc *Scenario, first int) *groupSpec {
-	g := &groupSpec{wl: wl, scenario: sc, firstVU: first, maxVUs: wl.maxVUs()}
+func newGroupSpec(wl *Workload, sc *Scenario, first int, seg execseg.Segment) *groupSpec {
+	g := &groupSpec{wl: wl, scenario: sc, firstVU: first, maxVUs: wl.maxVUs(), seg: seg}
 	if wl.SharedIterations > 0 {
 		g.shared.Store(wl.SharedIterations)
 	}
 	if g.pooled() {
 		// The pool's IDs, the first first, each with the iterations it
 		// has begun.
-		for id := first + wl.MaxVUs - 1; id >= first; id-- {
-			g.slots = append(g.slots, vuSlot{id: id})
+		for l := wl.MaxVUs - 1; l >= 0; l-- {
+			g.slots = append(g.slots, vuSlot{id: g.vuID(l)})
 		}
 	}
 	return g
 }
+
+// vuID is the number in the whole plan of the group's VU l (from 0) of
+// this segment.
+func (g *groupSpec) vuID(l int) int { return g.firstVU + int(g.seg.Global(int64(l))) }
 
 // run is the state the workers share.
 type run struct {

@@ -20,9 +20,12 @@ type VU struct {
 	running    bool
 	thinking   bool
 	iterations int64 // started
-	scenario   *Scenario
-	step       int
-	due        time.Duration // when the current request was due
+	// arrival is the whole plan's number of the arrival the iteration in
+	// progress began for (an open load), or -1.
+	arrival  int64
+	scenario *Scenario
+	step     int
+	due      time.Duration // when the current request was due
 
 	x     httpx.Exchange
 	buf   []byte
@@ -39,7 +42,7 @@ type vuConn struct {
 }
 
 func newVU(w *worker, g *group, id int) *VU {
-	v := &VU{w: w, g: g, ID: id, index: len(g.vus)}
+	v := &VU{w: w, g: g, ID: id, index: len(g.vus), arrival: -1}
 	if p := w.run.cfg.Program; p.NewState != nil {
 		v.State = p.NewState(v)
 	}
@@ -93,6 +96,25 @@ func (v *VU) Abort(reason string) { v.w.rec.Abort(reason) }
 
 // Iteration is the number of the iteration in progress, from 0.
 func (v *VU) Iteration() int64 { return v.iterations - 1 }
+
+// Unit is the number, in the whole plan, of the unit of work the
+// iteration in progress is within its workload (Group): in an open load
+// the arrival's number in its schedule; otherwise Iteration × the
+// workload's most VUs + the VU's number among them. Units differ between
+// the iterations of a workload and between the execution segments of a
+// plan, so a data source keyed by them gives every row once across
+// segments, as one machine would.
+func (v *VU) Unit() int64 {
+	if v.arrival >= 0 {
+		return v.arrival
+	}
+	g := v.g.spec
+	return v.Iteration()*int64(g.wholeVUs) + int64(v.ID-g.firstVU)
+}
+
+// Group is the index of the VU's workload (Config.Scenarios; 0 with one
+// workload) and how many the run has.
+func (v *VU) Group() (index, count int) { return v.g.spec.index, len(v.w.run.groups) }
 
 // Rand is the VU's worker's random source, for think times and template
 // functions.

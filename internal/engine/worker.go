@@ -34,6 +34,8 @@ type worker struct {
 	abandoned int64
 	// peakActive is the most VUs in an iteration at once on this worker.
 	peakActive int
+	// startedAt is when, after time zero, the worker began its load.
+	startedAt time.Duration
 	// When the workload's end (or an early stop) came, and each step's
 	// responses by then: the load's window, without the drain.
 	stoppedAt       time.Duration
@@ -109,7 +111,7 @@ func newWorker(r *run, id int, loop *httpx.Loop, coll *metrics.Collector) *worke
 			total = 0 // made on demand, from the shared pool
 		}
 		for l := id; l < total; l += n {
-			g.vus = append(g.vus, newVU(w, g, spec.firstVU+l))
+			g.vus = append(g.vus, newVU(w, g, spec.vuID(l)))
 		}
 		g.nextArrival = int64(id)
 		w.groups = append(w.groups, g)
@@ -125,6 +127,7 @@ func (w *worker) start() {
 		w.loop.At(0, startTimer{w})
 		return
 	}
+	w.startedAt = now
 	w.loop.At(time.Second, &w.timers.tick)
 	if w.run.cfg.Warmup > 0 {
 		w.loop.At(w.run.cfg.Warmup, &w.timers.warmup)
@@ -232,9 +235,10 @@ func (w *worker) iterationDone(v *VU, completed bool) {
 func (g *group) startQueued(now time.Duration) {
 	for g.queued > 0 && len(g.idle) > 0 {
 		due, _ := g.wl.Arrivals.Due(g.queueNext)
+		i := g.queueNext
 		g.queueNext += int64(len(g.w.run.workers))
 		g.queued--
-		g.beginArrival(now, due)
+		g.beginArrival(now, due, i)
 	}
 }
 
@@ -248,8 +252,10 @@ func (g *group) popIdle() *VU {
 	return v
 }
 
-func (g *group) beginArrival(now, due time.Duration) {
+// beginArrival begins the group's arrival i (of its segment's schedule).
+func (g *group) beginArrival(now, due time.Duration, i int64) {
 	v := g.popIdle()
+	v.arrival = g.spec.seg.Global(i)
 	g.w.rec.RecordLateness(now - due)
 	if now-due >= metrics.LateAfter {
 		g.late++
@@ -450,6 +456,7 @@ func (t *arrivalTimer) Fire(now time.Duration) {
 			w.loop.At(due, t)
 			return
 		}
+		i := g.nextArrival
 		g.nextArrival += step
 		switch {
 		case g.spec.pooled():
@@ -466,9 +473,9 @@ func (t *arrivalTimer) Fire(now time.Duration) {
 			}
 			v := g.idle[len(g.idle)-1] // the one beginArrival takes
 			v.ID, v.iterations = slot.id, slot.iterations
-			g.beginArrival(now, due)
+			g.beginArrival(now, due, i)
 		case g.queued == 0 && len(g.idle) > 0:
-			g.beginArrival(now, due)
+			g.beginArrival(now, due, i)
 		case g.wl.Queue:
 			w.rec.Waited()
 			if g.queued == 0 {

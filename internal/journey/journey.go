@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
+	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
 // Runner holds what every VU of a program shares: the scope its templates
@@ -65,9 +66,19 @@ func (r *Runner) Install(p *engine.Program) {
 	if r.Seed == 0 {
 		r.Seed = rand.Uint64()
 	}
+	for _, sc := range r.Scenarios {
+		for _, src := range sc.Sources {
+			src.readers = 0
+		}
+	}
+	for _, sc := range r.Scenarios {
+		for _, src := range sc.Sources {
+			src.readers++
+		}
+	}
 	p.NewState = func(*engine.VU) any { return r.NewState() }
 	p.Begin = func(v *engine.VU) error {
-		return r.Begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario())
+		return r.begin(v.State.(*State), v.ID, v.Iteration(), v.Scenario(), unitOf(v))
 	}
 	p.Secrets = func(v *engine.VU, dst []string) []string { return r.Secrets(v.State.(*State), dst) }
 }
@@ -100,6 +111,24 @@ func (r *Runner) NewState() *State {
 // scenario reads. An error wrapping engine.ErrStop ends the run (a unique
 // source ran out).
 func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) error {
+	return r.begin(s, vu, iteration, es, workUnit{n: -1, groups: 1})
+}
+
+// workUnit is an iteration's unit of work in the whole plan
+// (engine.VU.Unit) within its workload (engine.VU.Group); n is -1 when it
+// is not known.
+type workUnit struct {
+	n             int64
+	group, groups int
+}
+
+func unitOf(v *engine.VU) workUnit {
+	g, n := v.Group()
+	return workUnit{n: v.Unit(), group: g, groups: n}
+}
+
+// begin is Begin for the iteration that is the plan's unit of work u.
+func (r *Runner) begin(s *State, vu int, iteration int64, es *engine.Scenario, u workUnit) error {
 	s.vars.Clear(r.CaptureSlots)
 	s.jar.Reset()
 	if s.vu != vu { // an open workload's VU takes a number from a pool per journey
@@ -125,7 +154,13 @@ func (r *Runner) Begin(s *State, vu int, iteration int64, es *engine.Scenario) e
 	}
 	s.vars.Set(r.ScenarioSlot, sc.name)
 	for _, src := range sc.Sources {
-		row, err := src.pick(s.rng, vu)
+		unit := u.n
+		if unit >= 0 && src.readers > 1 && u.groups > 1 {
+			// Scenarios of loads of their own number their units
+			// each from 0: interleaved, they stay apart.
+			unit = unit*int64(u.groups) + int64(u.group)
+		}
+		row, err := src.pick(s.rng, vu, unit)
 		if err != nil {
 			return err
 		}
@@ -156,12 +191,26 @@ type Source struct {
 	Rows       [][]string
 	Pick       Pick
 	Slots      []int // one per column, in order
-	next       atomic.Int64
+	// Segment, when not the whole, is the run's execution segment: an
+	// iteration then takes, of a unique or sequential source, the row
+	// numbered as the iteration's unit of work in the whole plan
+	// (engine.VU.Unit; modulo the rows, for sequential), so that the N
+	// segments of a plan use each row of a unique source once between
+	// them, the rows one machine would.
+	Segment execseg.Segment
+	next    atomic.Int64
+	readers int // scenarios that read it (Runner.Install counts them)
 }
 
 // pick takes the data row for an iteration.
-func (src *Source) pick(rnd *rand.Rand, vu int) ([]string, error) {
+func (src *Source) pick(rnd *rand.Rand, vu int, unit int64) ([]string, error) {
 	rows := src.Rows
+	next := func() int64 {
+		if !src.Segment.Whole() && unit >= 0 {
+			return unit
+		}
+		return src.next.Add(1) - 1
+	}
 	switch src.Pick {
 	case PerVU:
 		// The plan checks before the load that there is a row for every
@@ -171,7 +220,7 @@ func (src *Source) pick(rnd *rand.Rand, vu int) ([]string, error) {
 		}
 		return rows[vu], nil
 	case Unique:
-		i := src.next.Add(1) - 1
+		i := next()
 		if i >= int64(len(rows)) {
 			return nil, fmt.Errorf("%w: data source %s (%s) ran out after %d rows; pick: unique uses each row once", engine.ErrStop, src.Name, src.File, len(rows))
 		}
@@ -179,7 +228,7 @@ func (src *Source) pick(rnd *rand.Rand, vu int) ([]string, error) {
 	case Random:
 		return rows[rnd.Int64N(int64(len(rows)))], nil
 	}
-	i := src.next.Add(1) - 1
+	i := next()
 	return rows[i%int64(len(rows))], nil
 }
 

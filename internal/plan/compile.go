@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/journey"
+	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
 // Resolver finds the address of a target; the plan's base URLs go through it
@@ -66,6 +67,9 @@ type ProgramOptions struct {
 	// Seed seeds the template functions uuid, randomInt and randomString; zero
 	// takes the plan's seed:, and a plan without one gets a random seed.
 	Seed uint64
+	// Segment is the run's execution segment (engine.Config.Segment): its
+	// unique and sequential data sources take their rows of it.
+	Segment execseg.Segment
 }
 
 // Program compiles the plan into the engine's program, resolving each
@@ -86,6 +90,11 @@ func (p *Plan) program(ctx context.Context, po ProgramOptions, resolve Resolver)
 		return nil, nil, err
 	}
 	r.Seed = po.Seed
+	for _, sc := range r.Scenarios {
+		for _, src := range sc.Sources {
+			src.Segment = po.Segment
+		}
+	}
 	if r.Seed == 0 && p.Experiment != nil {
 		r.Seed = p.Experiment.Seed
 	}

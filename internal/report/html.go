@@ -35,6 +35,7 @@ var funcs = template.FuncMap{
 	// What a run's throughput counted, and what else ran on the machine.
 	"drain":   func(s result.Summary) string { return DrainNote(&s) },
 	"machine": MachineText,
+	"part":    PartNote,
 	// limitsInForce and limitsMeasured say server.limits in words.
 	"limitsInForce":  limitsInForce,
 	"limitsMeasured": limitsMeasured,

@@ -80,6 +80,9 @@ func MarkdownFrom(w io.Writer, dir, from string, r *result.Result) error {
 		ew.printf(" · %s", r.Settings.Duration)
 	}
 	ew.printf(" · loadlab %s\n\n", md(r.Version))
+	if n := PartNote(r); n != "" {
+		ew.printf("%s.\n\n", md(strings.ToUpper(n[:1])+n[1:]))
+	}
 	for _, v := range r.Validity {
 		ew.printf("> **Warning:** %s\n\n", md(v.Message))
 	}

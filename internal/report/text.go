@@ -80,6 +80,9 @@ func Text(w io.Writer, r *result.Result) error {
 	ew := &errWriter{w: w}
 	s := &r.Summary
 	ew.printf("%s\n", headline(r))
+	if n := PartNote(r); n != "" {
+		ew.printf("%s\n", n)
+	}
 	errs := "no errors"
 	if s.Errors.Total > 0 {
 		errs = fmt.Sprintf("%s errors (%.2f%%)", count(s.Errors.Total), 100*s.ErrorRate)

@@ -71,6 +71,11 @@ type Result struct {
 	// (or, with none, the first step's); the search is in capacity.json
 	// beside it.
 	Capacity *Capacity `json:"capacity,omitempty"`
+
+	// Part says the result is execution segments of a plan's run: one
+	// (`loadlab run --segment K/N`) or several merged (`loadlab merge`).
+	// Absent for a run of the whole plan without --start-at.
+	Part *Part `json:"part,omitempty"`
 }
 
 // Capacity is a capacity search's answer, as an experiment compares it.
@@ -89,6 +94,40 @@ func (c *Capacity) Answer() float64 {
 	}
 	return c.RatePerS
 }
+
+// Part is which execution segments of a plan's run a result holds, and how
+// they started.
+type Part struct {
+	// Segments are the K of each segment of N the result holds, ascending:
+	// one for a run, several for a merge. A run of the whole plan with
+	// --start-at has [1] of 1.
+	Segments []int `json:"segments"`
+	N        int   `json:"of"`
+	// StartAt is the wall-clock instant --start-at asked the schedule to
+	// start at; absent without it.
+	StartAt *time.Time `json:"start_at,omitempty"`
+	// StartLatenessMS is how long after its start instant the run's last
+	// event loop began its load (the most of the parts' when merged).
+	StartLatenessMS float64 `json:"start_lateness_ms"`
+	// ClockOffset says what is known of this machine's clock against the
+	// others': loadlab makes no estimate of its own ("none estimated");
+	// keep the machines' clocks synchronized (NTP, chrony).
+	ClockOffset string `json:"clock_offset"`
+	// Parts are the merged results' own: each part's segments, start
+	// lateness and validity warnings (merge only).
+	Parts []PartSummary `json:"parts,omitempty"`
+}
+
+// PartSummary is one merged part.
+type PartSummary struct {
+	Segments        []int     `json:"segments"`
+	Started         time.Time `json:"started"`
+	StartLatenessMS float64   `json:"start_lateness_ms"`
+	Validity        []Warning `json:"validity,omitempty"`
+}
+
+// NoClockOffset is Part.ClockOffset when loadlab made no estimate.
+const NoClockOffset = "none estimated"
 
 // Fingerprint is what a run measured: the load's kind and shape, the
 // requests of its journeys, the target and the server under test. Two runs

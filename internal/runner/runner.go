@@ -24,6 +24,7 @@ import (
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/secret"
+	execseg "github.com/loadlab/loadlab/internal/segment"
 	"github.com/loadlab/loadlab/internal/server"
 )
 
@@ -59,6 +60,12 @@ type Options struct {
 	// interruption.
 	Stop    <-chan struct{}
 	Version string
+	// Segment runs only that execution segment of the plan (--segment
+	// K/N; see package segment); the zero value runs the whole.
+	Segment execseg.Segment
+	// StartAt, when set, is the wall-clock instant the schedule starts
+	// (--start-at).
+	StartAt time.Time
 }
 
 // Progress is how a run is going, once a second: for the live panel.
@@ -138,7 +145,7 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 		defer t.proc.Stop()
 	}
 	resolve := resolver(p)
-	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed}, func(ctx context.Context, u *url.URL) (*httpx.Origin, error) {
+	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed, Segment: opts.Segment}, func(ctx context.Context, u *url.URL) (*httpx.Origin, error) {
 		o, err := resolve(ctx, u)
 		if err == nil && o.Addr.Addr().IsLoopback() {
 			t.local = true
@@ -159,6 +166,8 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 		HTTP:      httpx.Options{Timeout: p.HTTP.Timeout, MaxBodyBytes: p.HTTP.MaxBody, MaxHeaderBytes: int(p.HTTP.MaxHeader)},
 		Workers:   opts.Workers,
 		Warmup:    opts.Warmup,
+		Segment:   opts.Segment,
+		StartAt:   opts.StartAt,
 	}
 	return t.run(ctx, opts)
 }
@@ -407,7 +416,45 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 		explainFailures(res, out.Totals, nil)
 	}
 	res.Validity = Validity(res, out)
+	if !opts.Segment.Whole() || !opts.StartAt.IsZero() {
+		res.Part = partOf(opts, out)
+		if w, ok := startWarning(res.Part); ok {
+			res.Validity = append(res.Validity, w)
+		}
+	}
 	return res, nil
+}
+
+// LateStart is the start lateness past which a run with --start-at warns:
+// its segment's schedule began that much after the others' may have.
+const LateStart = 50 * time.Millisecond
+
+// partOf is what the result says of its segment and its start.
+func partOf(opts Options, out *engine.Outcome) *result.Part {
+	seg := opts.Segment
+	if seg.Whole() {
+		seg = execseg.Segment{K: 1, N: 1}
+	}
+	p := &result.Part{
+		Segments:        []int{seg.K},
+		N:               seg.N,
+		StartLatenessMS: float64(out.StartLateness) / float64(time.Millisecond),
+		ClockOffset:     result.NoClockOffset,
+	}
+	if !opts.StartAt.IsZero() {
+		at := opts.StartAt.UTC()
+		p.StartAt = &at
+	}
+	return p
+}
+
+// startWarning warns of a start at --start-at that was late by more than
+// LateStart.
+func startWarning(p *result.Part) (result.Warning, bool) {
+	if p.StartAt == nil || p.StartLatenessMS < float64(LateStart/time.Millisecond) {
+		return result.Warning{}, false
+	}
+	return result.Warning{Code: "late_start", Message: fmt.Sprintf("the load began %.0f ms after --start-at %s: other segments started on time may have run ahead of this one (its arrivals due meanwhile went out late, counted in late)", p.StartLatenessMS, p.StartAt.Format(time.RFC3339Nano))}, true
 }
 
 // explainFailures fills in each step's first failed check from the response

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/quantity"
+	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
 // Rate is a count per period: 7000 per 10 minutes is {7000, 10 * time.Minute}.
@@ -38,6 +39,9 @@ type Open struct {
 	total    int64 // arrivals in the whole schedule
 	// constant holds the exact fraction for a single constant-rate segment.
 	constant *Rate
+	// seg, when not the whole, makes this schedule one execution segment
+	// of the schedule above: its arrival i is that one's seg.Global(i).
+	seg execseg.Segment
 }
 
 type segment struct {
@@ -99,7 +103,21 @@ func Stages(start Rate, stages []Stage) (*Open, error) {
 }
 
 // Total is the number of arrivals in the schedule.
-func (o *Open) Total() int64 { return o.total }
+func (o *Open) Total() int64 {
+	if !o.seg.Whole() {
+		return o.seg.Count(o.total)
+	}
+	return o.total
+}
+
+// Segment is execution segment s of the schedule: the arrivals j of o
+// with j mod N = K-1, at o's due times, numbered from 0. Its duration is
+// o's. The N segments' due times together are o's, each once.
+func (o *Open) Segment(s execseg.Segment) *Open {
+	c := *o
+	c.seg = s
+	return &c
+}
 
 // Duration is the length of the schedule.
 func (o *Open) Duration() time.Duration {
@@ -120,9 +138,10 @@ func (o *Open) RateAt(t time.Duration) float64 {
 
 // Due is when arrival i (from 0) is due. ok is false when i is past the end.
 func (o *Open) Due(i int64) (due time.Duration, ok bool) {
-	if i < 0 || i >= o.total {
+	if i < 0 || i >= o.Total() {
 		return 0, false
 	}
+	i = o.seg.Global(i)
 	if c := o.constant; c != nil {
 		// i·Per/Count in exact integer arithmetic when Count is whole.
 		if c.Count == math.Trunc(c.Count) && c.Count < 1<<53 {
@@ -174,6 +193,16 @@ type VUStage struct {
 type Ramp struct {
 	start  int
 	stages []VUStage
+	seg    execseg.Segment // see Segment
+}
+
+// Segment is execution segment s of the ramp: of the T VUs r wants at a
+// moment (numbered from 0), those j with j mod N = K-1, that is
+// s.Count(T). The N segments' counts sum to T at every moment.
+func (r *Ramp) Segment(s execseg.Segment) *Ramp {
+	c := *r
+	c.seg = s
+	return &c
 }
 
 // NewRamp makes a ramping closed workload.
@@ -201,7 +230,7 @@ func (r *Ramp) Max() int {
 	for _, s := range r.stages {
 		m = max(m, s.Target)
 	}
-	return m
+	return r.seg.CountInt(m)
 }
 
 // Duration is the length of the ramp.
@@ -214,7 +243,10 @@ func (r *Ramp) Duration() time.Duration {
 }
 
 // VUs is how many VUs should be active at time t (rounded down).
-func (r *Ramp) VUs(t time.Duration) int {
+func (r *Ramp) VUs(t time.Duration) int { return r.seg.CountInt(r.whole(t)) }
+
+// whole is the whole ramp's VUs at t.
+func (r *Ramp) whole(t time.Duration) int {
 	from := r.start
 	var at time.Duration
 	for _, s := range r.stages {

@@ -1,0 +1,186 @@
+package merge
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// part makes a segment's result with random figures: two steps with
+// latency histograms, a series, and starts a fraction of a second apart.
+func part(t *testing.T, rng *rand.Rand, k, n int, base time.Time) Part {
+	t.Helper()
+	r := &result.Result{
+		Schema:      result.SchemaResult,
+		Name:        "p",
+		Started:     base.Add(time.Duration(rng.Int64N(int64(900 * time.Millisecond)))),
+		Fingerprint: &result.Fingerprint{Hash: "h"},
+		Part:        &result.Part{Segments: []int{k}, N: n, ClockOffset: result.NoClockOffset, StartLatenessMS: rng.Float64()},
+		Thresholds:  []result.ThresholdResult{{Text: "p99(latency) < 50ms"}, {Text: "requests > 10"}},
+	}
+	if rng.IntN(2) == 0 {
+		r.Validity = []result.Warning{{Code: "generator_saturated", Message: "the load generator was saturated"}}
+	}
+	r.Summary.DurationS = 1 + rng.Float64()
+	r.Summary.WindowS = r.Summary.DurationS - rng.Float64()/10
+	r.Summary.VUsAvg = rng.Float64() * 7
+	r.Summary.VUs = 3
+	for s := range 2 {
+		lat := metrics.NewHistogram()
+		count := 20 + rng.IntN(50)
+		for range count {
+			lat.RecordValue(1000 + rng.Int64N(40000))
+		}
+		enc, err := metrics.Encode(lat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := result.Step{Scenario: "default", Name: fmt.Sprint("step", s)}
+		st.Histograms.Latency = map[string]string{"ok": enc}
+		st.Histograms.Service = map[string]string{"ok": enc}
+		st.Summary.Requests, st.Summary.Responses = int64(count), int64(count)
+		st.Summary.DurationS, st.Summary.WindowS = r.Summary.DurationS, r.Summary.WindowS
+		st.Summary.WindowResponses = int64(count)
+		r.Summary.Requests += int64(count)
+		r.Summary.Responses += int64(count)
+		r.Summary.WindowResponses += int64(count)
+		r.Steps = append(r.Steps, st)
+	}
+	r.Summary.Iterations = r.Summary.Requests / 2
+	for s := 1; s <= 2; s++ {
+		r.Series = append(r.Series, result.Point{T: float64(s), Len: 1, Responses: int64(rng.IntN(30)), P99: rng.Float64() * 40, Active: int64(rng.IntN(3))})
+	}
+	return Part{Name: fmt.Sprintf("part%d", k), Result: r}
+}
+
+func encoded(t *testing.T, r *result.Result) string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestAssociative: merging merges of parts equals merging all of them, in
+// whatever grouping and order, for many random sets of parts.
+func TestAssociative(t *testing.T) {
+	base := time.Date(2026, 12, 1, 16, 0, 0, 0, time.UTC)
+	seeds := uint64(20)
+	if testing.Short() {
+		seeds = 4
+	}
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		var ps []Part
+		for k := 1; k <= 4; k++ {
+			ps = append(ps, part(t, rng, k, 4, base))
+		}
+		all, err := Results(ps, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := func(parts ...Part) Part {
+			r, err := Results(parts, Options{Partial: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return Part{Name: "merged", Result: r}
+		}
+		for _, grouped := range []*result.Result{
+			m(m(ps[0], ps[1]), m(ps[2], ps[3])).Result,
+			m(m(ps[0], m(ps[1], ps[2])), ps[3]).Result,
+			m(ps[3], ps[1], ps[0], ps[2]).Result,
+		} {
+			if got, want := encoded(t, grouped), encoded(t, all); got != want {
+				t.Fatalf("seed %d: a merge of merges differs:\n%s\n%s", seed, got, want)
+			}
+		}
+		var req int64
+		for _, p := range ps {
+			req += p.Result.Summary.Requests
+		}
+		if all.Summary.Requests != req || all.Summary.Latency.Count != req {
+			t.Fatalf("seed %d: %d requests, latency count %d; want %d", seed, all.Summary.Requests, all.Summary.Latency.Count, req)
+		}
+	}
+}
+
+// TestExactPercentiles: the merged p99 is the p99 of every part's values
+// together, to the histogram's own precision, as one histogram of them
+// all would give.
+func TestExactPercentiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := time.Date(2026, 12, 1, 16, 0, 0, 0, time.UTC)
+	var ps []Part
+	one := metrics.NewHistogram()
+	for k := 1; k <= 3; k++ {
+		p := part(t, rng, k, 3, base)
+		for _, st := range p.Result.Steps {
+			h, err := metrics.Decode(st.Histograms.Latency["ok"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			one.Merge(h)
+		}
+		ps = append(ps, p)
+	}
+	m, err := Results(ps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := metrics.Percentiles(one); m.Summary.Latency != want {
+		t.Errorf("merged latency %+v, want %+v", m.Summary.Latency, want)
+	}
+	if len(m.Thresholds) != 2 || m.Thresholds[1].Measured != float64(one.TotalCount()) {
+		t.Errorf("thresholds %+v", m.Thresholds)
+	}
+	for _, w := range m.Validity {
+		if !strings.HasPrefix(w.Message, "segment ") || !strings.Contains(w.Message, " of 3: the load generator was saturated") {
+			t.Errorf("warning %q", w.Message)
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	base := time.Now()
+	p := func(k int) Part { return part(t, rng, k, 3, base) }
+	other := p(2)
+	other.Result.Fingerprint = &result.Fingerprint{Hash: "other"}
+	exp := p(3)
+	exp.Result.Settings.Extra = map[string]string{"point": "threads=4"}
+	whole := p(3)
+	whole.Result.Part = nil
+	fours := p(3)
+	fours.Result.Part.N = 4
+	for _, c := range []struct {
+		parts []Part
+		want  string
+	}{
+		{nil, "no parts"},
+		{[]Part{p(1), other, p(3)}, "different plans"},
+		{[]Part{p(1), p(2), p(2), p(3)}, "segment 2 of 3 is in both part2 and part2"},
+		{[]Part{p(1)}, "segments 2, 3 of 3 are missing"},
+		{[]Part{p(1), p(2), exp}, "experiment (point threads=4)"},
+		{[]Part{p(1), p(2), whole}, "not a segment's result"},
+		{[]Part{p(1), p(2), fours}, "segments of 3 and part3 of 4"},
+	} {
+		_, err := Results(c.parts, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%d parts: %v; want %q", len(c.parts), err, c.want)
+		}
+	}
+	r, err := Results([]Part{p(1), p(3)}, Options{Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := r.Validity[len(r.Validity)-1]; last.Code != "partial_merge" || !strings.Contains(last.Message, "segments 1, 3 of 3") {
+		t.Errorf("partial merge warnings %+v", r.Validity)
+	}
+}
