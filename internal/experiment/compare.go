@@ -256,6 +256,12 @@ func Compare(a, b Side) *Comparison {
 		c.Differences = Differences(fa, fb)
 		c.SamePlan = fa.Plan != "" && fa.Plan == fb.Plan
 	}
+	// A segment's fingerprint is its whole plan's (merge matches parts by
+	// it), yet one segment of four made a quarter of the load: unlike.
+	if pa, pb := segmentsOf(a), segmentsOf(b); pa != pb {
+		c.Differences = append(c.Differences, Difference{Field: "segments", A: pa, B: pb})
+		c.SamePlan = false
+	}
 	for _, side := range []struct {
 		name string
 		s    Side
@@ -481,4 +487,30 @@ func (o *Outcome) reanalyze() {
 func IsExperiment(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, "experiment.json"))
 	return err == nil
+}
+
+// segmentsOf says which execution segments of its plan a side's runs hold:
+// "whole" for the whole plan (no --segment, or every segment merged), or
+// "2 of 4", "1, 3 of 4"; the runs' own, joined, when they differ.
+func segmentsOf(s Side) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range s.Results {
+		d := "whole"
+		if p := r.Part; p != nil && p.N > 0 && len(p.Segments) < p.N {
+			ks := make([]string, len(p.Segments))
+			for i, k := range p.Segments {
+				ks[i] = strconv.Itoa(k)
+			}
+			d = strings.Join(ks, ", ") + " of " + strconv.Itoa(p.N)
+		}
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return "whole"
+	}
+	return strings.Join(out, "; ")
 }

@@ -71,3 +71,34 @@ func TestCompareLikeWithLike(t *testing.T) {
 		t.Errorf("an older result: unchecked %v, differences %+v", c.Unchecked, c.Differences)
 	}
 }
+
+// TestCompareSegments: a segment has its whole plan's fingerprint, yet made
+// a share of the load; compared with the whole run it is unlike (it had
+// passed as like), and so are two different segments; all segments merged
+// are the whole plan.
+func TestCompareSegments(t *testing.T) {
+	f := fingerprint(result.Fingerprint{Workload: "open", Shape: "400/s for 5s", Steps: []string{"GET /"}, Target: "http://127.0.0.1:3000", Plan: "p1"})
+	part := func(s Side, n int, ks ...int) Side {
+		for _, r := range s.Results {
+			r.Part = &result.Part{Segments: ks, N: n}
+		}
+		return s
+	}
+	whole := side("whole", f, "", 1)
+	for _, tc := range []struct {
+		name   string
+		a, b   Side
+		unlike bool
+		want   []Difference
+	}{
+		{"one segment against the whole", part(side("s2", f, "", 1), 4, 2), whole, true, []Difference{{Field: "segments", A: "2 of 4", B: "whole"}}},
+		{"two segments", part(side("s1", f, "", 1), 4, 1), part(side("s3", f, "", 1), 4, 1, 3), true, []Difference{{Field: "segments", A: "1 of 4", B: "1, 3 of 4"}}},
+		{"every segment merged", part(side("merged", f, "", 1), 4, 1, 2, 3, 4), whole, false, nil},
+		{"the same segment", part(side("a", f, "", 1), 4, 2), part(side("b", f, "", 1), 4, 2), false, nil},
+	} {
+		c := Compare(tc.a, tc.b)
+		if c.Unlike() != tc.unlike || !reflect.DeepEqual(c.Differences, tc.want) {
+			t.Errorf("%s: unlike %v, differences %+v; want %v, %+v", tc.name, c.Unlike(), c.Differences, tc.unlike, tc.want)
+		}
+	}
+}
