@@ -2,10 +2,12 @@ package importer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +168,55 @@ func TestImportTrackerIDsFromRedirects(t *testing.T) {
 	}
 	if issues, comments := tr.Created(); issues != 3 || comments != 3 {
 		t.Errorf("the fresh tracker has %d issues and %d comments, want 3 and 3: one per iteration", issues, comments)
+	}
+}
+
+// TestThinkCapAndHosts: a 10 s pause in the recording is capped at 5 s, or
+// at --think max=; max=0 drops it; a host named with --host is kept (here
+// a stylesheet host: then dropped as an asset, not as another host).
+func TestThinkCapAndHosts(t *testing.T) {
+	srv := startShop(t)
+	data, err := hartest.RecordShop(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(data, &h); err != nil {
+		t.Fatal(err)
+	}
+	entries := h["log"].(map[string]any)["entries"].([]any)
+	for _, e := range entries[2:] { // the user reads the product page for 10 s
+		m := e.(map[string]any)
+		ts, _ := time.Parse(time.RFC3339Nano, m["startedDateTime"].(string))
+		m["startedDateTime"] = ts.Add(10 * time.Second).Format(time.RFC3339Nano)
+	}
+	paused, _ := json.Marshal(h)
+	for _, tc := range []struct {
+		max  time.Duration
+		want string
+	}{{0, "think: 5s"}, {2 * time.Second, "think: 2s"}, {-1, ""}} {
+		res, err := HAR("shop.har", paused, Options{ThinkMax: tc.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		thinks := regexp.MustCompile(`think: (\d+)s\n`).FindAllString(string(res.Plan), -1)
+		if tc.want == "" && len(thinks) != 0 || tc.want != "" && (len(thinks) != 1 || !strings.HasPrefix(thinks[0], tc.want)) {
+			t.Errorf("ThinkMax %v: long thinks %q, want one %q", tc.max, thinks, tc.want)
+		}
+	}
+	res, err := HAR("shop.har", data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hosts) != 1 {
+		t.Fatalf("hosts dropped: %q, want the stylesheet's", res.Hosts)
+	}
+	host, _, _ := strings.Cut(res.Hosts[0], " ")
+	res, err = HAR("shop.har", data, Options{Hosts: []string{host}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hosts) != 0 || len(res.Assets) != 1 || !strings.Contains(res.Assets[0], host+"/theme.css") {
+		t.Errorf("--host %s: hosts %q, assets %q: want it kept, its stylesheet dropped as an asset", host, res.Hosts, res.Assets)
 	}
 }
