@@ -220,3 +220,19 @@ func TestThinkCapAndHosts(t *testing.T) {
 		t.Errorf("--host %s: hosts %q, assets %q: want it kept, its stylesheet dropped as an asset", host, res.Hosts, res.Assets)
 	}
 }
+
+// TestFormBodyAsSent: the form is read from the text that was sent (a
+// browser's params may or may not be escaped), repeated names kept.
+func TestFormBodyAsSent(t *testing.T) {
+	har := `{"log": {"version": "1.2", "entries": [{"startedDateTime": "2026-12-01T10:00:00Z", "time": 5,
+	  "request": {"method": "POST", "url": "http://shop.test/search", "headers": [{"name": "Content-Type", "value": "application/x-www-form-urlencoded"}],
+	    "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "q=a%2Bb+c&tag=x&tag=y", "params": [{"name": "q", "value": "a%2Bb+c"}]}},
+	  "response": {"status": 200, "headers": [], "content": {"mimeType": "text/html", "text": "<p>ok</p>"}}}]}}`
+	res, err := HAR("x.har", []byte(har), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `body: "q=a%2Bb+c\u0026tag=x\u0026tag=y"`; !strings.Contains(string(res.Plan), want) {
+		t.Errorf("plan:\n%s\nwant %s", res.Plan, want)
+	}
+}

@@ -251,16 +251,19 @@ func (im *importer) convert(i int) {
 		}
 		switch {
 		case strings.HasPrefix(mt, "application/x-www-form-urlencoded"):
+			// The text is what was sent; params are written escaped by some
+			// browsers and not by others, so they are read only without it.
 			params := pd.Params
-			if len(params) == 0 {
-				vals, _ := url.ParseQuery(pd.Text)
+			if pd.Text != "" {
+				params = nil
 				for _, p := range strings.Split(pd.Text, "&") {
-					k, _, _ := strings.Cut(p, "=")
-					k, _ = url.QueryUnescape(k)
-					if vs, ok := vals[k]; ok {
-						params = append(params, nameValue{k, vs[0]})
-						delete(vals, k)
+					if p == "" {
+						continue
 					}
+					k, v, _ := strings.Cut(p, "=")
+					k, _ = url.QueryUnescape(k)
+					v, _ = url.QueryUnescape(v)
+					params = append(params, nameValue{k, v}) // repeated names kept, in order
 				}
 			} else {
 				for j := range params { // some browsers write them escaped

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -53,7 +54,7 @@ func (im *importer) write(file string) []byte {
 		case st.form != nil:
 			parts := make([]string, len(st.form))
 			for k, f := range st.form {
-				parts[k] = f.k + "=" + f.v
+				parts[k] = formEscape(f.k) + "=" + formEscape(f.v)
 			}
 			fmt.Fprintf(&b, "    body: %s\n    headers: { \"Content-Type\": \"application/x-www-form-urlencoded\" }\n", q(strings.Join(parts, "&")))
 		case st.json != nil:
@@ -90,7 +91,7 @@ func rawQuery(qs []kv) string {
 	}
 	parts := make([]string, len(qs))
 	for k, p := range qs {
-		parts[k] = p.k + "=" + p.v
+		parts[k] = formEscape(p.k) + "=" + formEscape(p.v)
 	}
 	return "?" + strings.Join(parts, "&")
 }
@@ -112,4 +113,23 @@ func flow(kvs []kv) string {
 		parts[k] = q(p.k) + ": " + q(p.v)
 	}
 	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+// formEscape URL-encodes a form name or value, leaving its templates as
+// they are (the values they give, tokens and ids, are sent as they come).
+func formEscape(s string) string {
+	var b strings.Builder
+	for s != "" {
+		i := strings.Index(s, "{{")
+		j := strings.Index(s[max(i, 0):], "}}")
+		if i < 0 || j < 0 {
+			b.WriteString(url.QueryEscape(s))
+			break
+		}
+		j += i + 2
+		b.WriteString(url.QueryEscape(s[:i]))
+		b.WriteString(s[i:j])
+		s = s[j:]
+	}
+	return b.String()
 }
