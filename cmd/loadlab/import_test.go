@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/importer/hartest"
+)
+
+// TestImportHAR: import har writes the plan, says what it inferred and
+// dropped, and --check replays it once against a fresh tracker (other
+// tokens, other ids) and passes; the written plan runs with -e password=.
+func TestImportHAR(t *testing.T) {
+	recorded := httptest.NewServer(hartest.NewTracker(7, 58))
+	har, err := hartest.RecordTracker(recorded.URL)
+	recorded.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tracker.har")
+	if err := os.WriteFile(file, har, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := hartest.NewTracker(3, 900)
+	fresh := httptest.NewServer(tr)
+	defer fresh.Close()
+	out := filepath.Join(dir, "tracker.yaml")
+	ctx := context.Background()
+	_, stderr, code := cli(ctx, t, "import", "har", file, "-o", out, "--target", fresh.URL, "--check")
+	t.Logf("stderr:\n%s", stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	for _, want := range []string{
+		"imported 7 requests to " + fresh.URL,
+		"  capture authenticity_token: the <meta name=\"csrf-token\"> tag of GET /login",
+		"  capture issue_location: the Location header of POST /projects/:id/issues (/projects/7/issues/58), whose segment 4 is 58",
+		"  secret  password: the recorded password is a secret: not written; the plan reads it with -e password=...",
+		"dropped 1 assets", "/app.css",
+		"plan: " + out,
+		"check: passed: 1 journey, 7 requests, ",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr has no %q", want)
+		}
+	}
+	if issues, _ := tr.Created(); issues != 1 {
+		t.Errorf("--check created %d issues, want 1", issues)
+	}
+	if _, stderr, code := cli(ctx, t, "run", out, "-e", "password="+hartest.Password); code != 0 {
+		t.Errorf("run of the written plan: exit %d: %s", code, stderr)
+	}
+	if issues, _ := tr.Created(); issues != 2 {
+		t.Errorf("after run: %d issues, want 2", issues)
+	}
+	// Without the password the login is refused, and the journey cannot go
+	// on: exit 1, naming the step.
+	_, stderr, code = cli(ctx, t, "run", out)
+	if code != 1 || !strings.Contains(stderr, "could not go on") {
+		t.Errorf("run without -e password: exit %d, want 1: %s", code, stderr)
+	}
+}
+
+func TestImportHARBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, body, want string }{
+		{"nojson.har", "<html>", "not JSON"},
+		{"v3.har", `{"log": {"version": "3.0", "entries": []}}`, `HAR version "3.0"`},
+		{"empty.har", `{"log": {"version": "1.2", "entries": []}}`, "no entries for the target"},
+	} {
+		f := filepath.Join(dir, tc.name)
+		os.WriteFile(f, []byte(tc.body), 0o644)
+		_, stderr, code := cli(context.Background(), t, "import", "har", f)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, %q; want 2 and %q", tc.name, code, stderr, tc.want)
+		}
+	}
+	if _, stderr, code := cli(context.Background(), t, "import", "har", filepath.Join(dir, "none.har")); code != 2 {
+		t.Errorf("a missing file: exit %d (%s), want 2", code, stderr)
+	}
+	if _, stderr, code := cli(context.Background(), t, "import", "har", filepath.Join(dir, "v3.har"), "--think", "5s"); code != 2 || !strings.Contains(stderr, "max=DURATION") {
+		t.Errorf("--think 5s: exit %d (%s), want 2", code, stderr)
+	}
+}
