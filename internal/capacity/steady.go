@@ -117,6 +117,28 @@ func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
 		return Judgement{State: Unsettled}
 	}
 	w := whole[len(whole)-o.Window:]
+	if j, failing := failingIn(w, last(w)); failing {
+		return j
+	}
+	// A journey of several requests, or with pauses, reaches its steady
+	// rate of requests only once journeys have run whole: before the first
+	// one completed, the later steps' requests have not begun, so the
+	// window would read as behind, and the requests in flight as growing.
+	// Judge from the second after the first completed journey on.
+	warm := slices.IndexFunc(points, func(p result.Point) bool { return p.Iterations > 0 })
+	if warm < 0 {
+		return Judgement{State: Unsettled}
+	}
+	whole = whole[:0:0]
+	for i, p := range points {
+		if i >= max(o.Skip, warm+1) && p.Len >= 0.99 {
+			whole = append(whole, p)
+		}
+	}
+	if len(whole) < o.Window {
+		return Judgement{State: Unsettled}
+	}
+	w = whole[len(whole)-o.Window:]
 	var requests, responses, errs, dropped int64
 	var seconds float64
 	p50 := make([]float64, len(w))
@@ -129,10 +151,7 @@ func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
 		seconds += p.Len
 		p50[i], active[i] = p.P50, float64(p.Active)
 	}
-	last := fmt.Sprintf("in the last %d s", len(w))
-	if requests > 0 && float64(errs) > FailingShare*float64(requests) {
-		return Judgement{Failing, fmt.Sprintf("errors exploded: %d of %d requests failed %s", errs, requests, last)}
-	}
+	last := last(w)
 	if arrivals := int64(math.Round(float64(requests)/o.PerJourney)) + dropped; dropped > 0 && float64(dropped) > DroppedShare*float64(arrivals) {
 		return Judgement{Growing, fmt.Sprintf("%d of %d arrivals dropped %s: every VU was busy (the server fell behind, or max_vus is too low)", dropped, arrivals, last)}
 	}
@@ -194,4 +213,21 @@ func RequestsPerJourney(p *plan.Plan) float64 {
 		return 1
 	}
 	return sum / weights
+}
+
+func last(w []result.Point) string { return fmt.Sprintf("in the last %d s", len(w)) }
+
+// failingIn says whether more than FailingShare of the window's requests
+// failed. It is judged before journeys complete: a journey whose every
+// request fails is aborted, and never completes.
+func failingIn(w []result.Point, last string) (Judgement, bool) {
+	var requests, errs int64
+	for _, p := range w {
+		requests += p.Requests
+		errs += p.Errors
+	}
+	if requests > 0 && float64(errs) > FailingShare*float64(requests) {
+		return Judgement{Failing, fmt.Sprintf("errors exploded: %d of %d requests failed %s", errs, requests, last)}, true
+	}
+	return Judgement{}, false
 }

@@ -15,7 +15,7 @@ func series(n int, responses func(i int) int64, p50 func(i int) float64, active 
 	var pts []result.Point
 	for i := range n {
 		r := responses(i)
-		pts = append(pts, result.Point{T: float64(i + 1), Len: 1, Requests: r, Responses: r, RPS: float64(r), P50: p50(i), Active: active(i)})
+		pts = append(pts, result.Point{T: float64(i + 1), Len: 1, Requests: r, Responses: r, RPS: float64(r), P50: p50(i), Active: active(i), Iterations: r})
 	}
 	return pts
 }
@@ -120,5 +120,39 @@ load: { open: { rate: 10/s, duration: 5s, max_vus: 20 } }
 	}
 	if got := RequestsPerJourney(p); got != 2.5 { // (3×3 + 1×1) / 4
 		t.Errorf("RequestsPerJourney = %v, want 2.5", got)
+	}
+}
+
+// TestJudgeWaitsForWholeJourneys: journeys of five requests with pauses
+// between them, at 20/s, take 8 s; until the first completes the later
+// steps' requests have not begun, so requests a second and in flight ramp
+// up. That is not a server falling behind: unsettled, then steady once
+// the window is past the first completed journey.
+func TestJudgeWaitsForWholeJourneys(t *testing.T) {
+	o := Steadiness{PerJourney: 5}
+	var pts []result.Point
+	for i := range 16 {
+		steps := min(i/2+1, 5) // a step starts every 2 s of a journey
+		p := result.Point{T: float64(i + 1), Len: 1, Requests: int64(20 * steps), Responses: int64(20 * steps), P50: 40, Active: int64(2 * steps)}
+		if i >= 8 {
+			p.Iterations = 20
+		}
+		pts = append(pts, p)
+	}
+	if j := Judge(pts[:8], 20, o); j.State != Unsettled {
+		t.Errorf("before any journey completed: %v %q, want unsettled", j.State, j.Reason)
+	}
+	if j := Judge(pts[:12], 20, o); j.State != Unsettled {
+		t.Errorf("3 s after: %v %q, want unsettled", j.State, j.Reason)
+	}
+	if j := Judge(pts, 20, o); j.State != Steady {
+		t.Errorf("a whole window after: %v %q, want steady", j.State, j.Reason)
+	}
+	// Every request failing: no journey completes, and the step fails.
+	for i := range pts {
+		pts[i].Errors, pts[i].Iterations = pts[i].Requests, 0
+	}
+	if j := Judge(pts, 20, o); j.State != Failing {
+		t.Errorf("all failing: %v %q, want failing", j.State, j.Reason)
 	}
 }
