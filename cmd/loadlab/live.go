@@ -7,8 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/telemetry"
 )
@@ -27,6 +29,11 @@ type liveOutputs struct {
 
 	mu      sync.Mutex
 	lastRun int
+
+	// board is --dashboard's; end is what its page says at the end.
+	board       *dashboard.Board
+	end         dashboard.End
+	boardLinger time.Duration
 }
 
 // pushWait is how long the end of a command waits for the last pushes.
@@ -35,7 +42,7 @@ const pushWait = 5 * time.Second
 // startLive starts serving and pushing before any load, so that a busy
 // port or a bad URL is an error before a request is sent.
 func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, error) {
-	if f.metricsAddr == "" && len(f.outputs) == 0 {
+	if f.metricsAddr == "" && len(f.outputs) == 0 && f.dashboard == "" {
 		return nil, nil
 	}
 	outs := make([]telemetry.Output, 0, len(f.outputs))
@@ -60,6 +67,19 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 			fmt.Fprintf(io.err, "loadlab: metrics at http://%s/metrics, open to other machines\n", srv.Addr)
 		}
 	}
+	if f.dashboard != "" {
+		b, err := dashboard.Start(dashboard.Options{Addr: f.dashboard, Live: l.live, ReportDir: f.out})
+		if err != nil {
+			l.close()
+			return nil, usageError(fmt.Errorf("run: --dashboard %s: %w", f.dashboard, err))
+		}
+		l.board, l.boardLinger = b, f.dashboardLinger
+		if b.Loopback {
+			fmt.Fprintf(io.err, "loadlab: dashboard at %s, on loopback only\n", b.URL())
+		} else {
+			fmt.Fprintf(io.err, "loadlab: dashboard at %s, open to other machines; the page asks for the token %s\n", b.URL(), b.Token)
+		}
+	}
 	for _, o := range outs {
 		p, err := telemetry.StartPush(o, l.live, telemetry.DefaultPushInterval)
 		if err != nil {
@@ -69,6 +89,31 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 		l.pushers = append(l.pushers, p)
 	}
 	return l, nil
+}
+
+// setQuota gives the dashboard the server's memory_quota (bytes).
+func (l *liveOutputs) setQuota(q int64) {
+	if l != nil && l.board != nil {
+		l.board.SetQuota(q)
+	}
+}
+
+// result gives the dashboard's last word: the run's validity warnings, or
+// that it was interrupted. res may be nil.
+func (l *liveOutputs) result(res *result.Result, err error) {
+	if l == nil {
+		return
+	}
+	l.end = dashboard.End{}
+	if err != nil {
+		l.end.Error = err.Error()
+	}
+	if res != nil {
+		l.end.Interrupted = res.Summary.Interrupted
+		for _, w := range res.Validity {
+			l.end.Warnings = append(l.end.Warnings, w.Message)
+		}
+	}
 }
 
 // runStarted marks a run (quick mode, a plan) as going.
@@ -117,6 +162,19 @@ func (l *liveOutputs) close() {
 	}
 	l.live.RunEnded()
 	l.live.Finish()
+	if l.board != nil {
+		l.board.End(l.end)
+		if l.boardLinger > 0 && l.ctx.Err() == nil {
+			fmt.Fprintf(l.io.err, "loadlab: the dashboard stays up for %s (--dashboard-linger; Ctrl-C ends it)\n", l.boardLinger)
+			t := time.NewTimer(l.boardLinger)
+			select {
+			case <-t.C:
+			case <-l.ctx.Done():
+			}
+			t.Stop()
+		}
+		l.board.Close()
+	}
 	if l.srv != nil {
 		if l.linger > 0 && l.ctx.Err() == nil && !l.srv.WaitScraped(l.linger) {
 			fmt.Fprintf(l.io.err, "loadlab: /metrics was not scraped within --metrics-linger %s of the end\n", l.linger)

@@ -84,10 +84,14 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return err
 	}
+	if p.Server != nil {
+		live.setQuota(p.Server.MemoryQuota)
+	}
 	prog := newProgress(io, settings)
 	live.runStarted()
 	res, err := runner.Plan(ctx, p, runner.Options{Dir: f.out, Workers: f.workers, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(), Version: version()})
 	prog.done()
+	live.result(res, err)
 	defer live.close()
 	var serverErr *runner.ServerError
 	if res == nil {
