@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+// cdp drives a headless Chromium over --remote-debugging-pipe (the
+// DevTools protocol as NUL-separated JSON on fds 3 and 4), so the test
+// needs no WebSocket client and no npm.
+type cdp struct {
+	cmd     *exec.Cmd
+	in      *os.File // Chromium reads its commands here
+	mu      sync.Mutex
+	next    int
+	waiting map[int]chan json.RawMessage
+	session string
+}
+
+func startChromium(t *testing.T, proxy string) *cdp {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (scripts/test-deps installs Debian's)")
+	}
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Loopback bypasses the proxy (Chromium's default); any other request
+	// goes to the counting proxy.
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-default-apps", "--disable-extensions", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--proxy-server=http://"+proxy, "--remote-debugging-pipe", "--window-size=1280,1600", "about:blank")
+	cmd.ExtraFiles = []*os.File{cmdR, outW}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmdR.Close()
+	outW.Close()
+	c := &cdp{cmd: cmd, in: cmdW, waiting: map[int]chan json.RawMessage{}}
+	t.Cleanup(func() {
+		cmdW.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("chromium stderr:\n%s", stderr.String())
+		}
+	})
+	go func() {
+		r := bufio.NewReader(outR)
+		for {
+			msg, err := r.ReadBytes(0)
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     int             `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(msg[:len(msg)-1], &m) != nil || m.ID == 0 {
+				continue
+			}
+			c.mu.Lock()
+			ch := c.waiting[m.ID]
+			delete(c.waiting, m.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				if m.Error != nil {
+					ch <- m.Error
+				} else {
+					ch <- m.Result
+				}
+			}
+		}
+	}()
+	return c
+}
+
+// call sends a command (to the page's session once attached) and returns
+// its result.
+func (c *cdp) call(t *testing.T, method string, params any, out any) {
+	t.Helper()
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	ch := make(chan json.RawMessage, 1)
+	c.waiting[id] = ch
+	msg := map[string]any{"id": id, "method": method, "params": params}
+	if c.session != "" && !strings.HasPrefix(method, "Target.") {
+		msg["sessionId"] = c.session
+	}
+	c.mu.Unlock()
+	b, _ := json.Marshal(msg)
+	if _, err := c.in.Write(append(b, 0)); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	select {
+	case r := <-ch:
+		if out != nil {
+			if err := json.Unmarshal(r, out); err != nil {
+				t.Fatalf("%s: %v: %s", method, err, r)
+			}
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no answer in 30 s", method)
+	}
+}
+
+// open opens url in a new tab and attaches to it.
+func (c *cdp) open(t *testing.T, url string) {
+	var tg struct {
+		TargetID string `json:"targetId"`
+	}
+	c.call(t, "Target.createTarget", map[string]any{"url": url}, &tg)
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.call(t, "Target.attachToTarget", map[string]any{"targetId": tg.TargetID, "flatten": true}, &s)
+	if tg.TargetID == "" || s.SessionID == "" {
+		t.Fatalf("no tab: %+v %+v", tg, s)
+	}
+	c.session = s.SessionID
+}
+
+// text is the textContent of the element with this id ("" if none).
+func (c *cdp) text(t *testing.T, id string) string {
+	var r struct {
+		Result struct {
+			Value string `json:"value"`
+		} `json:"result"`
+	}
+	c.call(t, "Runtime.evaluate", map[string]any{
+		"expression":    fmt.Sprintf(`(e => e ? (e.hidden ? "" : e.textContent) : "")(document.getElementById(%q))`, id),
+		"returnByValue": true,
+	}, &r)
+	return r.Result.Value
+}
+
+// countingProxy counts the requests Chromium sends anywhere but loopback.
+func countingProxy(t *testing.T) (string, func() []string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var seen []string
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				mu.Lock()
+				seen = append(seen, strings.TrimSpace(line))
+				mu.Unlock()
+			}()
+		}
+	}()
+	return ln.Addr().String(), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, s := range seen {
+			own := false
+			for _, host := range []string{"google.com", "googleapis.com", "gvt1.com", "gstatic.com"} {
+				own = own || strings.Contains(s, host)
+			}
+			if !own {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+}
+
+func number(s string) int64 {
+	n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// TestDashboardInABrowser opens the page in a real Chromium during a real
+// run: its numbers change as the run goes, the page says when it has
+// ended, links the report, and then shows the summary's figures; no
+// request left loopback.
+func TestDashboardInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real browser and a 5 s run")
+	}
+	proxy, outside := countingProxy(t)
+	br := startChromium(t, proxy)
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: live-browser
+target: `+url+`
+steps:
+  - get: /
+    name: home
+    expect: { status: 200 }
+  - get: /?status=503
+    name: broken
+    expect: { status: 200 }
+load: { closed: { vus: 2, duration: 5s } }
+thresholds:
+  - checks > 10%
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type exit struct {
+		stderr string
+		code   int
+	}
+	done := make(chan exit, 1)
+	go func() {
+		_, stderr, code := cli(ctx, t, "run", plan, "--out", out, "--dashboard="+addr, "--dashboard-linger", "60s")
+		done <- exit{stderr, code}
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if r, err := http.Get("http://" + addr + "/"); err == nil {
+			r.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dashboard did not start")
+		}
+	}
+	br.open(t, "http://"+addr+"/")
+	seen := map[int64]bool{}
+	var end string
+	for deadline := time.Now().Add(40 * time.Second); end == "" && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if n := number(br.text(t, "requests")); n > 0 {
+			seen[n] = true
+		}
+		end = br.text(t, "end")
+	}
+	if !strings.Contains(end, "The run has ended.") || !strings.Contains(end, "Open the report") {
+		t.Fatalf("the page does not say the run ended and link the report: %q", end)
+	}
+	if len(seen) < 3 {
+		t.Errorf("the page's request count took %d values during the run, want it to change every second", len(seen))
+	}
+	requests, checks, errs := br.text(t, "requests"), br.text(t, "checks"), br.text(t, "errors")
+	steps := br.text(t, "steps")
+	cancel() // ends --dashboard-linger
+	var e exit
+	select {
+	case e = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("loadlab did not end after the linger was cut short")
+	}
+	if e.code != 0 {
+		t.Fatalf("exit %d: %s", e.code, e.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if number(requests) != s.Requests {
+		t.Errorf("the page shows %s requests, the summary %d", requests, s.Requests)
+	}
+	if want := fmt.Sprintf("%s / %s", comma(s.Checks.Passed), comma(s.Checks.Failed)); checks != want {
+		t.Errorf("the page shows checks %q, the summary %q", checks, want)
+	}
+	if number(errs) != s.Errors.Status5xx {
+		t.Errorf("the page shows %s errors, the summary %d (all 5xx)", errs, s.Errors.Status5xx)
+	}
+	if !strings.Contains(steps, "home") || !strings.Contains(steps, "broken") {
+		t.Errorf("the steps table: %q", steps)
+	}
+	if o := outside(); len(o) > 0 {
+		t.Errorf("requests left loopback: %q", o)
+	}
+}
+
+func comma(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
