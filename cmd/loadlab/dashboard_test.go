@@ -158,3 +158,79 @@ thresholds:
 		t.Error("the frames did not follow the run second by second")
 	}
 }
+
+// TestDashboardExperiment: an experiment's page gets a run event as each
+// run ends, in the run order, with its point and figures and an ETA.
+func TestDashboardExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an experiment of four 1 s runs")
+	}
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: live-sweep-page
+target: `+url+`
+steps: [ { get: "/?delay={{ delay }}", name: page } ]
+load: { closed: { vus: 2, duration: 1s } }
+params: { delay: [1ms, 3ms] }
+repeat: 2
+`), 0o644)
+	out := filepath.Join(dir, "exp")
+	addr := freePort(t)
+	ch := make(chan []dashboard.Run, 1)
+	go func() {
+		var resp *http.Response
+		var err error
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if resp, err = http.Get("http://" + addr + "/events"); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			ch <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var runs []dashboard.Run
+		var name string
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				if name == "end" {
+					break
+				}
+				if name == "run" {
+					var r dashboard.Run
+					json.Unmarshal([]byte(v), &r)
+					runs = append(runs, r)
+				}
+			}
+		}
+		ch <- runs
+	}()
+	if _, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--dashboard="+addr, "--dashboard-linger", "1s"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs := <-ch
+	if len(runs) != 4 {
+		t.Fatalf("%d run events, want 4: %+v", len(runs), runs)
+	}
+	points := map[string]int{}
+	for i, r := range runs {
+		if r.Run != i+1 || r.Runs != 4 || r.RPS <= 0 || r.P[0] <= 0 {
+			t.Errorf("run event %d: %+v", i+1, r)
+		}
+		if (r.ETASeconds > 0) != (r.Run < r.Runs) {
+			t.Errorf("run %d of %d: ETA %v s", r.Run, r.Runs, r.ETASeconds)
+		}
+		points[r.Point]++
+	}
+	if len(points) != 2 {
+		t.Errorf("points %v, want two, two runs each", points)
+	}
+}

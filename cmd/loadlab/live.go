@@ -27,8 +27,10 @@ type liveOutputs struct {
 	// json: the summary is JSON on stdout, so the pushes' counts go to stderr.
 	json bool
 
-	mu      sync.Mutex
-	lastRun int
+	mu        sync.Mutex
+	lastRun   int
+	runs      int    // an experiment's runs in all
+	lastPoint string // the point of run lastRun
 
 	// board is --dashboard's; end is what its page says at the end.
 	board       *dashboard.Board
@@ -116,6 +118,20 @@ func (l *liveOutputs) result(res *result.Result, err error) {
 	}
 }
 
+// runEnded gives the dashboard an experiment's run that has ended (its
+// result written): the run now going, by the progress it reported.
+func (l *liveOutputs) runEnded(r *result.Result) {
+	if l == nil || l.board == nil || r == nil {
+		return
+	}
+	l.mu.Lock()
+	run, runs, point := l.lastRun, l.runs, l.lastPoint
+	l.mu.Unlock()
+	s := r.Summary
+	l.board.RunEnded(dashboard.Run{Run: run, Runs: runs, Point: point, RPS: s.ThroughputRPS,
+		P: [3]float64{s.Latency.P50, s.Latency.P95, s.Latency.P99}, ErrorRate: s.ErrorRate, Interrupted: s.Interrupted})
+}
+
 // runStarted marks a run (quick mode, a plan) as going.
 func (l *liveOutputs) runStarted() {
 	if l != nil {
@@ -134,6 +150,9 @@ func (l *liveOutputs) progress(next func(runner.Progress)) func(runner.Progress)
 		if pr.Run != 0 && pr.Run != l.lastRun {
 			l.lastRun = pr.Run
 			l.live.RunStarted()
+		}
+		if pr.Run != 0 {
+			l.runs, l.lastPoint = pr.Runs, pr.PointKey
 		}
 		l.mu.Unlock()
 		if pr.Server {

@@ -243,13 +243,18 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		return loadPlan(o)
 	}
 	ran := map[string]bool{} // the runs' directories, for the history
+	var live *liveOutputs
 	writeRun := func(runDir string, r *result.Result) error {
 		ran[runDir] = true
+		live.runEnded(r)
 		return report.WriteRunPage(runDir, r)
 	}
-	live, err := startLive(ctx, io, f)
+	live, err = startLive(ctx, io, f)
 	if err != nil {
 		return err
+	}
+	if p.Server != nil {
+		live.setQuota(p.Server.MemoryQuota)
 	}
 	defer live.close()
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{

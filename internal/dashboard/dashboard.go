@@ -125,6 +125,20 @@ type StepFrame struct {
 	Checks  [2]int64                  `json:"checks"`
 }
 
+// Run is an experiment's run that has ended, sent as a "run" event: the
+// runs in their order, each point's figures as its runs end, and when the
+// experiment should end at this pace.
+type Run struct {
+	Run         int        `json:"run"`
+	Runs        int        `json:"runs"`
+	Point       string     `json:"point"`
+	RPS         float64    `json:"rps"`
+	P           [3]float64 `json:"p"` // p50, p95, p99 in ms
+	ErrorRate   float64    `json:"error_rate"`
+	Interrupted bool       `json:"interrupted,omitempty"`
+	ETASeconds  float64    `json:"eta_s"` // until the last run ends: the time per run so far, times the runs left
+}
+
 // End is the last event: the run is over.
 type End struct {
 	Interrupted bool     `json:"interrupted,omitempty"`
@@ -370,6 +384,21 @@ func percentiles(buckets []uint64) (out [3]float64) {
 		}
 	}
 	return out
+}
+
+// RunEnded adds an experiment's run, with its ETA.
+func (b *Board) RunEnded(r Run) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	if r.Run > 0 && r.Runs >= r.Run {
+		r.ETASeconds = time.Since(b.start).Seconds() / float64(r.Run) * float64(r.Runs-r.Run)
+	}
+	b.seq++
+	data, _ := json.Marshal(r)
+	b.add(event{id: b.seq, name: "run", data: data})
 }
 
 // End takes a last frame, then says that the run is over: a page shows e

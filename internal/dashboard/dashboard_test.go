@@ -344,3 +344,52 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Fatal("the stream did not end")
 	}
 }
+
+// An experiment's runs are events of their own, kept however full the
+// history, with an ETA from the pace so far.
+func TestRunEvents(t *testing.T) {
+	live := telemetry.New()
+	b := startBoard(t, Options{Live: live, Interval: time.Hour, History: 8})
+	b.RunEnded(Run{Run: 1, Runs: 3, Point: "delay=1ms<b>", RPS: 10})
+	for range 40 {
+		b.frame()
+	}
+	b.RunEnded(Run{Run: 3, Runs: 3, Point: "delay=3ms"})
+	b.End(End{})
+	evs := readEvents(t, get(t, "http://"+b.Addr+"/events", nil).Body, func(e []sse) bool { return e[len(e)-1].name == "end" })
+	var runs []Run
+	for _, e := range evs {
+		if e.name == "run" {
+			var r Run
+			json.Unmarshal([]byte(e.data), &r)
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) != 2 || runs[0].Point != "delay=1ms<b>" || runs[0].ETASeconds <= 0 || runs[1].ETASeconds != 0 {
+		t.Errorf("runs %+v", runs)
+	}
+}
+
+// BenchmarkFrame is the dashboard's work once a second: a snapshot of 20
+// steps' figures made into a frame and encoded.
+func BenchmarkFrame(b *testing.B) {
+	live := telemetry.New()
+	steps := make([]engine.StepInfo, 20)
+	iv := &metrics.Interval{Requests: 1000, Steps: make([]metrics.StepInterval, 20)}
+	for i := range steps {
+		steps[i] = engine.StepInfo{Scenario: "s", Name: "step" + strconv.Itoa(i)}
+		iv.Steps[i].Buckets[3] = 50
+		iv.Steps[i].Count[metrics.ClassOK] = 50
+	}
+	live.Interval(steps, iv)
+	bd, err := Start(Options{Addr: "127.0.0.1:0", Live: live, Interval: time.Hour, History: 64})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bd.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		live.Interval(steps, iv)
+		bd.frame()
+	}
+}
