@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +114,7 @@ type Frame struct {
 	ServerRSS  int64                     `json:"server_rss"` // bytes
 	Quota      int64                     `json:"quota,omitempty"`
 	OwnCPU     float64                   `json:"own_cpu"` // loadlab's, percent of one core
+	Cores      int                       `json:"cores"`   // the CPUs loadlab may use (GOMAXPROCS)
 }
 
 // StepFrame is one step's part of a frame.
@@ -267,6 +269,7 @@ func (b *Board) frame() {
 		Requests: s.Requests, Responses: s.Responses, Errors: s.Errors, Iterations: s.Iterations,
 		Dropped: s.Dropped, Late: s.Late, Bytes: s.Bytes, VUs: s.VUs,
 		Server: s.Server, ServerCPU: s.ServerCPU, ServerRSS: s.ServerRSS, Quota: b.o.Quota,
+		Cores: runtime.GOMAXPROCS(0),
 	}
 	dt := b.o.Interval.Seconds()
 	var prevSteps map[string]*telemetry.StepFigures
