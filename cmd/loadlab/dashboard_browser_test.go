@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"net"
 	"net/http"
 	"os"
@@ -163,6 +165,33 @@ func (c *cdp) text(t *testing.T, id string) string {
 	return r.Result.Value
 }
 
+// shot is a screenshot of the page, and how many of its pixels are the
+// charts' first colour (Okabe-Ito blue, #0072B2, as report.html's).
+func (c *cdp) shot(t *testing.T) (png []byte, blue int) {
+	var r struct {
+		Data string `json:"data"`
+	}
+	c.call(t, "Page.captureScreenshot", map[string]any{"format": "png"}, &r)
+	png, err := base64.StdEncoding.DecodeString(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := pngDecode(bytes.NewReader(png))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r>>8 == 0x00 && g>>8 == 0x72 && bl>>8 == 0xB2 {
+				blue++
+			}
+		}
+	}
+	return png, blue
+}
+
 // countingProxy counts the requests Chromium sends anywhere but loopback.
 func countingProxy(t *testing.T) (string, func() []string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -204,6 +233,8 @@ func countingProxy(t *testing.T) (string, func() []string) {
 		return out
 	}
 }
+
+var pngDecode = png.Decode
 
 func number(s string) int64 {
 	n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
@@ -264,9 +295,14 @@ thresholds:
 	br.open(t, "http://"+addr+"/")
 	seen := map[int64]bool{}
 	var end string
+	var blueMid int
+	var midShot []byte
 	for deadline := time.Now().Add(40 * time.Second); end == "" && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
 		if n := number(br.text(t, "requests")); n > 0 {
 			seen[n] = true
+			if len(seen) == 2 {
+				midShot, blueMid = br.shot(t)
+			}
 		}
 		end = br.text(t, "end")
 	}
@@ -275,6 +311,14 @@ thresholds:
 	}
 	if len(seen) < 3 {
 		t.Errorf("the page's request count took %d values during the run, want it to change every second", len(seen))
+	}
+	endShot, blueEnd := br.shot(t)
+	if blueMid == 0 || blueEnd == 0 || blueMid == blueEnd {
+		t.Errorf("the charts' blue pixels: %d during the run, %d at the end: want them drawn, and changed", blueMid, blueEnd)
+	}
+	if p := os.Getenv("LOADLAB_DASHBOARD_SHOTS"); p != "" { // to look at them
+		os.WriteFile(filepath.Join(p, "dashboard-mid.png"), midShot, 0o644)
+		os.WriteFile(filepath.Join(p, "dashboard-end.png"), endShot, 0o644)
 	}
 	requests, checks, errs := br.text(t, "requests"), br.text(t, "checks"), br.text(t, "errors")
 	steps := br.text(t, "steps")

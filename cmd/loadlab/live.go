@@ -168,7 +168,13 @@ func (l *liveOutputs) onInterval() func([]engine.StepInfo, *metrics.Interval) {
 	if l == nil {
 		return nil
 	}
-	return l.live.Interval
+	if l.board == nil {
+		return l.live.Interval
+	}
+	return func(steps []engine.StepInfo, iv *metrics.Interval) {
+		l.live.Interval(steps, iv)
+		l.board.Interval()
+	}
 }
 
 // close ends the live outputs once the command's load is over: /metrics

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,6 +69,11 @@ type Board struct {
 	done chan struct{} // the server has stopped
 	stop chan struct{} // the sampler should stop
 	quit chan struct{} // the sampler has stopped
+
+	// intervals counts the engine's intervals (Interval) since the last
+	// frame; tick wakes the sampler on each.
+	intervals atomic.Int64
+	tick      chan struct{}
 
 	mu      sync.Mutex
 	events  []event
@@ -199,7 +205,7 @@ func Start(o Options) (*Board, error) {
 		}
 		return nil, err
 	}
-	b := &Board{o: o, Addr: ln.Addr().String(), done: make(chan struct{}), stop: make(chan struct{}), quit: make(chan struct{}), changed: make(chan struct{}), start: time.Now()}
+	b := &Board{o: o, Addr: ln.Addr().String(), done: make(chan struct{}), stop: make(chan struct{}), quit: make(chan struct{}), changed: make(chan struct{}), start: time.Now(), tick: make(chan struct{}, 1)}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
 		b.Loopback = tcp.IP.IsLoopback()
 	}
@@ -240,18 +246,36 @@ func (b *Board) URL() string {
 	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
-// sample takes a frame every interval until End or Close.
+// Interval says that the live figures have taken one more of the engine's
+// intervals (call it after telemetry.Live.Interval, on the same goroutine):
+// the next frame is made at once, so that frames follow the engine's
+// seconds rather than a clock of their own, which would alias with them (a
+// frame with no interval, then one with two). It only counts and signals.
+func (b *Board) Interval() {
+	b.intervals.Add(1)
+	select {
+	case b.tick <- struct{}{}:
+	default:
+	}
+}
+
+// sample takes a frame on each interval of the engine, and every one and a
+// half frame intervals when none comes (before the load, between an
+// experiment's runs), until Close.
 func (b *Board) sample() {
 	defer close(b.quit)
-	t := time.NewTicker(b.o.Interval)
+	idle := b.o.Interval * 3 / 2
+	t := time.NewTimer(idle)
 	defer t.Stop()
 	for {
 		select {
+		case <-b.tick:
 		case <-t.C:
-			b.frame()
 		case <-b.stop:
 			return
 		}
+		b.frame()
+		t.Reset(idle)
 	}
 }
 
@@ -271,18 +295,24 @@ func (b *Board) frame() {
 		Server: s.Server, ServerCPU: s.ServerCPU, ServerRSS: s.ServerRSS, Quota: b.o.Quota,
 		Cores: runtime.GOMAXPROCS(0),
 	}
+	// Rates are over the engine's intervals the frame holds (each
+	// b.o.Interval long), or the time since the last frame when it holds
+	// none.
 	dt := b.o.Interval.Seconds()
+	n := b.intervals.Swap(0)
 	var prevSteps map[string]*telemetry.StepFigures
 	if b.hasPrev {
-		if d := s.Time.Sub(b.prev.Time).Seconds(); d > 0 {
+		if n > 0 {
+			dt = float64(n) * b.o.Interval.Seconds()
+		} else if d := s.Time.Sub(b.prev.Time).Seconds(); d > 0 {
 			dt = d
 		}
 		prevSteps = make(map[string]*telemetry.StepFigures, len(b.prev.Steps))
 		for i := range b.prev.Steps {
 			prevSteps[stepName(&b.prev.Steps[i])] = &b.prev.Steps[i]
 		}
-		if cpuOK {
-			f.OwnCPU = 100 * (cpu - b.prevCPU).Seconds() / dt
+		if d := s.Time.Sub(b.prev.Time).Seconds(); cpuOK && d > 0 {
+			f.OwnCPU = 100 * (cpu - b.prevCPU).Seconds() / d
 		}
 	}
 	f.RPS = float64(s.Requests-b.prev.Requests) / dt

@@ -393,3 +393,36 @@ func BenchmarkFrame(b *testing.B) {
 		bd.frame()
 	}
 }
+
+// Frames follow the engine's intervals: two intervals that come at once
+// (as at the end of a run) make rates of one interval each, not a spike
+// over the few milliseconds between them.
+func TestRatesFollowIntervals(t *testing.T) {
+	live := telemetry.New()
+	b := startBoard(t, Options{Live: live})
+	resp := get(t, "http://"+b.Addr+"/events", nil)
+	for range 3 {
+		feed(live, 1)
+		b.Interval()
+		time.Sleep(time.Millisecond)
+	}
+	feed(live, 1)
+	b.Interval()
+	b.End(End{})
+	evs := readEvents(t, resp.Body, func(e []sse) bool { return e[len(e)-1].name == "end" })
+	var total int64
+	for _, e := range evs {
+		if e.name != "frame" {
+			continue
+		}
+		var f Frame
+		json.Unmarshal([]byte(e.data), &f)
+		if f.Requests > total && f.RPS != 112 {
+			t.Errorf("frame %d: %v requests/s, want 112 (one interval's)", f.Seq, f.RPS)
+		}
+		total = f.Requests
+	}
+	if total != 4*112 {
+		t.Errorf("%d requests in all", total)
+	}
+}
