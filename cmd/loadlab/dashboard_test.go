@@ -178,6 +178,7 @@ repeat: 2
 	out := filepath.Join(dir, "exp")
 	addr := freePort(t)
 	ch := make(chan []dashboard.Run, 1)
+	var end dashboard.End
 	go func() {
 		var resp *http.Response
 		var err error
@@ -202,6 +203,7 @@ repeat: 2
 			}
 			if v, ok := strings.CutPrefix(line, "data: "); ok {
 				if name == "end" {
+					json.Unmarshal([]byte(v), &end)
 					break
 				}
 				if name == "run" {
@@ -217,6 +219,9 @@ repeat: 2
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	runs := <-ch
+	if end.Report != "/report/report.html" {
+		t.Errorf("end %+v: no link to the experiment's report", end)
+	}
 	if len(runs) != 4 {
 		t.Fatalf("%d run events, want 4: %+v", len(runs), runs)
 	}

@@ -93,6 +93,14 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 	return l, nil
 }
 
+// setReportDir gives the dashboard the directory whose report.html the page
+// links at the end.
+func (l *liveOutputs) setReportDir(dir string) {
+	if l != nil && l.board != nil {
+		l.board.SetReportDir(dir)
+	}
+}
+
 // setQuota gives the dashboard the server's memory_quota (bytes).
 func (l *liveOutputs) setQuota(q int64) {
 	if l != nil && l.board != nil {

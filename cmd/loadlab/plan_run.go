@@ -253,6 +253,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	if err != nil {
 		return err
 	}
+	live.setReportDir(dir)
 	if p.Server != nil {
 		live.setQuota(p.Server.MemoryQuota)
 	}

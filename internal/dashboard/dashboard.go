@@ -235,6 +235,14 @@ func (b *Board) SetQuota(q int64) {
 	b.o.Quota = q
 }
 
+// SetReportDir sets the directory served at /report/ (an experiment's,
+// known after Start).
+func (b *Board) SetReportDir(dir string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.o.ReportDir = dir
+}
+
 // URL is the page's address.
 func (b *Board) URL() string {
 	host, port, _ := net.SplitHostPort(b.Addr)
@@ -497,10 +505,16 @@ func (b *Board) handler() http.Handler {
 		w.Write(page)
 	})
 	mux.HandleFunc("GET /events", b.serveEvents)
-	if b.o.ReportDir != "" {
-		files := http.StripPrefix("/report/", http.FileServer(http.Dir(b.o.ReportDir)))
-		mux.Handle("GET /report/", b.authorized(files))
-	}
+	mux.Handle("GET /report/", b.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		dir := b.o.ReportDir
+		b.mu.Unlock()
+		if dir == "" {
+			http.NotFound(w, r)
+			return
+		}
+		http.StripPrefix("/report/", http.FileServer(http.Dir(dir))).ServeHTTP(w, r)
+	})))
 	return b.guard(mux)
 }
 
