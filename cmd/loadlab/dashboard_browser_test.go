@@ -250,7 +250,7 @@ func number(s string) int64 {
 // request left loopback.
 func TestDashboardInABrowser(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a real browser and a 5 s run")
+		t.Skip("a real browser and an 8 s run")
 	}
 	proxy, outside := countingProxy(t)
 	br := startChromium(t, proxy)
@@ -266,7 +266,7 @@ steps:
   - get: /?status=503
     name: broken
     expect: { status: 200 }
-load: { closed: { vus: 2, duration: 5s } }
+load: { closed: { vus: 2, duration: 8s } }
 thresholds:
   - checks > 10%
 `), 0o644)

@@ -71,9 +71,8 @@ type Board struct {
 	quit chan struct{} // the sampler has stopped
 
 	// intervals counts the engine's intervals (Interval) since the last
-	// frame; tick wakes the sampler on each.
+	// frame.
 	intervals atomic.Int64
-	tick      chan struct{}
 
 	mu      sync.Mutex
 	events  []event
@@ -205,7 +204,7 @@ func Start(o Options) (*Board, error) {
 		}
 		return nil, err
 	}
-	b := &Board{o: o, Addr: ln.Addr().String(), done: make(chan struct{}), stop: make(chan struct{}), quit: make(chan struct{}), changed: make(chan struct{}), start: time.Now(), tick: make(chan struct{}, 1)}
+	b := &Board{o: o, Addr: ln.Addr().String(), done: make(chan struct{}), stop: make(chan struct{}), quit: make(chan struct{}), changed: make(chan struct{}), start: time.Now()}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
 		b.Loopback = tcp.IP.IsLoopback()
 	}
@@ -255,47 +254,55 @@ func (b *Board) URL() string {
 }
 
 // Interval says that the live figures have taken one more of the engine's
-// intervals (call it after telemetry.Live.Interval, on the same goroutine):
-// the next frame is made at once, so that frames follow the engine's
-// seconds rather than a clock of their own, which would alias with them (a
-// frame with no interval, then one with two). It only counts and signals.
+// intervals: call it after telemetry.Live.Interval, on the same goroutine
+// (the engine's collector, once a second). It makes a frame at once, from
+// a snapshot that holds exactly the intervals counted, so that frames
+// follow the engine's seconds rather than a clock of their own, which
+// would alias with them (a frame with no interval, then one with two).
+// That is a snapshot and an encoding, a fraction of a millisecond, once a
+// second and off the workers (BenchmarkFrame).
 func (b *Board) Interval() {
 	b.intervals.Add(1)
-	select {
-	case b.tick <- struct{}{}:
-	default:
-	}
+	b.frameOn(true)
 }
 
-// sample takes a frame on each interval of the engine, and every one and a
-// half frame intervals when none comes (before the load, between an
-// experiment's runs), until Close.
+// sample makes a frame whenever none came for one and a half intervals
+// (before the load, between an experiment's runs, after it), until Close.
 func (b *Board) sample() {
 	defer close(b.quit)
-	idle := b.o.Interval * 3 / 2
-	t := time.NewTimer(idle)
+	t := time.NewTicker(b.o.Interval / 2)
 	defer t.Stop()
 	for {
 		select {
-		case <-b.tick:
 		case <-t.C:
+			b.mu.Lock()
+			idle := time.Since(b.prev.Time) >= b.o.Interval*3/2
+			b.mu.Unlock()
+			if idle {
+				b.frame()
+			}
 		case <-b.stop:
 			return
 		}
-		b.frame()
-		t.Reset(idle)
 	}
 }
 
 // frame adds a frame made from a new snapshot.
-func (b *Board) frame() {
-	s := b.o.Live.Snapshot()
-	cpu, cpuOK := ownCPU()
+func (b *Board) frame() { b.frameOn(false) }
+
+// frameOn makes a frame; for an interval, only if no other frame took it
+// meanwhile (the idle sampler's, between Interval's count and its lock).
+func (b *Board) frameOn(interval bool) {
+	// The snapshot is taken under b.mu, so that frames made on two
+	// goroutines (an interval's, the idle sampler's) stay in order.
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.ended {
+	if b.ended || interval && b.intervals.Load() == 0 {
 		return
 	}
+	n := b.intervals.Swap(0)
+	s := b.o.Live.Snapshot()
+	cpu, cpuOK := ownCPU()
 	f := Frame{
 		T: s.Time.Sub(b.start).Seconds(), Running: s.Running, Runs: s.Runs,
 		Requests: s.Requests, Responses: s.Responses, Errors: s.Errors, Iterations: s.Iterations,
@@ -307,7 +314,6 @@ func (b *Board) frame() {
 	// b.o.Interval long), or the time since the last frame when it holds
 	// none.
 	dt := b.o.Interval.Seconds()
-	n := b.intervals.Swap(0)
 	var prevSteps map[string]*telemetry.StepFigures
 	if b.hasPrev {
 		if n > 0 {
