@@ -426,3 +426,34 @@ func TestRatesFollowIntervals(t *testing.T) {
 		t.Errorf("%d requests in all", total)
 	}
 }
+
+// A page that stops reading (a stalled tab) or goes away never holds up
+// the frames, which the engine's collector makes: they only append to the
+// history.
+func TestStalledPageDoesNotHoldTheFrames(t *testing.T) {
+	live := telemetry.New()
+	b := startBoard(t, Options{Live: live, History: 200})
+	stalled, err := net.Dial("tcp", b.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	stalled.(*net.TCPConn).SetReadBuffer(4096)
+	io.WriteString(stalled, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") // and never read
+	gone := get(t, "http://"+b.Addr+"/events", nil)
+	gone.Body.Close()
+	start := time.Now()
+	for range 3000 { // about 1.5 MB of events, more than the socket buffers hold
+		feed(live, 1)
+		b.Interval()
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("3000 frames took %s with a stalled page", d)
+	}
+	b.mu.Lock()
+	last := b.events[len(b.events)-1].id
+	b.mu.Unlock()
+	if last != 3001 {
+		t.Errorf("newest event %d, want 3001", last)
+	}
+}
