@@ -36,7 +36,7 @@ type cdp struct {
 	session string
 }
 
-func startChromium(t *testing.T, proxy string) *cdp {
+func startChromium(t *testing.T, proxy string, flags ...string) *cdp {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -56,7 +56,8 @@ func startChromium(t *testing.T, proxy string) *cdp {
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-default-apps", "--disable-extensions", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--proxy-server=http://"+proxy, "--remote-debugging-pipe", "--window-size=1280,1600", "about:blank")
+		"--proxy-server=http://"+proxy, "--remote-debugging-pipe", "--window-size=1280,1600")
+	cmd.Args = append(append(cmd.Args, flags...), "about:blank")
 	cmd.ExtraFiles = []*os.File{cmdR, outW}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -364,4 +365,70 @@ func comma(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestDashboardTokenInABrowser: off loopback, the page opened with the
+// token in its fragment (as loadlab prints it) gets the figures.
+func TestDashboardTokenInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real browser and a 6 s run")
+	}
+	var ip string
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
+			ip = n.IP.String()
+			break
+		}
+	}
+	if ip == "" {
+		t.Skip("this machine has no non-loopback IPv4 address")
+	}
+	const token = "0123456789abcdef0123456789abcdef"
+	t.Setenv("LOADLAB_DASHBOARD_TOKEN", token)
+	proxy, outside := countingProxy(t)
+	br := startChromium(t, proxy, "--proxy-bypass-list="+ip)
+	url, _ := counting(t)
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderrc := make(chan string, 1)
+	go func() {
+		_, stderr, _ := cli(ctx, t, "run", "--url", url+"/", "-d", "6s", "-c", "1", "--dashboard="+addr, "--dashboard-linger", "60s")
+		stderrc <- stderr
+	}()
+	var link string
+	for deadline := time.Now().Add(20 * time.Second); link == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if r, err := http.Get("http://" + addr + "/events"); err == nil {
+			r.Body.Close()
+			if r.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("/events without the token: %d", r.StatusCode)
+			}
+			link = "found"
+		}
+	}
+	if link == "" {
+		t.Fatal("the dashboard did not start")
+	}
+	br.open(t, "http://"+addr+"/#token="+token)
+	var n int64
+	for deadline := time.Now().Add(20 * time.Second); n <= 0 && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		n = number(br.text(t, "requests"))
+	}
+	if n <= 0 {
+		t.Errorf("the page with the token shows no requests (status %q)", br.text(t, "status"))
+	}
+	cancel()
+	stderr := <-stderrc
+	if !strings.Contains(stderr, "#token="+token) {
+		t.Errorf("stderr does not give the page's link with its token:\n%s", stderr)
+	}
+	if o := outside(); len(o) > 0 {
+		t.Errorf("requests went elsewhere: %q", o)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -70,7 +71,7 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 		}
 	}
 	if f.dashboard != "" {
-		b, err := dashboard.Start(dashboard.Options{Addr: f.dashboard, Live: l.live, ReportDir: f.out})
+		b, err := dashboard.Start(dashboard.Options{Addr: f.dashboard, Live: l.live, ReportDir: f.out, Token: os.Getenv("LOADLAB_DASHBOARD_TOKEN")})
 		if err != nil {
 			l.close()
 			return nil, usageError(fmt.Errorf("run: --dashboard %s: %w", f.dashboard, err))
@@ -79,7 +80,7 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 		if b.Loopback {
 			fmt.Fprintf(io.err, "loadlab: dashboard at %s, on loopback only\n", b.URL())
 		} else {
-			fmt.Fprintf(io.err, "loadlab: dashboard at %s, open to other machines; the page asks for the token %s\n", b.URL(), b.Token)
+			fmt.Fprintf(io.err, "loadlab: dashboard at %s, open to other machines; the page asks for the token %s (or open %s#token=%s)\n", b.URL(), b.Token, b.URL(), b.Token)
 		}
 	}
 	for _, o := range outs {

@@ -53,6 +53,8 @@ type Options struct {
 	Quota     int64         // the server's memory_quota in bytes, 0 if none
 	Interval  time.Duration // between frames; 0 is a second
 	History   int           // events kept; 0 is DefaultHistory
+	// Token is the token off loopback; "" makes a random one.
+	Token string
 }
 
 // Board is a running dashboard.
@@ -208,7 +210,13 @@ func Start(o Options) (*Board, error) {
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
 		b.Loopback = tcp.IP.IsLoopback()
 	}
-	if !b.Loopback {
+	if !b.Loopback && o.Token != "" {
+		if len(o.Token) < 16 {
+			ln.Close()
+			return nil, fmt.Errorf("a token of %d characters is too short to guess hard; give 16 or more", len(o.Token))
+		}
+		b.Token = o.Token
+	} else if !b.Loopback {
 		var t [16]byte
 		if _, err := rand.Read(t[:]); err != nil {
 			ln.Close()
