@@ -457,3 +457,23 @@ func TestStalledPageDoesNotHoldTheFrames(t *testing.T) {
 		t.Errorf("newest event %d, want 3001", last)
 	}
 }
+
+// A token given is used as given, off loopback; one too short is refused.
+func TestTokenGiven(t *testing.T) {
+	ip := nonLoopbackIP(t)
+	if _, err := Start(Options{Addr: net.JoinHostPort(ip, "0"), Live: telemetry.New(), Token: "short"}); err == nil || !strings.Contains(err.Error(), "too short") {
+		t.Errorf("a 5-character token: %v", err)
+	}
+	const tok = "0123456789abcdef"
+	b := startBoard(t, Options{Addr: net.JoinHostPort(ip, "0"), Live: telemetry.New(), Interval: time.Hour, Token: tok})
+	if b.Token != tok {
+		t.Fatalf("token %q", b.Token)
+	}
+	b.End(End{})
+	if r := get(t, "http://"+b.Addr+"/events?token="+tok, nil); r.StatusCode != 200 {
+		t.Errorf("with the token given: %d", r.StatusCode)
+	}
+	if l := startBoard(t, Options{Live: telemetry.New(), Interval: time.Hour, Token: tok}); l.Token != "" {
+		t.Errorf("on loopback the token is %q, want none", l.Token)
+	}
+}
