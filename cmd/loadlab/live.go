@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/telemetry"
 )
@@ -25,8 +28,15 @@ type liveOutputs struct {
 	// json: the summary is JSON on stdout, so the pushes' counts go to stderr.
 	json bool
 
-	mu      sync.Mutex
-	lastRun int
+	mu        sync.Mutex
+	lastRun   int
+	runs      int    // an experiment's runs in all
+	lastPoint string // the point of run lastRun
+
+	// board is --dashboard's; end is what its page says at the end.
+	board       *dashboard.Board
+	end         dashboard.End
+	boardLinger time.Duration
 }
 
 // pushWait is how long the end of a command waits for the last pushes.
@@ -35,7 +45,7 @@ const pushWait = 5 * time.Second
 // startLive starts serving and pushing before any load, so that a busy
 // port or a bad URL is an error before a request is sent.
 func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, error) {
-	if f.metricsAddr == "" && len(f.outputs) == 0 {
+	if f.metricsAddr == "" && len(f.outputs) == 0 && f.dashboard == "" {
 		return nil, nil
 	}
 	outs := make([]telemetry.Output, 0, len(f.outputs))
@@ -60,6 +70,19 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 			fmt.Fprintf(io.err, "loadlab: metrics at http://%s/metrics, open to other machines\n", srv.Addr)
 		}
 	}
+	if f.dashboard != "" {
+		b, err := dashboard.Start(dashboard.Options{Addr: f.dashboard, Live: l.live, ReportDir: f.out, Token: os.Getenv("LOADLAB_DASHBOARD_TOKEN")})
+		if err != nil {
+			l.close()
+			return nil, usageError(fmt.Errorf("run: --dashboard %s: %w", f.dashboard, err))
+		}
+		l.board, l.boardLinger = b, f.dashboardLinger
+		if b.Loopback {
+			fmt.Fprintf(io.err, "loadlab: dashboard at %s, on loopback only\n", b.URL())
+		} else {
+			fmt.Fprintf(io.err, "loadlab: dashboard at %s, open to other machines; the page asks for the token %s (or open %s#token=%s)\n", b.URL(), b.Token, b.URL(), b.Token)
+		}
+	}
 	for _, o := range outs {
 		p, err := telemetry.StartPush(o, l.live, telemetry.DefaultPushInterval)
 		if err != nil {
@@ -69,6 +92,53 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 		l.pushers = append(l.pushers, p)
 	}
 	return l, nil
+}
+
+// setReportDir gives the dashboard the directory whose report.html the page
+// links at the end.
+func (l *liveOutputs) setReportDir(dir string) {
+	if l != nil && l.board != nil {
+		l.board.SetReportDir(dir)
+	}
+}
+
+// setQuota gives the dashboard the server's memory_quota (bytes).
+func (l *liveOutputs) setQuota(q int64) {
+	if l != nil && l.board != nil {
+		l.board.SetQuota(q)
+	}
+}
+
+// result gives the dashboard's last word: the run's validity warnings, or
+// that it was interrupted. res may be nil.
+func (l *liveOutputs) result(res *result.Result, err error) {
+	if l == nil {
+		return
+	}
+	l.end = dashboard.End{}
+	if err != nil {
+		l.end.Error = err.Error()
+	}
+	if res != nil {
+		l.end.Interrupted = res.Summary.Interrupted
+		for _, w := range res.Validity {
+			l.end.Warnings = append(l.end.Warnings, w.Message)
+		}
+	}
+}
+
+// runEnded gives the dashboard an experiment's run that has ended (its
+// result written): the run now going, by the progress it reported.
+func (l *liveOutputs) runEnded(r *result.Result) {
+	if l == nil || l.board == nil || r == nil {
+		return
+	}
+	l.mu.Lock()
+	run, runs, point := l.lastRun, l.runs, l.lastPoint
+	l.mu.Unlock()
+	s := r.Summary
+	l.board.RunEnded(dashboard.Run{Run: run, Runs: runs, Point: point, RPS: s.ThroughputRPS,
+		P: [3]float64{s.Latency.P50, s.Latency.P95, s.Latency.P99}, ErrorRate: s.ErrorRate, Interrupted: s.Interrupted})
 }
 
 // runStarted marks a run (quick mode, a plan) as going.
@@ -90,6 +160,9 @@ func (l *liveOutputs) progress(next func(runner.Progress)) func(runner.Progress)
 			l.lastRun = pr.Run
 			l.live.RunStarted()
 		}
+		if pr.Run != 0 {
+			l.runs, l.lastPoint = pr.Runs, pr.PointKey
+		}
 		l.mu.Unlock()
 		if pr.Server {
 			l.live.Server(pr.ServerCPU, pr.ServerRSS)
@@ -104,7 +177,13 @@ func (l *liveOutputs) onInterval() func([]engine.StepInfo, *metrics.Interval) {
 	if l == nil {
 		return nil
 	}
-	return l.live.Interval
+	if l.board == nil {
+		return l.live.Interval
+	}
+	return func(steps []engine.StepInfo, iv *metrics.Interval) {
+		l.live.Interval(steps, iv)
+		l.board.Interval()
+	}
 }
 
 // close ends the live outputs once the command's load is over: /metrics
@@ -117,6 +196,19 @@ func (l *liveOutputs) close() {
 	}
 	l.live.RunEnded()
 	l.live.Finish()
+	if l.board != nil {
+		l.board.End(l.end)
+		if l.boardLinger > 0 && l.ctx.Err() == nil {
+			fmt.Fprintf(l.io.err, "loadlab: the dashboard stays up for %s (--dashboard-linger; Ctrl-C ends it)\n", l.boardLinger)
+			t := time.NewTimer(l.boardLinger)
+			select {
+			case <-t.C:
+			case <-l.ctx.Done():
+			}
+			t.Stop()
+		}
+		l.board.Close()
+	}
 	if l.srv != nil {
 		if l.linger > 0 && l.ctx.Err() == nil && !l.srv.WaitScraped(l.linger) {
 			fmt.Fprintf(l.io.err, "loadlab: /metrics was not scraped within --metrics-linger %s of the end\n", l.linger)

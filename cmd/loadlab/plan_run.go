@@ -94,11 +94,15 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 	if err != nil {
 		return err
 	}
+	if p.Server != nil {
+		live.setQuota(p.Server.MemoryQuota)
+	}
 	prog := newProgress(io, settings)
 	live.runStarted()
 	ropts.OnProgress, ropts.OnInterval = live.progress(prog.update), live.onInterval()
 	res, err := runner.Plan(ctx, p, ropts)
 	prog.done()
+	live.result(res, err)
 	defer live.close()
 	var serverErr *runner.ServerError
 	if res == nil {
@@ -250,16 +254,22 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		return loadPlan(o)
 	}
 	ran := map[string]bool{} // the runs' directories, for the history
+	var live *liveOutputs
 	writeRun := func(runDir string, r *result.Result) error {
 		ran[runDir] = true
+		live.runEnded(r)
 		if r.Capacity != nil {
 			return nil // the search wrote its own report.html
 		}
 		return report.WriteRunPage(runDir, r)
 	}
-	live, err := startLive(ctx, io, f)
+	live, err = startLive(ctx, io, f)
 	if err != nil {
 		return err
+	}
+	live.setReportDir(dir)
+	if p.Server != nil {
+		live.setQuota(p.Server.MemoryQuota)
 	}
 	defer live.close()
 	var runPoint func(context.Context, *plan.Plan, runner.Options) (*result.Result, error)

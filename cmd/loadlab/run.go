@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/httpx"
@@ -66,6 +67,9 @@ type quickFlags struct {
 	// Execution segments: --segment K/N and --start-at.
 	segment string
 	startAt string
+	// --dashboard [ADDR], --dashboard-linger.
+	dashboard       string
+	dashboardLinger time.Duration
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -168,6 +172,9 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
 	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the load, keep /metrics up until it is scraped once more, for at most this long")
 	fl.StringArrayVar(&f.outputs, "output", nil, "push the live figures every second: prometheus-rw=URL (remote-write) or otlp=URL (OTLP/HTTP) (repeatable)")
+	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the run on this address (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
+	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
+	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the load, keep the dashboard (and the report, with --out) served this long")
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c
 }
@@ -390,6 +397,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 		TLS: q.tls, Streams: q.settings.Streams, Settings: q.settings, Engine: q.cfg,
 	}, runner.Options{Version: version(), OnProgress: live.progress(prog.update), OnInterval: live.onInterval()})
 	prog.done()
+	live.result(res, err)
 	if err != nil {
 		live.close()
 		return failedError(fmt.Errorf("run: %w", err))

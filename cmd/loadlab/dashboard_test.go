@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/dashboard"
+	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+// TestDashboardBusy: a --dashboard port already taken is a usage error
+// before any load is sent.
+func TestDashboardBusy(t *testing.T) {
+	url, n := counting(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--dashboard="+ln.Addr().String())
+	if code != 2 || !strings.Contains(stderr, "--dashboard") || !strings.Contains(stderr, "is in use") {
+		t.Errorf("exit %d, stderr %q: want a usage error naming --dashboard and the port in use", code, stderr)
+	}
+	if n.Load() != 0 {
+		t.Errorf("%d requests were sent before the error", n.Load())
+	}
+}
+
+// readDashboard connects to a dashboard's events as soon as it listens and
+// returns its frames and end event.
+func readDashboard(t *testing.T, addr string) ([]dashboard.Frame, *dashboard.End) {
+	var resp *http.Response
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/events"); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Errorf("the dashboard did not answer: %v", err)
+		return nil, nil
+	}
+	defer resp.Body.Close()
+	var frames []dashboard.Frame
+	var name string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "event: "); ok {
+			name = v
+		}
+		if v, ok := strings.CutPrefix(line, "data: "); ok {
+			switch name {
+			case "frame":
+				var f dashboard.Frame
+				if err := json.Unmarshal([]byte(v), &f); err != nil {
+					t.Error(err)
+				}
+				frames = append(frames, f)
+			case "end":
+				var e dashboard.End
+				if err := json.Unmarshal([]byte(v), &e); err != nil {
+					t.Error(err)
+				}
+				return frames, &e
+			}
+		}
+	}
+	return frames, nil
+}
+
+// TestDashboardRun: the page's stream follows a real run of a plan and
+// ends with its summary's figures, then links the report.
+func TestDashboardRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3 s run")
+	}
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: live-page
+target: `+url+`
+steps:
+  - get: /
+    name: home
+    expect: { status: 200 }
+  - get: /?status=503
+    name: broken
+    expect: { status: 200 }
+load: { closed: { vus: 2, duration: 3s } }
+thresholds:
+  - checks > 10%
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	addr := freePort(t)
+	type got struct {
+		frames []dashboard.Frame
+		end    *dashboard.End
+	}
+	ch := make(chan got, 1)
+	go func() {
+		f, e := readDashboard(t, addr)
+		ch <- got{f, e}
+	}()
+	_, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--dashboard="+addr, "--dashboard-linger", "2s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "dashboard at http://"+addr+"/, on loopback only") {
+		t.Errorf("stderr does not give the dashboard's URL:\n%s", stderr)
+	}
+	g := <-ch
+	if g.end == nil || len(g.frames) < 3 {
+		t.Fatalf("%d frames, end %v", len(g.frames), g.end)
+	}
+	if g.end.Report != "/report/report.html" {
+		t.Errorf("end %+v: no report link", g.end)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	last := g.frames[len(g.frames)-1]
+	if last.Requests != s.Requests || last.Classes[metrics.Class5xx] != s.Errors.Status5xx || last.Checks != [2]int64{s.Checks.Passed, s.Checks.Failed} || last.Iterations != s.Iterations {
+		t.Errorf("last frame: %d requests, %d 5xx, checks %v, %d iterations; summary: %d, %d, %d/%d, %d",
+			last.Requests, last.Classes[metrics.Class5xx], last.Checks, last.Iterations, s.Requests, s.Errors.Status5xx, s.Checks.Passed, s.Checks.Failed, s.Iterations)
+	}
+	if s.Requests < 10 || len(last.Steps) != 2 {
+		t.Errorf("too little measured: %d requests, steps %+v", s.Requests, last.Steps)
+	}
+	grew := false
+	for i := 1; i < len(g.frames); i++ {
+		if g.frames[i].Requests < g.frames[i-1].Requests {
+			t.Errorf("requests went down: %d then %d", g.frames[i-1].Requests, g.frames[i].Requests)
+		}
+		if g.frames[i].Requests > g.frames[i-1].Requests && g.frames[i-1].Requests > 0 {
+			grew = true
+		}
+	}
+	if !grew {
+		t.Error("the frames did not follow the run second by second")
+	}
+}
+
+// TestDashboardExperiment: an experiment's page gets a run event as each
+// run ends, in the run order, with its point and figures and an ETA.
+func TestDashboardExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an experiment of four 1 s runs")
+	}
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: live-sweep-page
+target: `+url+`
+steps: [ { get: "/?delay={{ delay }}", name: page } ]
+load: { closed: { vus: 2, duration: 1s } }
+params: { delay: [1ms, 3ms] }
+repeat: 2
+`), 0o644)
+	out := filepath.Join(dir, "exp")
+	addr := freePort(t)
+	ch := make(chan []dashboard.Run, 1)
+	var end dashboard.End
+	go func() {
+		var resp *http.Response
+		var err error
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if resp, err = http.Get("http://" + addr + "/events"); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			ch <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var runs []dashboard.Run
+		var name string
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			}
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				if name == "end" {
+					json.Unmarshal([]byte(v), &end)
+					break
+				}
+				if name == "run" {
+					var r dashboard.Run
+					json.Unmarshal([]byte(v), &r)
+					runs = append(runs, r)
+				}
+			}
+		}
+		ch <- runs
+	}()
+	if _, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--dashboard="+addr, "--dashboard-linger", "1s"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs := <-ch
+	if end.Report != "/report/report.html" {
+		t.Errorf("end %+v: no link to the experiment's report", end)
+	}
+	if len(runs) != 4 {
+		t.Fatalf("%d run events, want 4: %+v", len(runs), runs)
+	}
+	points := map[string]int{}
+	for i, r := range runs {
+		if r.Run != i+1 || r.Runs != 4 || r.RPS <= 0 || r.P[0] <= 0 {
+			t.Errorf("run event %d: %+v", i+1, r)
+		}
+		if (r.ETASeconds > 0) != (r.Run < r.Runs) {
+			t.Errorf("run %d of %d: ETA %v s", r.Run, r.Runs, r.ETASeconds)
+		}
+		points[r.Point]++
+	}
+	if len(points) != 2 {
+		t.Errorf("points %v, want two, two runs each", points)
+	}
+}
