@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -30,6 +31,10 @@ import (
 const (
 	EnvOptions = "LOADLAB_TARGETTEST_OPTIONS"
 	EnvAddr    = "LOADLAB_TARGETTEST_ADDR"
+	// envWatch, set by Start, makes the child exit when its stdin ends:
+	// the test process died without its cleanup (a go test killed at its
+	// timeout, or by a signal), and the target must not outlive it.
+	envWatch = "LOADLAB_TARGETTEST_WATCH_STDIN"
 )
 
 // Main serves as a target and exits if this process was started by Start;
@@ -50,6 +55,12 @@ func Main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if os.Getenv(envWatch) != "" {
+		go func() {
+			io.Copy(io.Discard, os.Stdin) // EOF: the parent is gone
+			os.Exit(0)
+		}()
+	}
 	err := target.Serve(ctx, addr, o, func(a net.Addr) {
 		fmt.Printf("listening %s\n", a)
 	})
@@ -69,9 +80,13 @@ func Start(t testing.TB, o target.Options) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), EnvOptions+"="+string(raw))
+	cmd.Env = append(os.Environ(), EnvOptions+"="+string(raw), envWatch+"=1")
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe() // held open until cleanup; see envWatch
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +96,7 @@ func Start(t testing.TB, o target.Options) string {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+		stdin.Close()
 	})
 	lines := make(chan string, 1)
 	go func() {
