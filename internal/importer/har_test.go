@@ -15,6 +15,7 @@ import (
 	"github.com/loadlab/loadlab/internal/importer/hartest"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/runner"
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
 
 func startShop(t *testing.T) *httptest.Server {
@@ -104,7 +105,7 @@ func TestBadRecordings(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { os.Exit(m.Run()) }
+func TestMain(m *testing.M) { targettest.Main(); os.Exit(m.Run()) }
 
 // TestImportTrackerIDsFromRedirects: the project id from the login's
 // redirect and the created issue's id from its redirect are captured, and

@@ -1,0 +1,4 @@
+import http from "k6/http";
+export default function () {
+  http.get("http://x/" +);
+}
