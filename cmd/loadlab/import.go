@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ func newImportCommand(io *stdio) *cobra.Command {
 		Short: "Turn a recording into a plan",
 	}
 	c.AddCommand(newImportHARCommand(io))
+	c.AddCommand(newImportK6Command(io))
 	return c
 }
 
@@ -111,7 +113,7 @@ no response gave become secret: true variables, not written: pass them with
 			if !check {
 				return nil
 			}
-			return checkImported(c, io, planFile, res)
+			return checkImported(c, io, "import har", planFile, res)
 		},
 	}
 	fl := c.Flags()
@@ -126,14 +128,14 @@ no response gave become secret: true variables, not written: pass them with
 
 // checkImported runs the imported plan once, one VU, with the recording's
 // secrets (in memory only), and says whether every check passed.
-func checkImported(c *cobra.Command, io *stdio, file string, res *importer.Result) error {
+func checkImported(c *cobra.Command, io *stdio, cmd, file string, res *importer.Result) error {
 	p, err := plan.Parse(file, res.Plan, plan.Options{Env: res.SecretValues, LookupEnv: os.LookupEnv, Set: []string{"load.closed.vus=1", "load.closed.iterations=1"}})
 	if err != nil {
-		return failedError(fmt.Errorf("import har: --check: the imported plan does not load (a bug in the importer): %w", err))
+		return failedError(fmt.Errorf("%s: --check: the imported plan does not load (a bug in the importer): %w", cmd, err))
 	}
 	r, err := runner.Plan(c.Context(), p, runner.Options{Dir: ""})
 	if r == nil {
-		return failedError(fmt.Errorf("import har: --check: %w", err))
+		return failedError(fmt.Errorf("%s: --check: %w", cmd, err))
 	}
 	s := r.Summary
 	if s.Checks.Failed == 0 && s.Aborted == 0 && s.Iterations == 1 {
@@ -146,7 +148,7 @@ func checkImported(c *cobra.Command, io *stdio, file string, res *importer.Resul
 			fmt.Fprintf(io.err, "  %s: %d checks failed, the first: %s (status %d)%s\n", st.Name, st.Summary.Checks.Failed, fc.Check, fc.Status, why(fc.Error))
 		}
 	}
-	return thresholdError(errors.New("import har: --check: the imported plan did not pass on replay"))
+	return thresholdError(errors.New(cmd + ": --check: the imported plan did not pass on replay"))
 }
 
 func why(e string) string {
@@ -154,4 +156,85 @@ func why(e string) string {
 		return ""
 	}
 	return ": " + e
+}
+
+func newImportK6Command(io *stdio) *cobra.Command {
+	var (
+		out, target string
+		check       bool
+	)
+	c := &cobra.Command{
+		Use:   "k6 SCRIPT.js",
+		Short: "Turn a k6 script into an equivalent plan",
+		Long: `Turn a k6 script into a plan: http.get, post, put, del, patch and request
+(with headers, tags.name as the step's name, redirects: 0), check (r.status
+=== N, r.body.includes(TEXT)), sleep, group; __VU, __ITER and __ENV; a
+SharedArray of a CSV (papaparse) or a JSON file (written beside the plan as
+CSV); options vus, iterations, duration, stages and scenarios (constant-vus,
+per-vu-iterations, shared-iterations, ramping-vus, constant-arrival-rate,
+ramping-arrival-rate) and thresholds, in loadlab's grammar. What has no
+equivalent is listed with its line:col and left in the plan as a
+"# not converted:" comment at its place.`,
+		Example: `  loadlab import k6 script.js -o plan.yaml
+  loadlab import k6 script.js -o plan.yaml --check     # run it once, 1 VU`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			file := args[0]
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return usageError(fmt.Errorf("import k6: %w", err))
+			}
+			res, err := importer.K6(file, data, importer.Options{Target: target})
+			if err != nil {
+				if errors.Is(err, importer.ErrInput) {
+					return usageError(fmt.Errorf("import k6: %w", err))
+				}
+				return failedError(fmt.Errorf("import k6: %w", err))
+			}
+			w := io.err
+			fmt.Fprintf(w, "imported %d requests to %s from %s\n", res.Steps, res.Target, file)
+			if len(res.NotConverted) > 0 {
+				fmt.Fprintf(w, "not converted (a \"# not converted:\" comment marks each in the plan):\n")
+				for _, l := range res.NotConverted {
+					fmt.Fprintf(w, "  %s:%s\n", file, l)
+				}
+			}
+			dir := "."
+			planFile := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)) + ".yaml"
+			if out != "" {
+				dir, planFile = filepath.Dir(out), out
+			}
+			names := make([]string, 0, len(res.Files))
+			for n := range res.Files {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				p := filepath.Join(dir, n)
+				if err := os.WriteFile(p, res.Files[n], 0o644); err != nil {
+					return failedError(fmt.Errorf("import k6: %w", err))
+				}
+				fmt.Fprintf(w, "data: %s\n", p)
+			}
+			if out != "" {
+				if err := os.WriteFile(out, res.Plan, 0o644); err != nil {
+					return failedError(fmt.Errorf("import k6: %w", err))
+				}
+				fmt.Fprintf(w, "plan: %s\n", out)
+			} else if _, err := io.out.Write(res.Plan); err != nil {
+				return failedError(fmt.Errorf("import k6: %w", err))
+			}
+			if !check {
+				return nil
+			}
+			once := res.Result
+			once.Plan = res.CheckPlan
+			return checkImported(c, io, "import k6", planFile, &once)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&out, "output", "o", "", "write the plan to this file, its data files beside it (default: standard output, data files here)")
+	fl.StringVar(&target, "target", "", "the plan's target instead of the script's first origin")
+	fl.BoolVar(&check, "check", false, "run the imported journeys once with 1 VU and say whether they passed")
+	return c
 }

@@ -325,8 +325,9 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 			load, why := k6load(m, str(m["executor"]))
 			s := &k6scenario{name: n, exec: exec, load: load}
 			if why != "" {
-				k.notes = append(k.notes, fmt.Sprintf("%s: scenario %s: %s", k.pos(k.optNode("scenarios", n)), n, why))
-				s.steps = append(s.steps, &k6step{comment: fmt.Sprintf("# not converted: scenario %s: %s", n, why)})
+				line := fmt.Sprintf("%s: scenario %s: %s", k.pos(k.optNode("scenarios", n)), n, why)
+				k.notes = append(k.notes, line)
+				s.steps = append(s.steps, &k6step{comment: "# not converted: " + line})
 			}
 			scens = append(scens, s)
 		}
@@ -347,8 +348,9 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 		load, why := k6load(opt, ex)
 		s := &k6scenario{name: "default", exec: "default", load: load}
 		if why != "" {
-			k.notes = append(k.notes, fmt.Sprintf("%s: options: %s", k.pos(k.options), why))
-			s.steps = append(s.steps, &k6step{comment: "# not converted: options: " + why})
+			line := fmt.Sprintf("%s: options: %s", k.pos(k.options), why)
+			k.notes = append(k.notes, line)
+			s.steps = append(s.steps, &k6step{comment: "# not converted: " + line})
 		}
 		scens = append(scens, s)
 	}
@@ -380,6 +382,7 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 	if opts.Target != "" {
 		k.origin = opts.Target
 	}
+	sort.SliceStable(k.notes, func(i, j int) bool { return noteOrder(k.notes[i]) < noteOrder(k.notes[j]) })
 	res := &K6Result{Files: k.files, NotConverted: k.notes}
 	res.Target = k.origin
 	res.Steps = total
@@ -419,6 +422,15 @@ func qq(s string) string {
 	e.SetEscapeHTML(false)
 	e.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// noteOrder orders "line:col: ..." notes.
+func noteOrder(s string) int {
+	l, rest, _ := strings.Cut(s, ":")
+	c, _, _ := strings.Cut(rest, ":")
+	ln, _ := strconv.Atoi(l)
+	cn, _ := strconv.Atoi(c)
+	return ln<<20 + cn
 }
 
 func str(v any) string { s, _ := v.(string); return s }

@@ -99,6 +99,7 @@ func TestK6Convert(t *testing.T) {
 			`- "p95(latency, scenario=signup) < 300ms"`,
 			`- "rate(scenario=browse) > 1/s"`,
 			"# not converted: 17:25: threshold http_req_receiving",
+			"# not converted: 12:10: scenario ext:",
 		}, []string{"12:10: scenario ext: executor \"externally-controlled\"", "17:25: threshold http_req_receiving"}},
 		{"data", []string{
 			`users: { csv: "users.csv", pick: vu }`,
