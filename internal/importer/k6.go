@@ -115,7 +115,9 @@ func (k *k6conv) not(n ast.Node, why string) {
 		src = src[:57] + "..."
 	}
 	line := fmt.Sprintf("%s: %s (%s)", k.pos(n), src, why)
-	k.notes = append(k.notes, line)
+	if !slicesContains(k.notes, line) { // a function that two scenarios run
+		k.notes = append(k.notes, line)
+	}
 	k.steps = append(k.steps, &k6step{comment: "# not converted: " + line})
 }
 
@@ -165,6 +167,15 @@ func (k *k6conv) parse() (*ast.Program, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: %s: too many import or export declarations", ErrInput, k.file)
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
 }
 
 func at(b []byte, i int) byte {
@@ -341,8 +352,8 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 			}
 		case opt["iterations"] != nil:
 			ex = "shared-iterations"
-		case opt["duration"] == nil:
-			ex = "per-vu-iterations"
+		case opt["duration"] == nil: // k6: one iteration, shared
+			ex = "shared-iterations"
 			opt["iterations"] = 1.0
 		}
 		load, why := k6load(opt, ex)
@@ -669,16 +680,16 @@ func (k *k6conv) topLevel(st ast.Statement) {
 		}
 		k.not(s, "a statement of the init context")
 	case *ast.LexicalDeclaration:
-		k.decls(s.List, k.global)
+		k.decls(s.List, k.global, true)
 	case *ast.VariableStatement:
-		k.decls(s.List, k.global)
+		k.decls(s.List, k.global, true)
 	case *ast.EmptyStatement:
 	default:
 		k.not(st, "a statement of the init context")
 	}
 }
 
-func (k *k6conv) decls(list []*ast.Binding, scope map[string]*k6binding) {
+func (k *k6conv) decls(list []*ast.Binding, scope map[string]*k6binding, global bool) {
 	for _, b := range list {
 		id, ok := b.Target.(*ast.Identifier)
 		if !ok || b.Initializer == nil {
@@ -686,15 +697,15 @@ func (k *k6conv) decls(list []*ast.Binding, scope map[string]*k6binding) {
 			continue
 		}
 		name := string(id.Name)
-		if name == "options" && scope == nil || name == "options" && isGlobal(k, scope) {
+		if name == "options" && global {
 			k.options = b.Initializer
 			continue
 		}
-		if fn, ok := b.Initializer.(*ast.FunctionLiteral); ok && isGlobal(k, scope) {
+		if fn, ok := b.Initializer.(*ast.FunctionLiteral); ok && global {
 			k.funcs[name] = fn
 			continue
 		}
-		if fn, ok := b.Initializer.(*ast.ArrowFunctionLiteral); ok && isGlobal(k, scope) {
+		if fn, ok := b.Initializer.(*ast.ArrowFunctionLiteral); ok && global {
 			if body, ok := fn.Body.(*ast.BlockStatement); ok {
 				k.funcs[name] = &ast.FunctionLiteral{Body: body}
 				continue
@@ -704,7 +715,7 @@ func (k *k6conv) decls(list []*ast.Binding, scope map[string]*k6binding) {
 			k.sharedArray(name, ne)
 			continue
 		}
-		if c, ok := b.Initializer.(*ast.CallExpression); ok && !isGlobal(k, scope) {
+		if c, ok := b.Initializer.(*ast.CallExpression); ok && !global {
 			if st := k.call(c, scope); st != nil {
 				scope[name] = &k6binding{res: st}
 			}
@@ -727,10 +738,6 @@ func (k *k6conv) decls(list []*ast.Binding, scope map[string]*k6binding) {
 		}
 		k.not(b, "a value the plan cannot compute")
 	}
-}
-
-func isGlobal(k *k6conv, scope map[string]*k6binding) bool {
-	return len(scope) == len(k.global) && fmt.Sprintf("%p", scope) == fmt.Sprintf("%p", k.global)
 }
 
 func (k *k6conv) callee(e ast.Expression) string {
@@ -892,9 +899,9 @@ func (k *k6conv) block(list []ast.Statement, scope map[string]*k6binding) {
 			}
 			k.call(c, scope)
 		case *ast.LexicalDeclaration:
-			k.decls(s.List, scope)
+			k.decls(s.List, scope, false)
 		case *ast.VariableStatement:
-			k.decls(s.List, scope)
+			k.decls(s.List, scope, false)
 		case *ast.EmptyStatement:
 		default:
 			k.not(st, "control flow has no plan equivalent")

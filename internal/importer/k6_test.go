@@ -142,6 +142,28 @@ func TestK6Convert(t *testing.T) {
 	}
 }
 
+// TestK6Defaults: without options k6 runs one iteration of one VU; vus
+// alone share that iteration, which does not share among 3 (listed).
+func TestK6Defaults(t *testing.T) {
+	for _, tc := range []struct{ opts, want, note string }{
+		{"", "closed: { vus: 1, iterations: 1 }", ""},
+		{"export const options = { vus: 3 };\n", "closed: { vus: 3, iterations: 1 }", "3:24: options: shared-iterations: 1 iterations do not share evenly among 3 VUs"},
+		{"export const options = { vus: 3, duration: '2s' };\n", "closed: { vus: 3, duration: 2s }", ""},
+	} {
+		js := "import http from 'k6/http';\n\n" + tc.opts + "export default function () { http.get('http://127.0.0.1:9/'); }\n"
+		res, err := K6("d.js", []byte(js), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(res.Plan), tc.want) {
+			t.Errorf("%q: plan\n%s\nwant %q", tc.opts, res.Plan, tc.want)
+		}
+		if got := strings.Join(res.NotConverted, "; "); tc.note != "" && !strings.HasPrefix(got, tc.note) || tc.note == "" && got != "" {
+			t.Errorf("%q: not converted %q, want %q", tc.opts, got, tc.note)
+		}
+	}
+}
+
 func TestK6BadScripts(t *testing.T) {
 	for _, tc := range []struct{ name, js, want string }{
 		{"syntax", "import http from \"k6/http\";\nexport default function () {\n  http.get(\"http://x/\" +);\n}\n", "s.js:3:25: syntax error"},
