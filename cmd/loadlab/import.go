@@ -186,7 +186,7 @@ equivalent is listed with its line:col and left in the plan as a
 			}
 			res, err := importer.K6(file, data, importer.Options{Target: target})
 			if err != nil {
-				if errors.Is(err, importer.ErrInput) {
+				if errors.Is(err, importer.ErrScript) {
 					return usageError(fmt.Errorf("import k6: %w", err))
 				}
 				return failedError(fmt.Errorf("import k6: %w", err))

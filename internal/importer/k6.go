@@ -20,6 +20,10 @@ import (
 	"github.com/dop251/goja/token"
 )
 
+// ErrScript marks a k6 script that cannot be imported: a syntax error (with
+// its line:col), no function to run, no request.
+var ErrScript = errors.New("bad script")
+
 // K6Result is a converted k6 script.
 type K6Result struct {
 	Result
@@ -49,6 +53,7 @@ type k6step struct {
 	status   int
 	contains []string
 	noFollow bool
+	captures []capture
 }
 
 type k6binding struct {
@@ -146,7 +151,7 @@ func (k *k6conv) parse() (*ast.Program, error) {
 		}
 		var el parser.ErrorList
 		if !errors.As(err, &el) || len(el) == 0 {
-			return nil, fmt.Errorf("%w: %s: %v", ErrInput, k.file, err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrScript, k.file, err)
 		}
 		e := el[0]
 		off := offsetOf(src, e.Position.Line, e.Position.Column)
@@ -155,7 +160,7 @@ func (k *k6conv) parse() (*ast.Program, error) {
 		case bytes.HasPrefix(rest, []byte("import")) && !isIdent(at(rest, 6)):
 			n, err := k.importDecl(src, off)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s:%d:%d: %v", ErrInput, k.file, e.Position.Line, e.Position.Column, err)
+				return nil, fmt.Errorf("%w: %s:%d:%d: %v", ErrScript, k.file, e.Position.Line, e.Position.Column, err)
 			}
 			blank(src[off : off+n])
 		case bytes.HasPrefix(rest, []byte("export default")):
@@ -163,10 +168,10 @@ func (k *k6conv) parse() (*ast.Program, error) {
 		case bytes.HasPrefix(rest, []byte("export")) && !isIdent(at(rest, 6)):
 			blank(rest[:6])
 		default:
-			return nil, fmt.Errorf("%w: %s:%d:%d: syntax error: %s", ErrInput, k.file, e.Position.Line, e.Position.Column, e.Message)
+			return nil, fmt.Errorf("%w: %s:%d:%d: syntax error: %s", ErrScript, k.file, e.Position.Line, e.Position.Column, e.Message)
 		}
 	}
-	return nil, fmt.Errorf("%w: %s: too many import or export declarations", ErrInput, k.file)
+	return nil, fmt.Errorf("%w: %s: too many import or export declarations", ErrScript, k.file)
 }
 
 func slicesContains(list []string, s string) bool {
@@ -369,7 +374,7 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 	for _, s := range scens {
 		fn := k.funcs[s.exec]
 		if fn == nil {
-			return nil, fmt.Errorf("%w: %s: no function %s to run (k6 runs the default export, or a scenario's exec)", ErrInput, file, s.exec)
+			return nil, fmt.Errorf("%w: %s: no function %s to run (k6 runs the default export, or a scenario's exec)", ErrScript, file, s.exec)
 		}
 		k.steps = s.steps
 		k.block(fn.Body.List, map[string]*k6binding{})
@@ -381,7 +386,7 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 		}
 	}
 	if total == 0 {
-		return nil, fmt.Errorf("%w: %s: no http requests to convert", ErrInput, file)
+		return nil, fmt.Errorf("%w: %s: no http requests to convert", ErrScript, file)
 	}
 	var thr []string
 	if t, ok := opt["thresholds"].(map[string]any); ok {
@@ -715,6 +720,16 @@ func (k *k6conv) decls(list []*ast.Binding, scope map[string]*k6binding, global 
 			k.sharedArray(name, ne)
 			continue
 		}
+		if cp, st := k.responseValue(b.Initializer, scope); st != nil {
+			if cp.kind == "" {
+				k.not(b, "a response's value other than res.json(PATH), res.json().PATH or res.headers[NAME]")
+				continue
+			}
+			cp.name = name
+			st.captures = append(st.captures, cp)
+			scope[name] = &k6binding{expr: name}
+			continue
+		}
 		if c, ok := b.Initializer.(*ast.CallExpression); ok && !global {
 			if st := k.call(c, scope); st != nil {
 				scope[name] = &k6binding{res: st}
@@ -737,6 +752,89 @@ func (k *k6conv) decls(list []*ast.Binding, scope map[string]*k6binding, global 
 			continue
 		}
 		k.not(b, "a value the plan cannot compute")
+	}
+}
+
+// responseValue reads res.json("a.b"), res.json().a.b and
+// res.headers["Name"] (or .Name) of a response: a capture on its step.
+// A response's step with an empty capture is a value of it not understood.
+func (k *k6conv) responseValue(e ast.Expression, scope map[string]*k6binding) (capture, *k6step) {
+	resOf := func(e ast.Expression) *k6step {
+		if id, ok := e.(*ast.Identifier); ok {
+			if b := k.lookup(string(id.Name), scope); b != nil {
+				return b.res
+			}
+		}
+		return nil
+	}
+	var path []string
+	for {
+		switch v := e.(type) {
+		case *ast.DotExpression:
+			if st := resOf(v.Left); st != nil {
+				if v.Identifier.Name == "body" && len(path) == 0 {
+					return capture{kind: "regex", arg: "(?s).*"}, st
+				}
+				if v.Identifier.Name == "headers" && len(path) == 1 {
+					return capture{kind: "header", arg: path[0]}, st
+				}
+				return capture{}, st
+			}
+			path = append([]string{string(v.Identifier.Name)}, path...)
+			e = v.Left
+			continue
+		case *ast.BracketExpression:
+			key, ok := v.Member.(*ast.StringLiteral)
+			if ok {
+				if st := resOf(v.Left); st != nil {
+					return capture{}, st
+				}
+				if d, ok := v.Left.(*ast.DotExpression); ok && d.Identifier.Name == "headers" {
+					if st := resOf(d.Left); st != nil && len(path) == 0 {
+						return capture{kind: "header", arg: string(key.Value)}, st
+					}
+				}
+				path = append([]string{string(key.Value)}, path...)
+				e = v.Left
+				continue
+			}
+			if n, ok := v.Member.(*ast.NumberLiteral); ok {
+				path = append([]string{"[" + n.Literal + "]"}, path...)
+				e = v.Left
+				continue
+			}
+		case *ast.CallExpression:
+			d, ok := v.Callee.(*ast.DotExpression)
+			if !ok || d.Identifier.Name != "json" {
+				return capture{}, nil
+			}
+			st := resOf(d.Left)
+			if st == nil {
+				return capture{}, nil
+			}
+			if len(v.ArgumentList) == 1 {
+				if a, ok := v.ArgumentList[0].(*ast.StringLiteral); ok && len(path) == 0 {
+					path = strings.Split(string(a.Value), ".")
+				} else {
+					return capture{}, st
+				}
+			}
+			if len(path) == 0 {
+				return capture{}, st
+			}
+			jp := "$"
+			for _, p := range path {
+				if strings.HasPrefix(p, "[") {
+					jp += p
+				} else if _, err := strconv.Atoi(p); err == nil {
+					jp += "[" + p + "]"
+				} else {
+					jp += "." + p
+				}
+			}
+			return capture{kind: "json", arg: jp}, st
+		}
+		return capture{}, nil
 	}
 }
 
@@ -994,6 +1092,10 @@ func (k *k6conv) request(c *ast.CallExpression, fn string, scope map[string]*k6b
 		return nil
 	}
 	st := &k6step{method: method, url: k.relative(u)}
+	if strings.HasPrefix(st.url, "{{") {
+		k.not(c, "its host is a template, and not the target's")
+		return nil
+	}
 	var body, params ast.Expression
 	if method == "GET" || method == "HEAD" || method == "OPTIONS" {
 		if len(args) > 1 {
@@ -1514,6 +1616,12 @@ func writeK6Steps(b *bytes.Buffer, steps []*k6step, ind string) {
 		}
 		if len(ex) > 0 {
 			fmt.Fprintf(b, "%s  expect: { %s }\n", ind, strings.Join(ex, ", "))
+		}
+		if len(st.captures) > 0 {
+			fmt.Fprintf(b, "%s  capture:\n", ind)
+			for _, c := range st.captures {
+				fmt.Fprintf(b, "%s    %s: { %s: %s }\n", ind, c.name, c.kind, qq(c.arg))
+			}
 		}
 	}
 	if empty {

@@ -110,6 +110,15 @@ func TestK6Convert(t *testing.T) {
 			"# not converted: 26:8: function teardown()",
 			`- "checks >= 0%"`,
 		}, []string{"26:8: function teardown", "23:3: http.batch"}},
+		{"login", []string{
+			`target: "{{ env.SITE }}"`,
+			`json: {"n":2,"user":"u{{ (vu + 1) }}"}`,
+			"      token: { json: \"$.auth.token\" }\n      first: { json: \"$.items[0].id\" }\n      where: { header: \"Location\" }\n",
+			`- get: "/me/{{ first }}"`,
+			`headers: { "Authorization": "Bearer {{ token }}", "X-From": "{{ where }}" }`,
+			"# not converted: 11:9: size = login.timings.duration",
+			"# not converted: 13:3: http.get(`${__ENV.OTHER}/elsewhere`) (its host is a template",
+		}, []string{"11:9: size", "13:3: http.get"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, path := k6Import(t, tc.name)
@@ -173,8 +182,8 @@ func TestK6BadScripts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := K6("s.js", []byte(tc.js), Options{})
-			if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want ErrInput with %q", err, tc.want)
+			if !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want ErrScript with %q", err, tc.want)
 			}
 		})
 	}
