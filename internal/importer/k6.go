@@ -326,6 +326,11 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 	}
 	var scens []*k6scenario
 	k.steps = nil
+	if _, ok := opt["scenarios"].(map[string]any); !ok && opt["scenarios"] != nil {
+		k.not(k.optNode("scenarios"), "scenarios must be an object of name: { executor, ... }")
+		top = append(top, k.steps...)
+		k.steps = nil
+	}
 	if sc, ok := opt["scenarios"].(map[string]any); ok && len(sc) > 0 {
 		names := make([]string, 0, len(sc))
 		for n := range sc {
@@ -386,11 +391,18 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 		}
 	}
 	if total == 0 {
+		if len(k.notes) > 0 {
+			return nil, fmt.Errorf("%w: %s: no http requests to convert (%d parts not converted, the first: %s)", ErrScript, file, len(k.notes), k.notes[0])
+		}
 		return nil, fmt.Errorf("%w: %s: no http requests to convert", ErrScript, file)
 	}
 	var thr []string
 	if t, ok := opt["thresholds"].(map[string]any); ok {
 		thr = k.thresholds(t)
+	} else if opt["thresholds"] != nil {
+		line := k.pos(k.optNode("thresholds")) + ": thresholds must be an object of metric: [expressions]"
+		k.notes = append(k.notes, line)
+		thr = append(thr, "# not converted: "+line)
 	}
 	if k.checks && !k.checksThr {
 		thr = append(thr, "checks >= 0%   # k6's failed checks do not fail a run; loadlab's do unless a checks threshold says otherwise")
@@ -472,8 +484,17 @@ func dur(v any) (string, bool) {
 
 func n(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// k6load maps a k6 executor's options to a loadlab load (flow YAML).
+// k6load maps a k6 executor's options to a loadlab load (flow YAML), and
+// says why when it cannot: then the load is one iteration of one VU.
 func k6load(m map[string]any, ex string) (string, string) {
+	load, why := k6load1(m, ex)
+	if load == "" {
+		return "closed: { vus: 1, iterations: 1 }", why + "; the plan runs one iteration"
+	}
+	return load, why
+}
+
+func k6load1(m map[string]any, ex string) (string, string) {
 	vus := num(m["vus"], 1)
 	switch ex {
 	case "constant-vus":
@@ -1551,8 +1572,16 @@ func (k *k6conv) write(top []*k6step, scens []*k6scenario, thr []string, once bo
 			b.WriteString("load:\n  closed: { vus: 1, iterations: 1 }\n")
 		}
 	}
+	real := 0
+	for _, t := range thr {
+		if !strings.HasPrefix(t, "#") {
+			real++
+		}
+	}
 	if len(thr) > 0 {
-		b.WriteString("thresholds:\n")
+		if real > 0 { // a thresholds: key with only comments would be null
+			b.WriteString("thresholds:\n")
+		}
 		for _, t := range thr {
 			if strings.HasPrefix(t, "#") {
 				fmt.Fprintf(&b, "  %s\n", t)
