@@ -408,7 +408,11 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 		thr = append(thr, "checks >= 0%   # k6's failed checks do not fail a run; loadlab's do unless a checks threshold says otherwise")
 	}
 	if opts.Target != "" {
-		k.origin = opts.Target
+		t, err := url.Parse(opts.Target)
+		if err != nil || (t.Scheme != "http" && t.Scheme != "https") || t.Host == "" {
+			return nil, fmt.Errorf("%w: target %q: want an http:// or https:// URL", ErrScript, opts.Target)
+		}
+		k.origin = t.Scheme + "://" + t.Host
 	}
 	sort.SliceStable(k.notes, func(i, j int) bool { return noteOrder(k.notes[i]) < noteOrder(k.notes[j]) })
 	res := &K6Result{Files: k.files, NotConverted: k.notes}

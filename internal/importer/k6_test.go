@@ -179,9 +179,14 @@ func TestK6BadScripts(t *testing.T) {
 		{"import", "import http from ;\n", "s.js:1:1: syntax error: unexpected ';' in an import declaration"},
 		{"no default", "import http from 'k6/http';\nexport function f() { http.get('http://x/') }\n", "no function default"},
 		{"no requests", "export default function () {}\n", "no http requests"},
+		{"target", "import http from 'k6/http';\nexport default function () { http.get('http://x/') }\n", `target "ftp://x": want an http:// or https:// URL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := K6("s.js", []byte(tc.js), Options{})
+			opts := Options{}
+			if tc.name == "target" {
+				opts.Target = "ftp://x"
+			}
+			_, err := K6("s.js", []byte(tc.js), opts)
 			if !errors.Is(err, ErrScript) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want ErrScript with %q", err, tc.want)
 			}
