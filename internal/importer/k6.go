@@ -294,6 +294,8 @@ func (k *k6conv) bind(mod, name, local string) {
 		k.fns[local] = name
 	case strings.Contains(mod, "papaparse"):
 		k.papa = local
+	case strings.Contains(mod, "k6-utils") && name == "randomIntBetween":
+		k.fns[local] = name
 	}
 }
 
@@ -1042,14 +1044,16 @@ func (k *k6conv) call(c *ast.CallExpression, scope map[string]*k6binding) *k6ste
 	switch k.callee(c.Callee) {
 	case "sleep":
 		if len(c.ArgumentList) == 1 {
-			if nl, ok := c.ArgumentList[0].(*ast.NumberLiteral); ok {
-				if f, ok := toFloat(nl.Value); ok {
-					k.steps = append(k.steps, &k6step{think: (time.Duration(f * float64(time.Second))).String()})
-					return nil
+			if lo, hi, ok := k.seconds(c.ArgumentList[0]); ok && lo >= 0 && hi >= lo {
+				th := secs(lo)
+				if hi > lo {
+					th += ".." + secs(hi)
 				}
+				k.steps = append(k.steps, &k6step{think: th})
+				return nil
 			}
 		}
-		k.not(c, "sleep takes a number of seconds here")
+		k.not(c, "sleep takes seconds: N, Math.random() * N, N + ..., randomIntBetween(A, B)")
 	case "check":
 		k.check(c, scope)
 	case "group":
@@ -1073,6 +1077,58 @@ func (k *k6conv) call(c *ast.CallExpression, scope map[string]*k6binding) *k6ste
 		k.not(c, "not a call of k6's API")
 	}
 	return nil
+}
+
+func secs(f float64) string { return time.Duration(f * float64(time.Second)).String() }
+
+// seconds reads sleep's argument as a range of seconds: a number,
+// Math.random() * N (uniform in 0..N, as loadlab's think range), a sum of
+// those, or k6-utils' randomIntBetween(A, B).
+func (k *k6conv) seconds(e ast.Expression) (lo, hi float64, ok bool) {
+	isRandom := func(e ast.Expression) bool {
+		c, ok := e.(*ast.CallExpression)
+		if !ok || len(c.ArgumentList) != 0 {
+			return false
+		}
+		d, ok := c.Callee.(*ast.DotExpression)
+		if !ok || d.Identifier.Name != "random" {
+			return false
+		}
+		id, ok := d.Left.(*ast.Identifier)
+		return ok && id.Name == "Math"
+	}
+	number := func(e ast.Expression) (float64, bool) {
+		if nl, ok := e.(*ast.NumberLiteral); ok {
+			return toFloat(nl.Value)
+		}
+		return 0, false
+	}
+	switch v := e.(type) {
+	case *ast.NumberLiteral:
+		f, ok := toFloat(v.Value)
+		return f, f, ok
+	case *ast.BinaryExpression:
+		switch v.Operator {
+		case token.MULTIPLY:
+			if f, ok := number(v.Right); ok && isRandom(v.Left) {
+				return 0, f, true
+			}
+			if f, ok := number(v.Left); ok && isRandom(v.Right) {
+				return 0, f, true
+			}
+		case token.PLUS:
+			a, b, ok := k.seconds(v.Left)
+			c, d, ok2 := k.seconds(v.Right)
+			return a + c, b + d, ok && ok2
+		}
+	case *ast.CallExpression:
+		if k.callee(v.Callee) == "randomIntBetween" && len(v.ArgumentList) == 2 {
+			a, ok := number(v.ArgumentList[0])
+			b, ok2 := number(v.ArgumentList[1])
+			return a, b, ok && ok2
+		}
+	}
+	return 0, 0, false
 }
 
 func toFloat(v any) (float64, bool) {

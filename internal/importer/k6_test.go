@@ -116,9 +116,12 @@ func TestK6Convert(t *testing.T) {
 			"      token: { json: \"$.auth.token\" }\n      first: { json: \"$.items[0].id\" }\n      where: { header: \"Location\" }\n",
 			`- get: "/me/{{ first }}"`,
 			`headers: { "Authorization": "Bearer {{ token }}", "X-From": "{{ where }}" }`,
-			"# not converted: 11:9: size = login.timings.duration",
-			"# not converted: 13:3: http.get(`${__ENV.OTHER}/elsewhere`) (its host is a template",
-		}, []string{"11:9: size", "13:3: http.get"}},
+			"# not converted: 12:9: size = login.timings.duration",
+			"# not converted: 14:3: http.get(`${__ENV.OTHER}/elsewhere`) (its host is a template",
+			"- think: 0s..2s\n",
+			"- think: 1.5s..3.5s\n",
+			"# not converted: 17:3: sleep(__VU) (sleep takes seconds",
+		}, []string{"12:9: size", "14:3: http.get", "17:3: sleep"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, path := k6Import(t, tc.name)
