@@ -88,6 +88,7 @@ type k6conv struct {
 	files     map[string][]byte
 	origin    string
 	steps     []*k6step // the function being converted
+	top       []*k6step // comments before the steps
 	checks    bool
 	checksThr bool
 }
@@ -309,11 +310,10 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var top []*k6step
 	for _, st := range prog.Body {
 		k.steps = nil
 		k.topLevel(st)
-		top = append(top, k.steps...)
+		k.top = append(k.top, k.steps...)
 	}
 	opt := map[string]any{}
 	if k.options != nil {
@@ -324,13 +324,13 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 		} else {
 			k.not(k.options, "options must be an object of constants")
 		}
-		top = append(top, k.steps...)
+		k.top = append(k.top, k.steps...)
 	}
 	var scens []*k6scenario
 	k.steps = nil
 	if _, ok := opt["scenarios"].(map[string]any); !ok && opt["scenarios"] != nil {
 		k.not(k.optNode("scenarios"), "scenarios must be an object of name: { executor, ... }")
-		top = append(top, k.steps...)
+		k.top = append(k.top, k.steps...)
 		k.steps = nil
 	}
 	if sc, ok := opt["scenarios"].(map[string]any); ok && len(sc) > 0 {
@@ -346,7 +346,7 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 				exec = "default"
 			}
 			load, why := k6load(m, str(m["executor"]))
-			s := &k6scenario{name: n, exec: exec, load: load}
+			s := &k6scenario{name: n, exec: exec, load: load + k.extra(m, scenarioKeys, "scenarios", n)}
 			if why != "" {
 				line := fmt.Sprintf("%s: scenario %s: %s", k.pos(k.optNode("scenarios", n)), n, why)
 				k.notes = append(k.notes, line)
@@ -369,7 +369,7 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 			opt["iterations"] = 1.0
 		}
 		load, why := k6load(opt, ex)
-		s := &k6scenario{name: "default", exec: "default", load: load}
+		s := &k6scenario{name: "default", exec: "default", load: load + k.extra(opt, optionKeys)}
 		if why != "" {
 			line := fmt.Sprintf("%s: options: %s", k.pos(k.options), why)
 			k.notes = append(k.notes, line)
@@ -420,33 +420,39 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 	res := &K6Result{Files: k.files, NotConverted: k.notes}
 	res.Target = k.origin
 	res.Steps = total
-	res.Plan = k.write(top, scens, thr, false)
-	res.CheckPlan = k.write(top, scens, nil, true)
+	res.Plan = k.write(k.top, scens, thr, false)
+	res.CheckPlan = k.write(k.top, scens, nil, true)
 	return res, nil
 }
 
 // optNode is the node of options.KEY.KEY..., or options itself.
 func (k *k6conv) optNode(keys ...string) ast.Node {
-	var n ast.Node = k.options
+	n, _ := k.optProp(keys...)
+	return n
+}
+
+// optProp is optNode, and the property (KEY: value) of the last key.
+func (k *k6conv) optProp(keys ...string) (ast.Node, ast.Node) {
+	var n, prop ast.Node = k.options, k.options
 	for _, key := range keys {
 		o, ok := n.(*ast.ObjectLiteral)
 		if !ok {
-			return n
+			return n, n
 		}
 		found := false
 		for _, p := range o.Value {
 			if pk, ok := p.(*ast.PropertyKeyed); ok {
 				if name, _ := propKey(pk); name == key {
-					n, found = pk.Value, true
+					n, prop, found = pk.Value, pk, true
 					break
 				}
 			}
 		}
 		if !found {
-			return n
+			return n, n
 		}
 	}
-	return n
+	return n, prop
 }
 
 // qq quotes for YAML as q does, without escaping <, > and &.
@@ -489,6 +495,36 @@ func dur(v any) (string, bool) {
 }
 
 func n(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+var (
+	optionKeys   = []string{"vus", "duration", "iterations", "stages", "startVUs", "scenarios", "thresholds"}
+	scenarioKeys = []string{"executor", "exec", "vus", "duration", "iterations", "stages", "startVUs", "rate", "timeUnit", "preAllocatedVUs", "maxVUs", "startRate"}
+)
+
+// extra lists the options (at path) that the load does not use as not
+// converted, but gracefulStop, which is the load's grace.
+func (k *k6conv) extra(m map[string]any, known []string, path ...string) string {
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		if !slicesContains(known, key) {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	grace := ""
+	for _, key := range keys {
+		if d, ok := dur(m[key]); ok && key == "gracefulStop" {
+			grace = "\n  grace: " + d
+			continue
+		}
+		k.steps = nil
+		_, prop := k.optProp(append(path, key)...)
+		k.not(prop, "option "+key+" has no loadlab equivalent")
+		k.top = append(k.top, k.steps...)
+	}
+	k.steps = nil
+	return grace
+}
 
 // k6load maps a k6 executor's options to a loadlab load (flow YAML), and
 // says why when it cannot: then the load is one iteration of one VU.

@@ -83,13 +83,15 @@ func TestK6Convert(t *testing.T) {
 			`- "requests >= 6"`,
 			`- "iterations > 5"`,
 			"# not converted: 34:3: if (__VU > 1) { ...",
-		}, []string{"15:17: threshold iterations", "34:3: if (__VU > 1)"}},
+			"# not converted: 7:11: userAgent: 'loadlab' (option userAgent has no loadlab equivalent)",
+		}, []string{"7:11: userAgent", "15:17: threshold iterations", "34:3: if (__VU > 1)"}},
 		{"stages", []string{
 			`target: "{{ env.SITE }}"`, `- get: "/ramp"`,
 			"stages: [ { vus: 1 }, { ramp: 3, over: 1s }, { ramp: 0, over: 1s } ]",
 		}, nil},
 		{"scenarios", []string{
-			"closed: { vus: 2, duration: 1s }",
+			"closed: { vus: 2, duration: 1s }\n      grace: 5s\n",
+			"# not converted: 7:15: startTime: '0s' (option startTime has no loadlab equivalent)",
 			"open: { rate: 10/1s, max_vus: 5, duration: 1s }",
 			"max_vus: 4\n      stages: [ { rate: 0/1s }, { ramp: 10/1s, over: 1s } ]",
 			"closed: { vus: 2, iterations: 3 }",
@@ -100,7 +102,7 @@ func TestK6Convert(t *testing.T) {
 			`- "rate(scenario=browse) > 1/s"`,
 			"# not converted: 17:25: threshold http_req_receiving",
 			"# not converted: 12:10: scenario ext:",
-		}, []string{"12:10: scenario ext: executor \"externally-controlled\"", "17:25: threshold http_req_receiving"}},
+		}, []string{"7:15: startTime", "12:10: scenario ext: executor \"externally-controlled\"", "17:25: threshold http_req_receiving"}},
 		{"data", []string{
 			`users: { csv: "users.csv", pick: vu }`,
 			`products: { csv: "products.csv", pick: random }`,

@@ -4,7 +4,7 @@ import { check, sleep, group } from 'k6';
 const BASE = 'http://127.0.0.1:9';
 
 export const options = {
-  vus: 2,
+  vus: 2, userAgent: 'loadlab',
   iterations: 6,
   thresholds: {
     http_req_duration: ['p(95)<500', 'avg<200'],

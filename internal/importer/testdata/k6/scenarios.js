@@ -3,8 +3,8 @@ import { sleep } from 'k6';
 
 export const options = {
   scenarios: {
-    browse: { executor: 'constant-vus', vus: 2, duration: '1s', exec: 'browse' },
-    signup: { executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '1s', preAllocatedVUs: 2, maxVUs: 5, exec: 'signup' },
+    browse: { executor: 'constant-vus', vus: 2, duration: '1s', gracefulStop: '5s', exec: 'browse' },
+    signup: { startTime: '0s', executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '1s', preAllocatedVUs: 2, maxVUs: 5, exec: 'signup' },
     ramp: { executor: 'ramping-arrival-rate', startRate: 0, timeUnit: '1s', maxVUs: 4, stages: [{ target: 10, duration: '1s' }], exec: 'signup' },
     each: { executor: 'per-vu-iterations', vus: 2, iterations: 3, exec: 'browse' },
     shared: { executor: 'shared-iterations', vus: 2, iterations: 4, exec: 'browse' },
