@@ -44,7 +44,10 @@ func k6Load(t *testing.T, res *K6Result, path, site string, src []byte) *plan.Pl
 	if !strings.Contains(string(src), "{{ env.SITE }}") {
 		opts.Set = []string{"target=" + site}
 	}
-	p, err := plan.Parse(path, src, opts)
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load(path, opts)
 	if err != nil {
 		t.Fatalf("the converted plan does not load: %v\n%s", err, src)
 	}
