@@ -165,7 +165,7 @@ func (k *k6conv) parse() (*ast.Program, error) {
 			}
 			blank(src[off : off+n])
 		case bytes.HasPrefix(rest, []byte("export default")):
-			copy(rest, "__k6default  = ")
+			copy(rest, "__k6default  =") // as long as "export default"
 		case bytes.HasPrefix(rest, []byte("export")) && !isIdent(at(rest, 6)):
 			blank(rest[:6])
 		default:

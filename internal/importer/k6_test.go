@@ -164,10 +164,11 @@ func TestK6Convert(t *testing.T) {
 func TestK6Defaults(t *testing.T) {
 	for _, tc := range []struct{ opts, want, note string }{
 		{"", "closed: { vus: 1, iterations: 1 }", ""},
+		{"export const options = {\r\n  vus: 2, iterations: 2,\r\n  x: 1 };\r\n", "closed: { vus: 2, iterations: 1 }", "5:3: x: 1 (option x"},
 		{"export const options = { vus: 3 };\n", "closed: { vus: 3, iterations: 1 }", "3:24: options: shared-iterations: 1 iterations do not share evenly among 3 VUs"},
 		{"export const options = { vus: 3, duration: '2s' };\n", "closed: { vus: 3, duration: 2s }", ""},
 	} {
-		js := "import http from 'k6/http';\n\n" + tc.opts + "export default function () { http.get('http://127.0.0.1:9/'); }\n"
+		js := "import http from 'k6/http';\n\n" + tc.opts + "export default\nfunction () { http.get('http://127.0.0.1:9/'); }\n"
 		res, err := K6("d.js", []byte(js), Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -177,6 +178,23 @@ func TestK6Defaults(t *testing.T) {
 		}
 		if got := strings.Join(res.NotConverted, "; "); tc.note != "" && !strings.HasPrefix(got, tc.note) || tc.note == "" && got != "" {
 			t.Errorf("%q: not converted %q, want %q", tc.opts, got, tc.note)
+		}
+	}
+}
+
+// TestK6Positions: line:col are the script's, whatever the module syntax
+// around them (export default before a line break, CRLF lines).
+func TestK6Positions(t *testing.T) {
+	for js, want := range map[string]string{
+		"import http from 'k6/http';\nexport default\nfunction () {\n  foo(); http.get('http://a/');\n}\n":                "4:3: foo()",
+		"import http\r\n  from 'k6/http';\r\nexport default\r\nfunction () {\r\n  foo(); http.get('http://a/');\r\n}\r\n": "5:3: foo()",
+	} {
+		res, err := K6("p.js", []byte(js), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.NotConverted) != 1 || !strings.HasPrefix(res.NotConverted[0], want) {
+			t.Errorf("%q: not converted %q, want %s", js, res.NotConverted, want)
 		}
 	}
 }
