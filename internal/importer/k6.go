@@ -89,6 +89,7 @@ type k6conv struct {
 	origin    string
 	steps     []*k6step // the function being converted
 	top       []*k6step // comments before the steps
+	stepNames map[string]bool
 	checks    bool
 	checksThr bool
 }
@@ -305,7 +306,7 @@ func (k *k6conv) bind(mod, name, local string) {
 func K6(file string, data []byte, opts Options) (*K6Result, error) {
 	k := &k6conv{file: file, src: string(data), dir: filepath.Dir(file), fns: map[string]string{"open": "open"},
 		global: map[string]*k6binding{}, funcs: map[string]*ast.FunctionLiteral{}, data: map[string]string{},
-		picks: map[string]string{}, files: map[string][]byte{}}
+		picks: map[string]string{}, files: map[string][]byte{}, stepNames: map[string]bool{}}
 	prog, err := k.parse()
 	if err != nil {
 		return nil, err
@@ -389,6 +390,9 @@ func K6(file string, data []byte, opts Options) (*K6Result, error) {
 		for _, st := range s.steps {
 			if st.method != "" {
 				total++
+			}
+			if st.name != "" {
+				k.stepNames[st.name] = true
 			}
 		}
 	}
@@ -626,6 +630,7 @@ func (k *k6conv) thresholds(t map[string]any) []string {
 			switch strings.TrimSpace(tk) {
 			case "name":
 				filters = append(filters, "step="+qq(tv))
+				ok = ok && k.stepNames[tv]
 			case "scenario":
 				filters = append(filters, "scenario="+tv)
 			default:
@@ -651,7 +656,7 @@ func (k *k6conv) thresholds(t map[string]any) []string {
 				th, good = k6threshold(lm, filters, expr)
 			}
 			if !good {
-				line := fmt.Sprintf("%s: threshold %s: %q (no loadlab equivalent)", k.pos(k.optNode("thresholds", key)), key, expr)
+				line := fmt.Sprintf("%s: threshold %s: %q (no loadlab equivalent, or no step of that name)", k.pos(k.optNode("thresholds", key)), key, expr)
 				k.notes = append(k.notes, line)
 				out = append(out, "# not converted: "+line)
 				continue

@@ -87,7 +87,7 @@ func TestK6Convert(t *testing.T) {
 			`- "iterations > 5"`,
 			"# not converted: 34:3: if (__VU > 1) { ...",
 			"# not converted: 7:11: userAgent: 'loadlab' (option userAgent has no loadlab equivalent)",
-		}, []string{"7:11: userAgent", "15:17: threshold iterations", "34:3: if (__VU > 1)"}},
+		}, []string{"7:11: userAgent", "11:85: threshold http_req_duration{name:gone}", "15:17: threshold iterations", "34:3: if (__VU > 1)"}},
 		{"stages", []string{
 			`target: "{{ env.SITE }}"`, `- get: "/ramp"`,
 			"stages: [ { vus: 1 }, { ramp: 3, over: 1s }, { ramp: 0, over: 1s } ]",

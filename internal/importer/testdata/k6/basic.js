@@ -8,7 +8,7 @@ export const options = {
   iterations: 6,
   thresholds: {
     http_req_duration: ['p(95)<500', 'avg<200'],
-    'http_req_duration{name:home}': ['p(99)<1000'],
+    'http_req_duration{name:home}': ['p(99)<1000'], 'http_req_duration{name:gone}': ['p(99)<1000'],
     http_req_failed: ['rate<0.01'],
     checks: ['rate>0.99'],
     http_reqs: ['count>=6'],
