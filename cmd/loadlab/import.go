@@ -168,9 +168,10 @@ func newImportK6Command(io *stdio) *cobra.Command {
 		Short: "Turn a k6 script into an equivalent plan",
 		Long: `Turn a k6 script into a plan: http.get, post, put, del, patch and request
 (with headers, tags.name as the step's name, redirects: 0), check (r.status
-=== N, r.body.includes(TEXT)), sleep, group; __VU, __ITER and __ENV; a
-SharedArray of a CSV (papaparse) or a JSON file (written beside the plan as
-CSV); options vus, iterations, duration, stages and scenarios (constant-vus,
+=== N, r.body.includes(TEXT)), sleep (N, Math.random() * N,
+randomIntBetween), group; res.json(PATH) and res.headers[NAME] as captures;
+__VU, __ITER and __ENV; a SharedArray of a CSV (papaparse) or a JSON file
+(written beside the plan as CSV); options vus, iterations, duration, stages and scenarios (constant-vus,
 per-vu-iterations, shared-iterations, ramping-vus, constant-arrival-rate,
 ramping-arrival-rate) and thresholds, in loadlab's grammar. What has no
 equivalent is listed with its line:col and left in the plan as a
