@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/capacity"
+	"github.com/loadlab/loadlab/internal/dashboard"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
+)
+
+// TestCapacityDashboardBusy: a --dashboard (or --metrics-addr) port already
+// taken is a usage error of capacity before any load is sent.
+func TestCapacityDashboardBusy(t *testing.T) {
+	url, n := counting(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
+	for _, flag := range []string{"--dashboard", "--metrics-addr"} {
+		_, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "error_rate < 1%", "--out", filepath.Join(t.TempDir(), "cap"), flag+"="+ln.Addr().String())
+		if code != 2 || !strings.Contains(stderr, "capacity: "+flag) || !strings.Contains(stderr, "in use") {
+			t.Errorf("%s: exit %d, stderr %q: want a usage error naming %s and the port in use", flag, code, stderr, flag)
+		}
+	}
+	if n.Load() != 0 {
+		t.Errorf("%d requests were sent before the error", n.Load())
+	}
+}
+
+type sseEvent struct{ name, data string }
+
+// readSSE reads a dashboard's events from when it listens until its end
+// event.
+func readSSE(t *testing.T, addr string) []sseEvent {
+	var resp *http.Response
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/events"); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Errorf("the dashboard did not answer: %v", err)
+		return nil
+	}
+	defer resp.Body.Close()
+	var out []sseEvent
+	var name string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "event: "); ok {
+			name = v
+		}
+		if v, ok := strings.CutPrefix(line, "data: "); ok {
+			out = append(out, sseEvent{name, v})
+			if name == "end" {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// TestCapacityDashboard: during a real search of three steps (60/s holds,
+// 120/s breaks, 90/s holds against a server of 100 requests a second), the
+// page's stream carries the search, each step's start and outcome equal to
+// capacity.json's, the current step's per-second frames, and an answer equal
+// to capacity.json's linking its report.html; --metrics-addr serves the
+// live figures meanwhile.
+func TestCapacityDashboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a capacity search of three steps, about 25 s")
+	}
+	url := targettest.Start(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "60/s")})
+	out := filepath.Join(t.TempDir(), "cap")
+	addr, maddr := freePort(t), freePort(t)
+	ch := make(chan []sseEvent, 1)
+	go func() { ch <- readSSE(t, addr) }()
+	scraped := make(chan string, 1)
+	go func() {
+		for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			resp, err := http.Get("http://" + maddr + "/metrics")
+			if err != nil {
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), "loadlab_requests_total{") {
+				scraped <- string(body)
+				return
+			}
+		}
+		scraped <- ""
+	}()
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--precision", "50%", "--confirm", "0",
+		"--out", out, "--json", "--workers", "1", "--dashboard="+addr, "--metrics-addr="+maddr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "dashboard at http://"+addr+"/, on loopback only") {
+		t.Errorf("stderr does not give the dashboard's URL:\n%s", stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	evs := <-ch
+	var search dashboard.Search
+	var started, ended []dashboard.SearchStep
+	var answer *dashboard.SearchEnd
+	frames := 0
+	for _, e := range evs {
+		switch e.name {
+		case "frame":
+			var f dashboard.Frame
+			if err := json.Unmarshal([]byte(e.data), &f); err != nil {
+				t.Fatal(err)
+			}
+			if f.Running && f.RPS > 0 {
+				frames++
+			}
+		case "search":
+			json.Unmarshal([]byte(e.data), &search)
+		case "search-step":
+			var s dashboard.SearchStep
+			json.Unmarshal([]byte(e.data), &s)
+			if s.Done {
+				if len(started) != len(ended)+1 || started[len(started)-1].Index != s.Index {
+					t.Errorf("step %d ended without its start: %+v", s.Index, started)
+				}
+				ended = append(ended, s)
+			} else {
+				started = append(started, s)
+			}
+		case "search-end":
+			answer = new(dashboard.SearchEnd)
+			json.Unmarshal([]byte(e.data), answer)
+		}
+	}
+	if search.By != "rate" || search.MaxSteps != doc.Search.MaxSteps || len(search.Lines) != 1 || search.Lines[0].Ms != 10000 || search.Lines[0].Quantile != 95 {
+		t.Errorf("search %+v", search)
+	}
+	if len(ended) != len(doc.Steps) || len(doc.Steps) < 2 {
+		t.Fatalf("%d steps on the page, %d in capacity.json", len(ended), len(doc.Steps))
+	}
+	for i, s := range ended {
+		r := doc.Steps[i]
+		if s.Index != r.Index || s.Level != r.Rate || s.Holds != r.Holds || s.Clause != r.Clause || s.P[1] != r.P95 || s.Throughput != r.Throughput || s.Phase != string(r.Phase) {
+			t.Errorf("step %d: page %+v, capacity.json %+v", i+1, s, r)
+		}
+	}
+	if answer == nil || answer.Answer != doc.Answer() || answer.Headline != doc.Headline() || answer.Steps != len(doc.Steps) || answer.Report != "/report/report.html" {
+		t.Errorf("answer %+v; capacity.json: %v, %q", answer, doc.Answer(), doc.Headline())
+	}
+	if frames < 3*len(doc.Steps) {
+		t.Errorf("%d frames of a running step, for %d steps", frames, len(doc.Steps))
+	}
+	if body := <-scraped; body == "" {
+		t.Error("--metrics-addr did not serve the steps' figures")
+	}
+}
