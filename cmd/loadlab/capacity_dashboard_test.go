@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +174,94 @@ func TestCapacityDashboard(t *testing.T) {
 	}
 	if body := <-scraped; body == "" {
 		t.Error("--metrics-addr did not serve the steps' figures")
+	}
+}
+
+// TestCapacityDashboardInABrowser opens the page in a real Chromium during
+// a search of one step that breaks: the page shows "step 1 of at most N"
+// while it runs, then the step's verdict with the clause that broke it, the
+// curve drawn (the vermillion of p99's cross), and the answer of
+// capacity.json linking its report; no request leaves loopback.
+func TestCapacityDashboardInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real browser and a 7 s capacity step")
+	}
+	proxy, outside := countingProxy(t)
+	br := startChromium(t, proxy)
+	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
+	out := filepath.Join(t.TempDir(), "cap")
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type exit struct {
+		stdout, stderr string
+		code           int
+	}
+	done := make(chan exit, 1)
+	go func() {
+		stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json", "--dashboard="+addr, "--dashboard-linger", "60s")
+		done <- exit{stdout, stderr, code}
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if r, err := http.Get("http://" + addr + "/"); err == nil {
+			r.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dashboard did not start")
+		}
+	}
+	br.open(t, "http://"+addr+"/")
+	var progress, answer string
+	for deadline := time.Now().Add(40 * time.Second); answer == "" && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if p := br.text(t, "search-progress"); strings.HasPrefix(p, "step ") {
+			progress = p
+		}
+		answer = br.text(t, "search-answer")
+	}
+	steps := br.text(t, "search-steps")
+	var px struct {
+		Result struct {
+			Value int `json:"value"`
+		} `json:"result"`
+	}
+	// p99's colour, #D55E00, in the curve's canvas.
+	br.call(t, "Runtime.evaluate", map[string]any{"returnByValue": true, "expression": `(() => {
+		const c = document.getElementById("c-cap"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] === 0xD5 && d[i+1] === 0x5E && d[i+2] === 0x00) n++;
+		return n; })()`}, &px)
+	if p := os.Getenv("LOADLAB_DASHBOARD_SHOTS"); p != "" { // to look at it
+		shot, _ := br.shot(t)
+		os.WriteFile(filepath.Join(p, "dashboard-capacity.png"), shot, 0o644)
+	}
+	cancel()
+	var e exit
+	select {
+	case e = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("loadlab did not end after the linger was cut short")
+	}
+	if e.code != 3 {
+		t.Fatalf("exit %d, want 3 (the first rate broke): %s", e.code, e.stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(e.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(progress, "step 1 of at most "+strconv.Itoa(doc.Search.MaxSteps)) {
+		t.Errorf("the page's progress during the step: %q", progress)
+	}
+	if !strings.Contains(answer, doc.Headline()) || !strings.Contains(answer, "Open the capacity report") {
+		t.Errorf("the page's answer %q; capacity.json's %q", answer, doc.Headline())
+	}
+	if !strings.Contains(steps, "broke: p95(latency) < 5ms") || !strings.Contains(steps, "20/s") {
+		t.Errorf("the steps table: %q", steps)
+	}
+	if px.Result.Value == 0 {
+		t.Error("the curve's canvas has no p99 drawn")
+	}
+	if o := outside(); len(o) > 0 {
+		t.Errorf("requests left loopback: %q", o)
 	}
 }
