@@ -221,6 +221,10 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 		answer = br.text(t, "search-answer")
 	}
 	steps := br.text(t, "search-steps")
+	var ended string
+	for deadline := time.Now().Add(10 * time.Second); ended == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		ended = br.text(t, "end")
+	}
 	var px struct {
 		Result struct {
 			Value int `json:"value"`
@@ -257,6 +261,9 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 	}
 	if !strings.Contains(steps, "broke: p95(latency) < 5ms") || !strings.Contains(steps, "20/s") {
 		t.Errorf("the steps table: %q", steps)
+	}
+	if !strings.Contains(ended, "The search has ended.") || !strings.Contains(ended, "Open the report") {
+		t.Errorf("the page's last word: %q", ended)
 	}
 	if px.Result.Value == 0 {
 		t.Error("the curve's canvas has no p99 drawn")
