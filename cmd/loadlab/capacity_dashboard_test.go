@@ -272,3 +272,62 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 		t.Errorf("requests left loopback: %q", o)
 	}
 }
+
+// TestCapacityDashboardResumed: a search resumed from its directory puts
+// the steps it kept on the page, marked kept, before its answer; here the
+// kept step already ends the search, so no load is sent.
+func TestCapacityDashboardResumed(t *testing.T) {
+	url, n := counting(t)
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
+	out := filepath.Join(t.TempDir(), "cap")
+	f := capacityFlags{slo: []string{"p95(latency) < 5ms"}, by: "rate", precision: "2%", confirm: capacity.DefaultConfirm, stepMax: capacity.DefaultStepMax, out: out, changed: map[string]bool{}}
+	s, err := prepareCapacity(path, &f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.doc.Steps = []capacity.StepRecord{{Index: 1, Outcome: capacity.Outcome{Rate: 20, Phase: capacity.Grow, Clause: "p95(latency) < 5ms (p95 latency: 27 ms)"}, Throughput: 20, P50: 21, P95: 27, P99: 33}}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.save(); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	ch := make(chan []sseEvent, 1)
+	go func() { ch <- readSSE(t, addr) }()
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json", "--dashboard="+addr, "--dashboard-linger", "1s")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3: %s", code, stderr)
+	}
+	var doc capacity.Document
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var step dashboard.SearchStep
+	var end dashboard.SearchEnd
+	for _, e := range <-ch {
+		if e.name == "frame" {
+			continue
+		}
+		names = append(names, e.name)
+		switch e.name {
+		case "search-step":
+			json.Unmarshal([]byte(e.data), &step)
+		case "search-end":
+			json.Unmarshal([]byte(e.data), &end)
+		}
+	}
+	if strings.Join(names, " ") != "search search-step search-end end" {
+		t.Errorf("events %v", names)
+	}
+	if !step.Done || !step.Kept || step.Holds || step.Level != 20 || step.P[1] != 27 || step.Clause != doc.Steps[0].Clause {
+		t.Errorf("kept step %+v", step)
+	}
+	if end.Answer != 0 || end.Headline != doc.Headline() || end.Steps != 1 {
+		t.Errorf("answer %+v; capacity.json's %q", end, doc.Headline())
+	}
+	if n.Load() != 0 {
+		t.Errorf("%d requests sent: the kept step ends the search", n.Load())
+	}
+}
