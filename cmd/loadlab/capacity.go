@@ -326,7 +326,9 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 // when ctx ended a step.
 func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), onProgress func(runner.Progress), stepDone func()) (capacity.Answer, error) {
 	s.stepper.OnProgress = s.live.progress(onProgress)
-	s.stepper.OnInterval = s.live.onInterval()
+	if s.live != nil {
+		s.stepper.OnInterval = s.live.onInterval()
+	}
 	s.liveStart()
 	logf("capacity %s: %s", s.plan.Name, s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds()))
 	if n := len(s.doc.Steps); n > 0 {
@@ -481,6 +483,8 @@ func capacityRunPoint(logf func(string, ...any), prog *progress) func(context.Co
 		if err := s.resume(false); err != nil {
 			return nil, err
 		}
+		// run --dashboard, --metrics-addr: the steps feed the live figures.
+		s.stepper.OnInterval = ro.OnInterval
 		answer, err := s.search(ctx, func(format string, args ...any) { logf("  "+format, args...) }, ro.OnProgress, prog.done)
 		if errors.Is(err, capacity.ErrInterrupted) {
 			// Not recorded: resuming the experiment resumes the search.

@@ -331,3 +331,43 @@ func TestCapacityDashboardResumed(t *testing.T) {
 		t.Errorf("%d requests sent: the kept step ends the search", n.Load())
 	}
 }
+
+// TestCapacityExperimentDashboard: `run --dashboard` of an experiment whose
+// plan has a capacity: section gets the figures of each search's steps
+// second by second (the Stepper feeds the live figures there too).
+func TestCapacityExperimentDashboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an experiment of one capacity step, about 9 s")
+	}
+	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
+	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s") + `
+repeat: 1
+capacity:
+  slo: "p95(latency) < 5ms"
+  confirm: 0
+  step_max: 8s
+`})
+	addr := freePort(t)
+	ch := make(chan []sseEvent, 1)
+	go func() { ch <- readSSE(t, addr) }()
+	_, stderr, code := cli(context.Background(), t, "run", path, "--out", filepath.Join(t.TempDir(), "sweep"), "--workers", "1", "--dashboard="+addr)
+	evs := <-ch
+	var last dashboard.Frame
+	moving := 0
+	for _, e := range evs {
+		if e.name != "frame" {
+			continue
+		}
+		var f dashboard.Frame
+		if err := json.Unmarshal([]byte(e.data), &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Running && f.RPS > 0 {
+			moving++
+		}
+		last = f
+	}
+	if moving < 3 || last.Requests < 50 {
+		t.Errorf("exit %d: %d frames with requests moving, %d requests in the last: want the step's seconds\n%s", code, moving, last.Requests, stderr)
+	}
+}
