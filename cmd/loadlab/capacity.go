@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadlab/loadlab/internal/capacity"
+	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/report"
@@ -38,6 +39,12 @@ type capacityFlags struct {
 	set, env  []string
 	workers   int
 	changed   map[string]bool // the flags given on the command line
+	// --dashboard, --dashboard-linger, --metrics-addr, --metrics-linger:
+	// as run's, over every step.
+	dashboard       string
+	dashboardLinger time.Duration
+	metricsAddr     string
+	metricsLinger   time.Duration
 }
 
 func newCapacityCommand(io *stdio) *cobra.Command {
@@ -85,6 +92,11 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }}: KEY=VALUE (repeatable)")
 	fl.Var(refused.hold("workers", &countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}), "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the search on this address: the rate-latency curve step by step, each step's verdict, the current step's figures (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
+	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
+	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the search, keep the dashboard (and the search's report) served this long")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the current step's live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
+	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the search, keep /metrics up until it is scraped once more, for at most this long")
 	return c
 }
 
@@ -97,6 +109,7 @@ type capacitySearch struct {
 	doc     *capacity.Document
 	stepper *capacity.Stepper
 	results []*result.Result // of each step, once the search is done
+	live    *liveOutputs     // --dashboard, --metrics-addr; nil without
 }
 
 // prepareCapacity checks the command line and the plan, before any load.
@@ -264,12 +277,20 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 	if err := s.resume(f.fresh); err != nil {
 		return err
 	}
+	live, err := startLiveAs(ctx, io, &quickFlags{dashboard: f.dashboard, dashboardLinger: f.dashboardLinger,
+		metricsAddr: f.metricsAddr, metricsLinger: f.metricsLinger, out: s.dir, json: f.json}, "capacity")
+	if err != nil {
+		return err
+	}
+	s.live = live
 	prog := newProgress(io, result.Settings{})
 	logf := func(format string, args ...any) {
 		prog.clear()
 		fmt.Fprintf(io.err, format+"\n", args...)
 	}
 	answer, err := s.search(ctx, logf, prog.update, prog.done)
+	live.result(nil, err)
+	defer live.close()
 	if err != nil {
 		return err
 	}
@@ -304,7 +325,11 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 // error is a usageError or failedError, and wraps capacity.ErrInterrupted
 // when ctx ended a step.
 func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), onProgress func(runner.Progress), stepDone func()) (capacity.Answer, error) {
-	s.stepper.OnProgress = onProgress
+	s.stepper.OnProgress = s.live.progress(onProgress)
+	if s.live != nil {
+		s.stepper.OnInterval = s.live.onInterval()
+	}
+	s.liveStart()
 	logf("capacity %s: %s", s.plan.Name, s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds()))
 	if n := len(s.doc.Steps); n > 0 {
 		logf("resuming: %d steps kept in %s", n, s.dir)
@@ -312,6 +337,7 @@ func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), 
 	logf("step  phase        rate  throughput       p95   time  verdict")
 	for _, r := range s.doc.Steps {
 		logf("%s", capacity.StepLine(r))
+		s.liveStep(r, true)
 	}
 	var answer capacity.Answer
 	began := time.Now()
@@ -338,7 +364,11 @@ func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), 
 		if err := os.MkdirAll(stepDir, 0o755); err != nil {
 			return answer, failedError(fmt.Errorf("capacity: %w", err))
 		}
+		s.liveStepStarted(index, d.Rate, d.Phase)
 		o, res, report, err := s.stepper.Step(ctx, d.Rate, d.Phase, stepDir)
+		if s.live != nil {
+			s.live.live.RunEnded()
+		}
 		if stepDone != nil {
 			stepDone()
 		}
@@ -364,6 +394,7 @@ func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), 
 		if err := s.save(); err != nil {
 			return answer, failedError(fmt.Errorf("capacity: %w", err))
 		}
+		s.liveStep(rec, false)
 		logf("%s  [%d of at most %d, %s]", capacity.StepLine(rec), index, s.doc.Search.MaxSteps, time.Since(began).Round(time.Second))
 	}
 	// Every step's result, for the ranking and the charts; one that cannot
@@ -382,7 +413,59 @@ func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), 
 	if err := report.WriteCapacityFiles(s.dir, &report.Capacity{Doc: s.doc, Results: results}); err != nil {
 		return answer, failedError(fmt.Errorf("capacity: %w", err))
 	}
+	if s.live != nil && s.live.board != nil {
+		s.live.board.SearchEnded(dashboard.SearchEnd{Headline: s.doc.Headline(), Answer: s.doc.Answer(), AtLeast: s.doc.Capacity.AtLeast,
+			Note: s.doc.Note, Steps: len(s.doc.Steps)})
+	}
 	return answer, nil
+}
+
+// liveStart tells the dashboard what the search is: its SLO, with a line
+// for each latency clause, and its most steps.
+func (s *capacitySearch) liveStart() {
+	if s.live == nil || s.live.board == nil {
+		return
+	}
+	ds := dashboard.Search{Name: s.doc.Name, By: s.doc.Search.By, SLO: s.doc.SLO, MaxSteps: s.doc.Search.MaxSteps,
+		Plan: s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds())}
+	for _, t := range s.slo {
+		if t.Metric.Unit() != threshold.Milliseconds {
+			continue
+		}
+		l := dashboard.SLOLine{Clause: t.Text, Ms: t.Value}
+		if t.Aggregate == threshold.Percentile {
+			l.Quantile = t.Quantile
+		}
+		ds.Lines = append(ds.Lines, l)
+	}
+	s.live.board.SearchStarted(ds)
+}
+
+// liveStepStarted tells the dashboard that step index begins at level, and
+// marks a run as going in the live figures.
+func (s *capacitySearch) liveStepStarted(index int, level float64, phase capacity.Phase) {
+	if s.live == nil {
+		return
+	}
+	s.live.runStarted()
+	if s.live.board != nil {
+		s.live.board.SearchStep(dashboard.SearchStep{Index: index, MaxSteps: s.doc.Search.MaxSteps, Level: level, Unit: s.opts.Unit(level), Phase: string(phase)})
+	}
+}
+
+// liveStep gives the dashboard a finished step (kept: resumed from the
+// directory).
+func (s *capacitySearch) liveStep(r capacity.StepRecord, kept bool) {
+	if s.live == nil || s.live.board == nil {
+		return
+	}
+	level := r.Rate
+	if r.VUs > 0 {
+		level = float64(r.VUs)
+	}
+	s.live.board.SearchStep(dashboard.SearchStep{Index: r.Index, MaxSteps: s.doc.Search.MaxSteps, Level: level, Unit: s.opts.Unit(level),
+		Phase: string(r.Phase), Done: true, Kept: kept, Holds: r.Holds, Clause: r.Clause, Throughput: r.Throughput,
+		P: [3]float64{r.P50, r.P95, r.P99}, ErrorRate: r.ErrorRate, DurationS: r.DurationS})
 }
 
 // capacityRunPoint makes each run of an experiment whose plan has a
@@ -400,6 +483,8 @@ func capacityRunPoint(logf func(string, ...any), prog *progress) func(context.Co
 		if err := s.resume(false); err != nil {
 			return nil, err
 		}
+		// run --dashboard, --metrics-addr: the steps feed the live figures.
+		s.stepper.OnInterval = ro.OnInterval
 		answer, err := s.search(ctx, func(format string, args ...any) { logf("  "+format, args...) }, ro.OnProgress, prog.done)
 		if errors.Is(err, capacity.ErrInterrupted) {
 			// Not recorded: resuming the experiment resumes the search.

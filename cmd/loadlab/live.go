@@ -45,6 +45,11 @@ const pushWait = 5 * time.Second
 // startLive starts serving and pushing before any load, so that a busy
 // port or a bad URL is an error before a request is sent.
 func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, error) {
+	return startLiveAs(ctx, io, f, "run")
+}
+
+// startLiveAs is startLive for the command named cmd (its errors' prefix).
+func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*liveOutputs, error) {
 	if f.metricsAddr == "" && len(f.outputs) == 0 && f.dashboard == "" {
 		return nil, nil
 	}
@@ -52,7 +57,7 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 	for _, s := range f.outputs {
 		o, err := telemetry.ParseOutput(s)
 		if err != nil {
-			return nil, usageError(fmt.Errorf("run: --output %w", err))
+			return nil, usageError(fmt.Errorf("%s: --output %w", cmd, err))
 		}
 		outs = append(outs, o)
 	}
@@ -60,7 +65,7 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 	if f.metricsAddr != "" {
 		srv, err := telemetry.Serve(f.metricsAddr, l.live)
 		if err != nil {
-			return nil, usageError(fmt.Errorf("run: --metrics-addr %s: %w", f.metricsAddr, err))
+			return nil, usageError(fmt.Errorf("%s: --metrics-addr %s: %w", cmd, f.metricsAddr, err))
 		}
 		l.srv = srv
 		if srv.Loopback {
@@ -74,7 +79,7 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 		b, err := dashboard.Start(dashboard.Options{Addr: f.dashboard, Live: l.live, ReportDir: f.out, Token: os.Getenv("LOADLAB_DASHBOARD_TOKEN")})
 		if err != nil {
 			l.close()
-			return nil, usageError(fmt.Errorf("run: --dashboard %s: %w", f.dashboard, err))
+			return nil, usageError(fmt.Errorf("%s: --dashboard %s: %w", cmd, f.dashboard, err))
 		}
 		l.board, l.boardLinger = b, f.dashboardLinger
 		if b.Loopback {
@@ -87,7 +92,7 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 		p, err := telemetry.StartPush(o, l.live, telemetry.DefaultPushInterval)
 		if err != nil {
 			l.close()
-			return nil, usageError(fmt.Errorf("run: %w", err))
+			return nil, usageError(fmt.Errorf("%s: %w", cmd, err))
 		}
 		l.pushers = append(l.pushers, p)
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/result"
@@ -64,6 +66,9 @@ type Stepper struct {
 	Version    string
 	// OnProgress hears about the step once a second.
 	OnProgress func(runner.Progress)
+	// OnInterval, if set, is every step's runner.Options.OnInterval: the
+	// live outputs' feed (--dashboard, --metrics-addr).
+	OnInterval func(steps []engine.StepInfo, iv *metrics.Interval)
 }
 
 // StepReport is how a step went, beyond its Outcome.
@@ -136,7 +141,7 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 			s.OnProgress(p)
 		}
 	}
-	res, err := runner.Plan(ctx, &q, runner.Options{Dir: dir, Workers: s.Workers, Warmup: time.Duration(st.Skip) * time.Second, OnProgress: progress, Stop: stop, Version: s.Version})
+	res, err := runner.Plan(ctx, &q, runner.Options{Dir: dir, Workers: s.Workers, Warmup: time.Duration(st.Skip) * time.Second, OnProgress: progress, OnInterval: s.OnInterval, Stop: stop, Version: s.Version})
 	mu.Lock()
 	report := StepReport{Judgement: last, Early: stopped}
 	mu.Unlock()

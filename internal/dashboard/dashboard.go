@@ -633,3 +633,86 @@ func (b *Board) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// Search starts a capacity search's part of the page, as a "search" event:
+// what it varies, its SLO and the latency lines to draw, and how many steps
+// it takes at most.
+type Search struct {
+	Name     string    `json:"name"`
+	By       string    `json:"by"` // "rate" (arrivals a second) or "vus"
+	SLO      []string  `json:"slo"`
+	Lines    []SLOLine `json:"lines,omitempty"`
+	MaxSteps int       `json:"max_steps"`
+	Plan     string    `json:"plan,omitempty"` // the search's plan in words
+}
+
+// SLOLine is a latency clause of the SLO, drawn across the curve.
+type SLOLine struct {
+	Clause   string  `json:"clause"`
+	Quantile float64 `json:"quantile,omitempty"` // 95 for p95; 0 for another aggregate
+	Ms       float64 `json:"ms"`
+}
+
+// SearchStep is a capacity search's step, as a "search-step" event: once
+// when it starts (Done false: only Index, Level and Phase are set), once
+// when it ends with its verdict and figures. A step resumed from the
+// search's directory comes ended at once.
+type SearchStep struct {
+	Index      int        `json:"index"` // from 1
+	MaxSteps   int        `json:"max_steps"`
+	Level      float64    `json:"level"` // the offered rate a second, or the VUs
+	Unit       string     `json:"unit"`  // "412.5/s", "40 VUs"
+	Phase      string     `json:"phase"`
+	Done       bool       `json:"done"`
+	Kept       bool       `json:"kept,omitempty"` // resumed, not run now
+	Holds      bool       `json:"holds"`
+	Clause     string     `json:"clause,omitempty"` // why it broke
+	Throughput float64    `json:"throughput_per_s"`
+	P          [3]float64 `json:"p"` // p50, p95, p99 in ms over the step
+	ErrorRate  float64    `json:"error_rate"`
+	DurationS  float64    `json:"duration_s"`
+}
+
+// SearchEnd is a capacity search's answer, as a "search-end" event; the
+// same as its capacity.json's.
+type SearchEnd struct {
+	Headline string  `json:"headline"`
+	Answer   float64 `json:"answer"` // the rate a second, or the VUs; 0 for none
+	AtLeast  bool    `json:"at_least,omitempty"`
+	Note     string  `json:"note,omitempty"`
+	Steps    int     `json:"steps"`
+	Report   string  `json:"report,omitempty"` // the search's report.html, if served
+}
+
+// SearchStarted adds s.
+func (b *Board) SearchStarted(s Search) { b.emit("search", s) }
+
+// SearchStep adds a step's start or end.
+func (b *Board) SearchStep(s SearchStep) { b.emit("search-step", s) }
+
+// SearchEnded adds the search's answer, linking its report.html.
+func (b *Board) SearchEnded(e SearchEnd) {
+	b.mu.Lock()
+	dir := b.o.ReportDir
+	b.mu.Unlock()
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "report.html")); err == nil {
+			e.Report = "/report/report.html"
+		}
+	}
+	b.emit("search-end", e)
+}
+
+// emit adds an event of name holding v (which always encodes), unless the
+// board has ended. Only frames are thinned from the history, so a page
+// opened late still gets every step.
+func (b *Board) emit(name string, v any) {
+	data, _ := json.Marshal(v)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	b.seq++
+	b.add(event{id: b.seq, name: name, data: data})
+}

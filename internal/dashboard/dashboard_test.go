@@ -477,3 +477,67 @@ func TestTokenGiven(t *testing.T) {
 		t.Errorf("on loopback the token is %q, want none", l.Token)
 	}
 }
+
+// A capacity search's events: its start, each step's start and end, and
+// its answer linking the search's report.html, all kept past the thinning
+// of frames, so a page opened late still draws the whole curve.
+func TestSearchEvents(t *testing.T) {
+	dir := t.TempDir()
+	live := telemetry.New()
+	b := startBoard(t, Options{Live: live, Interval: time.Hour, History: 8, ReportDir: dir})
+	b.SearchStarted(Search{Name: "api", By: "rate", SLO: []string{"p95(latency) < 300ms"}, Lines: []SLOLine{{Clause: "p95(latency) < 300ms", Quantile: 95, Ms: 300}}, MaxSteps: 14})
+	levels := []float64{50, 100, 75}
+	for i, l := range levels {
+		b.SearchStep(SearchStep{Index: i + 1, MaxSteps: 14, Level: l, Phase: "grow"})
+		for range 20 {
+			feed(live, 1)
+			b.frame()
+		}
+		b.SearchStep(SearchStep{Index: i + 1, MaxSteps: 14, Level: l, Phase: "grow", Done: true, Holds: l != 100, Clause: map[bool]string{true: "", false: "p95(latency) < 300ms (<script>alert(1)</script>)"}[l != 100], P: [3]float64{1, 2, 3}})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.html"), []byte("<html>capacity</html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.SearchEnded(SearchEnd{Headline: "Capacity: 75/s", Answer: 75, Steps: 3})
+	b.End(End{})
+	evs := readEvents(t, get(t, "http://"+b.Addr+"/events", nil).Body, func(e []sse) bool { return e[len(e)-1].name == "end" })
+	var names []string
+	var steps []SearchStep
+	var end SearchEnd
+	for _, e := range evs {
+		if e.name == "frame" {
+			continue
+		}
+		names = append(names, e.name)
+		switch e.name {
+		case "search-step":
+			var s SearchStep
+			if err := json.Unmarshal([]byte(e.data), &s); err != nil {
+				t.Fatal(err)
+			}
+			steps = append(steps, s)
+		case "search-end":
+			if err := json.Unmarshal([]byte(e.data), &end); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if want := "search " + strings.Repeat("search-step ", 6) + "search-end end"; strings.Join(names, " ") != strings.TrimSpace(want) {
+		t.Errorf("events %v, want %s", names, want)
+	}
+	if len(steps) != 6 || !steps[3].Done || steps[3].Holds || !strings.Contains(steps[3].Clause, "<script>") || steps[5].Level != 75 {
+		t.Errorf("steps %+v", steps)
+	}
+	if end.Answer != 75 || end.Report != "/report/report.html" {
+		t.Errorf("end %+v", end)
+	}
+}
+
+// The page sets what the run says as text only: no API that parses HTML.
+func TestPageHasNoHTMLSinks(t *testing.T) {
+	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+		if strings.Contains(string(page), sink) {
+			t.Errorf("page.html uses %s", sink)
+		}
+	}
+}
