@@ -122,6 +122,16 @@ func TestMergeEqualsTheWhole(t *testing.T) {
 			if series != ms.Responses {
 				t.Errorf("the merged series has %d responses, the summary %d", series, ms.Responses)
 			}
+			// Segments keep each second's histogram, so the merged seconds'
+			// percentiles are exact (and carry the merged histogram on).
+			for _, p := range m.Series {
+				if p.Responses > 0 && p.Hist == "" {
+					t.Errorf("merged second t=%.2f with %d responses has no histogram", p.T, p.Responses)
+				}
+			}
+			if w.Series[0].Hist != "" {
+				t.Errorf("a whole run's series keeps histograms")
+			}
 			for _, p := range m.Part.Parts[1:] {
 				if len(p.Validity) == 0 {
 					continue

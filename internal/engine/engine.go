@@ -215,6 +215,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		epoch = cfg.StartAt
 	}
 	coll := metrics.NewCollector(workers, cfg.OnPoint)
+	if !cfg.Segment.Whole() {
+		coll.KeepHistograms() // for loadlab merge's exact per-second percentiles
+	}
 	if cfg.OnInterval != nil {
 		coll.PerStep(len(cfg.Program.Steps), cfg.OnInterval)
 	}

@@ -431,12 +431,17 @@ func mergeScenarios(parts []Part, out *result.Result, start time.Time) ([]result
 }
 
 // mergeSeries aligns the parts' series on wall-clock seconds: a point
-// belongs to the second its end falls on (to the nearest), counts are
-// summed, and of the per-second percentiles, which no histogram keeps,
-// each is the largest of the parts' (an upper bound of the merged one).
+// belongs to the second its end falls on (to the nearest), and counts are
+// summed. A segment keeps each second's latency histogram (Point.Hist), so
+// a second's percentiles are those of the merged histograms, exactly; when
+// a point of that second has none (a part written before histograms were
+// kept), each percentile is the largest of the parts' (an upper bound of
+// the merged one) and the merged point keeps no histogram.
 func mergeSeries(parts []Part, start time.Time) []result.Point {
 	base := float64(start.UnixNano()) / 1e9
 	byKey := map[int64]*result.Point{}
+	hists := map[int64][]string{}
+	bounded := map[int64]bool{}
 	for _, p := range parts {
 		at := float64(p.Result.Started.UnixNano()) / 1e9
 		for _, pt := range p.Result.Series {
@@ -451,6 +456,12 @@ func mergeSeries(parts []Part, start time.Time) []result.Point {
 			m.Responses += pt.Responses
 			m.Errors += pt.Errors
 			m.P50, m.P90, m.P95, m.P99, m.Max = max(m.P50, pt.P50), max(m.P90, pt.P90), max(m.P95, pt.P95), max(m.P99, pt.P99), max(m.Max, pt.Max)
+			switch {
+			case pt.Hist != "":
+				hists[key] = append(hists[key], pt.Hist)
+			case pt.Responses > 0 || pt.Max > 0:
+				bounded[key] = true // latencies without their histogram
+			}
 			m.Late += pt.Late
 			m.Dropped += pt.Dropped
 			m.Iterations += pt.Iterations
@@ -464,6 +475,13 @@ func mergeSeries(parts []Part, start time.Time) []result.Point {
 		pt := byKey[k]
 		if pt.Len > 0 {
 			pt.RPS = float64(pt.Responses) / pt.Len
+		}
+		if !bounded[k] && len(hists[k]) > 0 {
+			// Sorted, so that the merge's bytes do not depend on the parts'
+			// order (HDR merges are exact whatever the order; this keeps
+			// the decoding order fixed too).
+			slices.Sort(hists[k])
+			metrics.MergedPercentiles(pt, hists[k])
 		}
 		out = append(out, *pt)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 )
@@ -54,9 +56,31 @@ func part(t *testing.T, rng *rand.Rand, k, n int, base time.Time) Part {
 	}
 	r.Summary.Iterations = r.Summary.Requests / 2
 	for s := 1; s <= 2; s++ {
-		r.Series = append(r.Series, result.Point{T: float64(s), Len: 1, Responses: int64(rng.IntN(30)), P99: rng.Float64() * 40, Active: int64(rng.IntN(3))})
+		r.Series = append(r.Series, secondPoint(t, rng, float64(s)))
 	}
 	return Part{Name: fmt.Sprintf("part%d", k), Result: r}
+}
+
+// secondPoint is a second of a segment's series, with its histogram.
+func secondPoint(t *testing.T, rng *rand.Rand, at float64) result.Point {
+	t.Helper()
+	h := metrics.NewHistogram()
+	n := 1 + rng.IntN(30)
+	for range n {
+		h.RecordValue(500 + rng.Int64N(40000))
+	}
+	pt := result.Point{T: at, Len: 1, Responses: int64(n), Active: int64(rng.IntN(3))}
+	metrics.MergedPercentiles(&pt, []string{mustEncode(t, h)})
+	return pt
+}
+
+func mustEncode(t *testing.T, h *hdr.Histogram) string {
+	t.Helper()
+	enc, err := metrics.Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc
 }
 
 func encoded(t *testing.T, r *result.Result) string {
@@ -144,6 +168,54 @@ func TestExactPercentiles(t *testing.T) {
 		if !strings.HasPrefix(w.Message, "segment ") || !strings.Contains(w.Message, " of 3: the load generator was saturated") {
 			t.Errorf("warning %q", w.Message)
 		}
+	}
+}
+
+// TestExactSeriesPercentiles: a merged second's percentiles are those of
+// every part's requests in that second together (segments keep each
+// second's histogram), not the largest of the parts'; a part without
+// histograms makes that second an upper bound, with no histogram kept.
+func TestExactSeriesPercentiles(t *testing.T) {
+	base := time.Date(2026, 12, 1, 16, 0, 0, 0, time.UTC)
+	mk := func(k int, values ...int64) Part {
+		h := metrics.NewHistogram()
+		for _, v := range values {
+			h.RecordValue(v)
+		}
+		pt := result.Point{T: 1, Len: 1, Responses: int64(len(values))}
+		metrics.MergedPercentiles(&pt, []string{mustEncode(t, h)})
+		r := &result.Result{
+			Schema: result.SchemaResult, Name: "p", Started: base,
+			Fingerprint: &result.Fingerprint{Hash: "h"},
+			Part:        &result.Part{Segments: []int{k}, N: 2, ClockOffset: result.NoClockOffset},
+			Series:      []result.Point{pt},
+		}
+		r.Summary.DurationS, r.Summary.WindowS = 1, 1
+		return Part{Name: fmt.Sprint("part", k), Result: r}
+	}
+	// Part 1: nine fast requests; part 2: one slow one. Together the p50
+	// is fast; the largest of the parts' p50s would be the slow one.
+	fast := []int64{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}
+	m, err := Results([]Part{mk(1, fast...), mk(2, 50000)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Series) != 1 {
+		t.Fatalf("series %+v", m.Series)
+	}
+	pt := m.Series[0]
+	if pt.P50 > 1.01 || pt.Max < 49.9 || pt.Hist == "" || pt.Responses != 10 {
+		t.Fatalf("merged second %+v: want p50 1 ms, max 50 ms, a histogram, 10 responses", pt)
+	}
+	// The same with part 2 written without its histogram: bounded.
+	p2 := mk(2, 50000)
+	p2.Result.Series[0].Hist = ""
+	m, err = Results([]Part{mk(1, fast...), p2}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt := m.Series[0]; pt.P50 < 49.9 || pt.Hist != "" {
+		t.Fatalf("bounded second %+v: want the largest p50 (50 ms) and no histogram", pt)
 	}
 }
 

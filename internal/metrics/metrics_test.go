@@ -438,3 +438,42 @@ func TestPerStepIntervals(t *testing.T) {
 		t.Fatalf("the test's samples miss a class: %+v", want)
 	}
 }
+
+// TestKeptHistograms: a segment's collector puts each second's latency
+// histogram in its point, and folding two seconds (a run past MaxPoints)
+// gives the percentiles of both seconds together, not the larger of the
+// two: one fast second of 99 requests and one slow request fold to a
+// fast p50.
+func TestKeptHistograms(t *testing.T) {
+	c := NewCollector(1, nil)
+	c.KeepHistograms()
+	for s, lat := range []struct {
+		n     int
+		value int64
+	}{{99, 1000}, {1, 80_000}} {
+		iv := c.NewInterval()
+		iv.Requests, iv.Responses = int64(lat.n), int64(lat.n)
+		for range lat.n {
+			iv.Latency.RecordValue(lat.value)
+		}
+		c.Submit(s, time.Second, iv)
+	}
+	c.Close()
+	series := c.Series()
+	if len(series) != 2 || series[0].Hist == "" || series[1].Hist == "" {
+		t.Fatalf("series %+v: want two points with their histograms", series)
+	}
+	p := fold(series[0], series[1])
+	if p.P50 > 1.01 || p.Max < 79.9 || p.Hist == "" {
+		t.Errorf("folded %+v: want p50 1 ms and max 80 ms from the merged histograms", p)
+	}
+	without := NewCollector(1, nil)
+	iv := without.NewInterval()
+	iv.Responses = 1
+	iv.Latency.RecordValue(1000)
+	without.Submit(0, time.Second, iv)
+	without.Close()
+	if s := without.Series(); len(s) != 1 || s[0].Hist != "" {
+		t.Errorf("a whole run's series %+v: want no histograms kept", s)
+	}
+}

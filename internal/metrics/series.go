@@ -76,5 +76,32 @@ func fold(a, b result.Point) result.Point {
 	if p.Len > 0 {
 		p.RPS = float64(p.Responses) / p.Len
 	}
+	if a.Hist != "" && b.Hist != "" {
+		MergedPercentiles(&p, []string{a.Hist, b.Hist})
+	}
 	return p
+}
+
+// MergedPercentiles sets p's percentiles, maximum and Hist from the merge of
+// the encoded histograms hists, exactly. When one of them cannot be decoded
+// p is left as it was (its percentiles the bound the caller set).
+func MergedPercentiles(p *result.Point, hists []string) {
+	m := NewHistogram()
+	for _, s := range hists {
+		h, err := Decode(s)
+		if err != nil {
+			return
+		}
+		m.Merge(h)
+	}
+	enc, err := Encode(m)
+	if err != nil || m.TotalCount() == 0 {
+		return
+	}
+	p.P50 = ms(m.ValueAtQuantile(50))
+	p.P90 = ms(m.ValueAtQuantile(90))
+	p.P95 = ms(m.ValueAtQuantile(95))
+	p.P99 = ms(m.ValueAtQuantile(99))
+	p.Max = ms(m.Max())
+	p.Hist = enc
 }

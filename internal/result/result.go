@@ -393,6 +393,11 @@ type Point struct {
 	Iterations int64   `json:"iterations"`
 	Active     int64   `json:"active"` // exchanges in flight at the end of the interval
 	Bytes      int64   `json:"bytes"`
+	// Hist is the interval's latency histogram (HdrHistogram V2 compressed,
+	// base64), kept only in an execution segment's result (--segment K/N)
+	// and in merges of segments, so that `loadlab merge` computes each
+	// second's percentiles exactly instead of bounding them.
+	Hist string `json:"hist,omitempty"`
 }
 
 // Server is the resource use of the server under test over the measured
