@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,11 @@ type Verdict struct {
 	ValidityTallies  []ValidityTally  `json:"validity_tallies,omitempty"`
 	// Drifts are the points whose throughput drifted between rounds.
 	Drifts []Drift `json:"drifts,omitempty"`
+	// Suspect counts the runs whose measurement itself is in doubt (see
+	// SuspectCodes); present when there is at least one. When they are
+	// many (Untrusted), the recommendation says first that it cannot be
+	// trusted yet, and why.
+	Suspect *Suspect `json:"suspect,omitempty"`
 	// Steps compare each step's own figures across the points, when the
 	// runs have more than one step; Scenarios each scenario's, when they
 	// have more than one scenario (see PartVerdict).
@@ -286,6 +292,58 @@ type QuotaTally struct {
 	Average int    `json:"average_exceeded"`
 }
 
+// SuspectCodes are the validity warnings that put the measurement itself in
+// doubt, rather than describe the server: the machine was busy or stole
+// CPU, or loadlab could not keep up (saturated, late). A difference between
+// points measured so is as likely the machine's as the settings'.
+var SuspectCodes = []string{"machine_busy", "cpu_steal", "generator_saturated", "late"}
+
+// UntrustedShare is the share of the runs with a suspect warning from which
+// a recommendation is called untrusted: at a quarter, a point of four runs
+// will usually have one tainted run or more, and its median may be it.
+const UntrustedShare = 0.25
+
+// Suspect is how many of an experiment's runs had a suspect warning
+// (SuspectCodes), and how many had each.
+type Suspect struct {
+	Runs  int            `json:"runs"`
+	Of    int            `json:"of"`
+	Codes map[string]int `json:"codes"`
+}
+
+// Untrusted reports whether so many runs are suspect that the verdict's
+// differences cannot be told from the machine's.
+func (s *Suspect) Untrusted() bool {
+	return s != nil && s.Of > 0 && float64(s.Runs) >= UntrustedShare*float64(s.Of)
+}
+
+// suspectRuns counts the finished runs with a warning of SuspectCodes.
+func suspectRuns(results []*result.Result) *Suspect {
+	out := &Suspect{Codes: map[string]int{}}
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		out.Of++
+		tainted := false
+		seen := map[string]bool{}
+		for _, w := range r.Validity {
+			if slices.Contains(SuspectCodes, w.Code) && !seen[w.Code] {
+				seen[w.Code] = true
+				out.Codes[w.Code]++
+				tainted = true
+			}
+		}
+		if tainted {
+			out.Runs++
+		}
+	}
+	if out.Runs == 0 {
+		return nil
+	}
+	return out
+}
+
 // ValidityTally counts a point's runs that carried one validity warning
 // (see Validity), with the first such run's message.
 type ValidityTally struct {
@@ -489,6 +547,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.ThresholdTallies = thresholdTally(points, order, results)
 	v.QuotaTallies = quotaTally(points, byPoint)
 	v.ValidityTallies = validityTally(points, order, results)
+	v.Suspect = suspectRuns(results)
 	v.Drifts = drifts(points, order, results)
 	v.Sweeps = sweeps(params, points, v, e.KneeShare, factor)
 	for i := range v.Sweeps {

@@ -60,6 +60,9 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		recs = append(recs, stepChange(c))
 	}
 	if d.Recommendation == "" {
+		if d.Suspect.Untrusted() && len(recs) > 0 {
+			recs = append([]string{untrusted(d.Suspect)}, recs...)
+		}
 		d.Recommendation = strings.Join(recs, "\n")
 	}
 	if d.Warnings == nil {
@@ -88,6 +91,19 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		}
 	}
 	return &d
+}
+
+// untrusted is the first line of a recommendation made from runs of which
+// many were suspect: it says so before the pick, and what to do.
+func untrusted(s *experiment.Suspect) string {
+	var why []string
+	for _, code := range experiment.SuspectCodes {
+		if n := s.Codes[code]; n > 0 {
+			why = append(why, fmt.Sprintf("%s in %d", code, n))
+		}
+	}
+	return fmt.Sprintf("NOT TRUSTED YET: %d of %d runs were measured on a machine that could not measure them (%s; see validity below), so the differences below may be the machine's, not the settings'. Quiet the machine (or give loadlab and the server their own CPUs) and run the experiment again with --fresh.",
+		s.Runs, s.Of, strings.Join(why, ", "))
 }
 
 // describeTables returns a copy of tables with each row's Cell and Versus

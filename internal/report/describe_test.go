@@ -120,3 +120,25 @@ func TestNoBenchmathWordsInReports(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrustedRecommendation: when a quarter of the runs or more were
+// measured on a busy machine (or by a saturated or late loadlab), the
+// recommendation says first that it is not trusted yet, with the counts;
+// one tainted run in ten does not.
+func TestUntrustedRecommendation(t *testing.T) {
+	sweep := experiment.SweepVerdict{
+		Param: "workers", X: []float64{1, 2, 3, 4, 5}, Throughput: []float64{1, 2, 3, 4, 5}, P95: []float64{1, 1, 1, 1, 1}, Pick: 4, Best: 4,
+		Evidence: []experiment.Evidence{{Kind: experiment.BestThroughput, At: 5, Value: 5}},
+	}
+	v := &experiment.Verdict{Sweeps: []experiment.SweepVerdict{sweep},
+		Suspect: &experiment.Suspect{Runs: 25, Of: 25, Codes: map[string]int{"machine_busy": 25, "late": 2}}}
+	lines := strings.Split(Describe(v).Recommendation, "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NOT TRUSTED YET: 25 of 25 runs") ||
+		!strings.Contains(lines[0], "machine_busy in 25, late in 2") || !strings.HasPrefix(lines[1], "workers=5: the best throughput") {
+		t.Errorf("recommendation %q", lines)
+	}
+	v.Suspect = &experiment.Suspect{Runs: 1, Of: 10, Codes: map[string]int{"cpu_steal": 1}}
+	if rec := Describe(v).Recommendation; strings.Contains(rec, "NOT TRUSTED") {
+		t.Errorf("one suspect run in ten: %q", rec)
+	}
+}
