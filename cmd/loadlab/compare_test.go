@@ -161,6 +161,7 @@ seed: 5
 	}
 	_, rec, _ := strings.Cut(stdout, "\nrecommendation\n")
 	rec, _, _ = strings.Cut(rec, "\n\n")
+	rec = trustedPick(t, strings.TrimPrefix(rec, "  "))
 	lines := strings.Split(strings.TrimSpace(rec), "\n")
 	conditions := map[string]bool{}
 	for _, l := range lines {

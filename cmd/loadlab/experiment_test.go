@@ -73,7 +73,7 @@ func TestSweepVerdict(t *testing.T) {
 	if len(v.Sweeps) != 1 || v.Sweeps[0].X[v.Sweeps[0].Pick] != 4 {
 		t.Errorf("recommendation %q, want workers=4", v.Recommendation)
 	}
-	if !strings.HasPrefix(v.Recommendation, "workers=4:") || !strings.Contains(stdout, "recommendation") {
+	if !strings.HasPrefix(trustedPick(t, v.Recommendation), "workers=4:") || !strings.Contains(stdout, "recommendation") {
 		t.Errorf("recommendation %q", v.Recommendation)
 	}
 	tp := v.Figures[0]
@@ -292,4 +292,16 @@ seed: 3
 	if err == nil && !strings.Contains(string(md), "### By step") {
 		t.Errorf("report.md has no step tables")
 	}
+}
+
+// trustedPick is a recommendation without its first line when that line
+// says the runs were measured on a busy machine (NOT TRUSTED YET), which a
+// loaded test machine may well cause; the test logs it.
+func trustedPick(t *testing.T, rec string) string {
+	t.Helper()
+	if first, rest, ok := strings.Cut(rec, "\n"); ok && strings.HasPrefix(first, "NOT TRUSTED YET") {
+		t.Logf("the machine was busy: %s", first)
+		return rest
+	}
+	return rec
 }
