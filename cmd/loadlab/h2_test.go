@@ -360,6 +360,6 @@ func TestHTTP2OpenLoad(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
 	if n := conns.Load(); h2.Load() != 300 || n > 4 {
-		t.Errorf("%d HTTP/2 requests on %d connections, want 300 on 2 (and the 2 preflights')", h2.Load(), n)
+		t.Errorf("%d HTTP/2 requests on %d connections, want 300 on 2 (and the 2 preflights')\n%s", h2.Load(), n, stdout)
 	}
 }
