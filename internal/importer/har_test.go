@@ -237,3 +237,25 @@ func TestFormBodyAsSent(t *testing.T) {
 		t.Errorf("plan:\n%s\nwant %s", res.Plan, want)
 	}
 }
+
+// TestTokenWrittenWithCharacterReferences: a page that writes its CSRF
+// token's / as &#x2F; (Rack's escape_html does) still gives the capture;
+// the token is not taken for a typed secret.
+func TestTokenWrittenWithCharacterReferences(t *testing.T) {
+	har := `{"log": {"version": "1.2", "entries": [
+	  {"startedDateTime": "2026-12-01T10:00:00Z", "time": 5,
+	   "request": {"method": "GET", "url": "http://notes.test/login", "headers": []},
+	   "response": {"status": 200, "headers": [], "content": {"mimeType": "text/html", "text": "<form><input type=\"hidden\" name=\"authenticity_token\" value=\"k9&#x2F;Qx+Tz7&#x2F;b1Y=\"></form>"}}},
+	  {"startedDateTime": "2026-12-01T10:00:01Z", "time": 5,
+	   "request": {"method": "POST", "url": "http://notes.test/login", "headers": [],
+	     "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "authenticity_token=k9%2FQx%2BTz7%2Fb1Y%3D&email=a%40b.test"}},
+	   "response": {"status": 303, "headers": [{"name": "Location", "value": "/notes"}], "content": {"mimeType": "text/plain", "text": ""}}}]}}`
+	res, err := HAR("x.har", []byte(har), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Plan)
+	if !strings.Contains(out, `authenticity_token: { css: "input[name=\"authenticity_token\"]", attr: "value" }`) || len(res.Secrets) != 0 {
+		t.Errorf("secrets %q, plan:\n%s\nwant the token captured from the form", res.Secrets, out)
+	}
+}

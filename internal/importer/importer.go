@@ -3,6 +3,7 @@ package importer
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/url"
 	"path"
 	"regexp"
@@ -402,11 +403,15 @@ func (im *importer) correlate(i int, c candidate, pathSeg bool) string {
 			}
 		}
 		body := e.body()
-		if !strings.Contains(body, v) {
+		mt := strings.ToLower(e.Response.Content.MimeType)
+		isHTML := strings.Contains(mt, "html") || strings.HasPrefix(strings.TrimSpace(body), "<")
+		raw := strings.Contains(body, v)
+		// An HTML page may write the value with character references, as
+		// Rack's escape_html writes a base64 token's / (&#x2F;).
+		if !raw && !(isHTML && !short && strings.Contains(body, "&") && strings.Contains(html.UnescapeString(body), v)) {
 			continue
 		}
-		mt := strings.ToLower(e.Response.Content.MimeType)
-		if strings.Contains(mt, "json") {
+		if raw && strings.Contains(mt, "json") {
 			var doc any
 			if json.Unmarshal([]byte(body), &doc) == nil {
 				if p, key, ok := findJSON(doc, "$", "", v); ok {
@@ -424,13 +429,16 @@ func (im *importer) correlate(i int, c candidate, pathSeg bool) string {
 		if short {
 			continue
 		}
-		if strings.Contains(mt, "html") || strings.HasPrefix(strings.TrimSpace(body), "<") {
+		if isHTML {
 			if sel, attr, why, ok := findHTML(body, v); ok {
 				name := im.varName(c.field, "token")
 				im.addCapture(j, capture{name: name, kind: "css", arg: sel, attr: attr}, fmt.Sprintf("%s: %s of %s (%s), sent as %s in %s", name, why, im.steps[j].name, sel, c.field, im.steps[i].name))
 				im.known[v] = name
 				return name
 			}
+		}
+		if !raw {
+			continue
 		}
 		if re, ok := findRegex(body, v); ok {
 			name := im.varName(c.field, "token")
