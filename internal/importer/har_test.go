@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestImportShopRecordingPassesOnAFreshShop(t *testing.T) {
 		`css: "meta[name=\"csrf-token\"]", attr: "content"`, // the CSRF token from the home page
 		`"authenticity_token": "{{ authenticity_token }}"`,
 		`json: "$.token"`, `"Authorization": "Bearer {{ token }}"`,
-		`password: { value: "", secret: true }`, `"{{ password }}"`,
+		`password: { env: LOADLAB_PASSWORD, secret: true }`, `"{{ password }}"`,
 		`expect: { status: 303 }`, `follow_redirects: false`,
 		`name: "GET /products/:id"`,
 	} {
@@ -70,9 +71,21 @@ func TestImportShopRecordingPassesOnAFreshShop(t *testing.T) {
 		t.Errorf("inferred %d captures, want 2 (the CSRF token, the bearer token): %q", len(res.Inferred), res.Inferred)
 	}
 
-	// Against a fresh shop: other session, other CSRF token, other API token.
+	if want := []string{"password: the recorded password is a secret: not written; the plan reads it from the environment: export LOADLAB_PASSWORD=..."}; !slices.Equal(res.Secrets, want) {
+		t.Errorf("secrets %q, want %q", res.Secrets, want)
+	}
+	// The password is read from the environment: unset, the plan does not
+	// load, and says which variable to export.
+	planFile := filepath.Join(t.TempDir(), "shop.yaml")
+	noEnv := func(string) (string, bool) { return "", false }
+	if _, err := plan.Parse(planFile, res.Plan, plan.Options{LookupEnv: noEnv}); err == nil || !strings.Contains(err.Error(), "variable password: environment variable LOADLAB_PASSWORD is not set (export LOADLAB_PASSWORD=...") {
+		t.Errorf("loaded without LOADLAB_PASSWORD: %v", err)
+	}
+	// Against a fresh shop: other session, other CSRF token, other API
+	// token; the password exported.
 	fresh := startShop(t)
-	p, err := plan.Parse(filepath.Join(t.TempDir(), "shop.yaml"), res.Plan, plan.Options{Set: []string{"target=" + fresh.URL}, Env: res.SecretValues})
+	exported := func(name string) (string, bool) { return "correct horse", name == "LOADLAB_PASSWORD" }
+	p, err := plan.Parse(planFile, res.Plan, plan.Options{Set: []string{"target=" + fresh.URL}, LookupEnv: exported})
 	if err != nil {
 		t.Fatalf("the imported plan does not load: %v", err)
 	}

@@ -37,8 +37,9 @@ type Result struct {
 	Secrets  []string // one line per secret variable
 	Assets   []string // dropped assets, METHOD URL
 	Hosts    []string // dropped third-party hosts, "host (N requests)"
-	// SecretValues are the recorded values of the secret variables, for
-	// --check to run the plan with (-e NAME=VALUE); never written.
+	// SecretValues are the recorded values of the secret variables, by
+	// the environment variable each is read from (LOADLAB_PASSWORD), for
+	// --check to run the plan with (as -e NAME=VALUE); never written.
 	SecretValues map[string]string
 }
 
@@ -69,7 +70,7 @@ type importer struct {
 	// gives it in the plan (a variable's name or an expression).
 	known   map[string]string
 	names   map[string]bool
-	secrets map[string]string // var -> recorded value
+	secrets map[string]string // var -> the environment variable it is read from
 	res     *Result
 }
 
@@ -345,14 +346,19 @@ func (im *importer) template(i int, c candidate) string {
 	}
 	if c.secret {
 		name := im.varName(c.field, "secret")
+		env := envFor(name)
 		im.known[c.value] = name
-		im.secrets[name] = c.value
-		im.res.SecretValues[name] = c.value
-		im.res.Secrets = append(im.res.Secrets, fmt.Sprintf("%s: the recorded %s is a secret: not written; the plan reads it with -e %s=...", name, c.field, name))
+		im.secrets[name] = env
+		im.res.SecretValues[env] = c.value
+		im.res.Secrets = append(im.res.Secrets, fmt.Sprintf("%s: the recorded %s is a secret: not written; the plan reads it from the environment: export %s=...", name, c.field, env))
 		return "{{ " + name + " }}"
 	}
 	return escapeBraces(out)
 }
+
+// envFor is the environment variable a secret variable is read from:
+// password is LOADLAB_PASSWORD.
+func envFor(name string) string { return "LOADLAB_" + strings.ToUpper(name) }
 
 func escapeBraces(s string) string {
 	if strings.Contains(s, "{{") {

@@ -32,7 +32,7 @@ func (im *importer) write(file string) []byte {
 		sort.Strings(names)
 		b.WriteString("vars:\n")
 		for _, n := range names {
-			fmt.Fprintf(&b, "  %s: { value: \"\", secret: true }   # from the recording, not written: run with -e %s=...\n", n, n)
+			fmt.Fprintf(&b, "  %s: { env: %s, secret: true }   # not written: export %s=... (or -e %s=...)\n", n, im.secrets[n], im.secrets[n], im.secrets[n])
 		}
 	}
 	b.WriteString("steps:\n")

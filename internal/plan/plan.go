@@ -58,7 +58,10 @@ type Var struct {
 	// secret.Name (password, api_key): either way its value is masked
 	// everywhere the plan is shown.
 	Secret bool
-	Pos    Pos
+	// Env is the environment variable the value is read from, written
+	// { env: NAME }, or "".
+	Env string
+	Pos Pos
 	// where the value is written, and as written, for masking
 	valuePos  Pos
 	valueText string
