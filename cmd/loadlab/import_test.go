@@ -101,3 +101,27 @@ func TestImportHARBadInput(t *testing.T) {
 		t.Errorf("--think 5s: exit %d (%s), want 2", code, stderr)
 	}
 }
+
+// TestImportHARKeepAssets: --assets keep keeps the stylesheet as a step of
+// its own, says so and how it is fetched; another value is a usage error.
+func TestImportHARKeepAssets(t *testing.T) {
+	recorded := httptest.NewServer(hartest.NewTracker(7, 58))
+	har, err := hartest.RecordTracker(recorded.URL)
+	recorded.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "tracker.har")
+	if err := os.WriteFile(file, har, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	stdout, stderr, code := cli(ctx, t, "import", "har", file, "--assets", "keep")
+	if code != 0 || !strings.Contains(stderr, "kept 1 assets (stylesheets, scripts, images, fonts) as steps named \"asset METHOD PATH\" after their page") ||
+		!strings.Contains(stdout, `name: "asset GET /app.css"`) {
+		t.Errorf("--assets keep: exit %d\n%s\n%s", code, stderr, stdout)
+	}
+	if _, stderr, code := cli(ctx, t, "import", "har", file, "--assets", "inline"); code != 2 || !strings.Contains(stderr, "want drop or keep") {
+		t.Errorf("--assets inline: exit %d, %s; want 2", code, stderr)
+	}
+}

@@ -225,6 +225,20 @@ func TestBrowserRecordingOfARackApp(t *testing.T) {
 	if n := fresh.count(t); n != 3 {
 		t.Errorf("the fresh app made %d notes, want 3: one per iteration", n)
 	}
+
+	// --assets keep: the stylesheet each of the four pages loaded is a step
+	// after its page, and the plan still passes.
+	res, err = HAR("notes.har", har, Options{KeepAssets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(res.Plan), `name: "asset GET /app.css"`); n != 4 || len(res.Assets) != 4 {
+		t.Errorf("--assets keep: %d stylesheet steps, assets %q: want the 4 the browser fetched\n%s", n, res.Assets, res.Plan)
+	}
+	replay(t, res, fresh.url, 1)
+	if n := fresh.count(t); n != 4 {
+		t.Errorf("the fresh app made %d notes, want 4", n)
+	}
 }
 
 // TestBrowserRecordingOfTheTracker: log in through a CSRF form, open an

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/importer/hartest"
 	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/target/targettest"
 )
@@ -270,5 +271,63 @@ func TestTokenWrittenWithCharacterReferences(t *testing.T) {
 	out := string(res.Plan)
 	if !strings.Contains(out, `authenticity_token: { css: "input[name=\"authenticity_token\"]", attr: "value" }`) || len(res.Secrets) != 0 {
 		t.Errorf("secrets %q, plan:\n%s\nwant the token captured from the form", res.Secrets, out)
+	}
+}
+
+// TestKeepAssets: with KeepAssets a page's stylesheet is a step of its own
+// after the page, named "asset GET /app.css" so it is reported apart, and
+// the plan still passes on a fresh tracker, the stylesheet fetched once per
+// iteration.
+func TestKeepAssets(t *testing.T) {
+	recorded := httptest.NewServer(hartest.NewTracker(7, 58))
+	defer recorded.Close()
+	data, err := hartest.RecordTracker(recorded.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := HAR("tracker.har", data, Options{KeepAssets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Plan)
+	want := `    name: "GET /login"
+    expect: { status: 200 }
+    capture:
+      authenticity_token: { css: "meta[name=\"csrf-token\"]", attr: "content" }
+  # assets of GET /login, one after another: a browser fetches them in parallel, a plan has no parallel step
+  - get: "/app.css"
+    name: "asset GET /app.css"
+    expect: { status: 200 }
+`
+	if !strings.Contains(out, want) {
+		t.Errorf("plan:\n%s\nwant the stylesheet after its page:\n%s", out, want)
+	}
+	if res.Steps != 7 || len(res.Assets) != 1 {
+		t.Errorf("%d pages, assets %q: want 7 pages and the stylesheet", res.Steps, res.Assets)
+	}
+	tr := hartest.NewTracker(12, 300)
+	fresh := httptest.NewServer(tr)
+	defer fresh.Close()
+	p, err := plan.Parse(filepath.Join(t.TempDir(), "tracker.yaml"), res.Plan, plan.Options{Set: []string{"target=" + fresh.URL, "load.closed.iterations=2"}, Env: res.SecretValues})
+	if err != nil {
+		t.Fatalf("the imported plan does not load: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := runner.Plan(ctx, p, runner.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Summary; s.Checks.Failed != 0 || s.Iterations != 2 {
+		t.Errorf("against a fresh tracker: checks %+v, iterations %d", s.Checks, s.Iterations)
+	}
+	var asset *result.Step
+	for i := range r.Steps {
+		if r.Steps[i].Name == "asset GET /app.css" {
+			asset = &r.Steps[i]
+		}
+	}
+	if asset == nil || asset.Summary.Requests != 2 {
+		t.Errorf("the stylesheet's step: %+v, want it reported apart, 2 requests", asset)
 	}
 }

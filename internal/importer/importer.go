@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"net/http"
 	"net/url"
 	"path"
 	"regexp"
@@ -26,6 +27,11 @@ type Options struct {
 	// ThinkMax caps each think time taken from the recording; zero is 5s,
 	// negative drops think times.
 	ThinkMax time.Duration
+	// KeepAssets keeps the target's stylesheets, scripts, images and fonts
+	// as steps named "asset METHOD PATH" after the page that loaded them,
+	// fetched one after another: a plan has no step that fetches in
+	// parallel, as a browser does.
+	KeepAssets bool
 }
 
 // Result is an imported plan and what the import did.
@@ -35,7 +41,7 @@ type Result struct {
 	Steps    int      // requests in the plan
 	Inferred []string // one line per capture: what, where from, why
 	Secrets  []string // one line per secret variable
-	Assets   []string // dropped assets, METHOD URL
+	Assets   []string // assets, METHOD URL: dropped, or kept as steps with KeepAssets
 	Hosts    []string // dropped third-party hosts, "host (N requests)"
 	// SecretValues are the recorded values of the secret variables, by
 	// the environment variable each is read from (LOADLAB_PASSWORD), for
@@ -57,6 +63,7 @@ type step struct {
 	noFollow          bool
 	think             time.Duration
 	captures          []capture
+	asset             bool // a stylesheet, script, image or font kept (KeepAssets)
 }
 
 // importer holds the state of one import.
@@ -107,17 +114,20 @@ func HAR(file string, data []byte, opts Options) (*Result, error) {
 			lastEnd = later(lastEnd, e.end())
 			continue
 		}
-		if isAsset(e, u) {
+		asset := isAsset(e, u)
+		if asset {
 			im.res.Assets = append(im.res.Assets, e.Request.Method+" "+e.Request.URL)
-			lastEnd = later(lastEnd, e.end())
-			continue
+			if !opts.KeepAssets || len(im.entries) == 0 {
+				lastEnd = later(lastEnd, e.end())
+				continue
+			}
 		}
 		var think time.Duration
-		if !lastEnd.IsZero() {
+		if !lastEnd.IsZero() && !asset { // a page's assets load without a pause
 			think = e.start.Sub(lastEnd).Round(10 * time.Millisecond)
 		}
 		im.entries = append(im.entries, e)
-		im.steps = append(im.steps, &step{think: think})
+		im.steps = append(im.steps, &step{think: think, asset: asset})
 		lastEnd = later(lastEnd, e.end())
 	}
 	for hst, n := range dropped {
@@ -125,7 +135,7 @@ func HAR(file string, data []byte, opts Options) (*Result, error) {
 	}
 	sort.Strings(im.res.Hosts)
 	im.target = im.origin
-	if len(im.entries) == 0 {
+	if im.pages() == 0 {
 		what := "the target"
 		if im.origin != "" {
 			what = im.origin
@@ -144,8 +154,22 @@ func HAR(file string, data []byte, opts Options) (*Result, error) {
 		im.convert(i)
 	}
 	im.res.Steps = len(im.steps)
+	if opts.KeepAssets {
+		im.res.Steps = im.pages()
+	}
 	im.res.Plan = im.write(file)
 	return im.res, nil
+}
+
+// pages counts the steps that are not assets.
+func (im *importer) pages() int {
+	n := 0
+	for _, st := range im.steps {
+		if !st.asset {
+			n++
+		}
+	}
+	return n
 }
 
 func later(a, b time.Time) time.Time {
@@ -215,6 +239,12 @@ func (im *importer) convert(i int) {
 		st.url = "/"
 	}
 	st.name = st.method + " " + pageName(u.EscapedPath(), segs)
+	if st.asset {
+		st.name = "asset " + st.name
+		if st.status == http.StatusNotModified { // the browser's cache revalidated it; a plan has none
+			st.status = http.StatusOK
+		}
+	}
 	if u.Scheme+"://"+u.Host != im.origin {
 		st.url = u.Scheme + "://" + u.Host + st.url
 	}

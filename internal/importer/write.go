@@ -36,7 +36,13 @@ func (im *importer) write(file string) []byte {
 		}
 	}
 	b.WriteString("steps:\n")
-	for _, st := range im.steps {
+	page := ""
+	for k, st := range im.steps {
+		if !st.asset {
+			page = st.name
+		} else if k > 0 && !im.steps[k-1].asset {
+			fmt.Fprintf(&b, "  # assets of %s, one after another: a browser fetches them in parallel, a plan has no parallel step\n", page)
+		}
 		if st.think > 0 {
 			fmt.Fprintf(&b, "  - think: %s\n", st.think.Round(10*time.Millisecond))
 		}
