@@ -83,7 +83,9 @@ func TestImportHAR(t *testing.T) {
 func TestImportHARBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, body, want string }{
-		{"nojson.har", "<html>", "not JSON"},
+		{"nojson.har", "<html>", "nojson.har:1:1: not JSON"},
+		{"nojson2.har", "{\n  \"log\": nope", "nojson2.har:2:11: not JSON"},
+		{"cdn.har", `{"log": {"version": "1.2", "entries": [{"startedDateTime": "2026-12-01T10:00:00Z", "request": {"method": "GET", "url": "https://cdn.example/a.css"}, "response": {"status": 200, "content": {"mimeType": "text/css"}}}]}}`, "no entries for the target"},
 		{"v3.har", `{"log": {"version": "3.0", "entries": []}}`, `HAR version "3.0"`},
 		{"empty.har", `{"log": {"version": "1.2", "entries": []}}`, "no entries for the target"},
 	} {
