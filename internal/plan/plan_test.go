@@ -480,6 +480,9 @@ load: { closed: { vus: 1, iterations: 1 } }
 		if in := strings.Join(p.Inputs(), "|"); strings.Contains(in, "hunter2") || !strings.Contains(in, "LOADLAB_TEST_PASSWORD=***") {
 			t.Errorf("%s: inputs %s", name, in)
 		}
+		if m := p.Masked(); m != src {
+			t.Errorf("%s: the masked plan\n%s\nis not the plan as written (it holds no secret)", name, m)
+		}
 	}
 	p, err := Parse("plan.yaml", []byte(src), Options{Env: map[string]string{"password": "given"}})
 	if err != nil || p.Vars[0].Value != "given" {
