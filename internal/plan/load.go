@@ -799,15 +799,26 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 		return nil
 	}
 	requests := 0
+	items := 0
 	for _, s := range steps.vals {
+		if s.kind == kindMap && s.get("parallel") != nil {
+			group := d.parallel(s)
+			sc.Steps = append(sc.Steps, group...)
+			requests += len(group)
+			if len(group) > 0 {
+				items++
+			}
+			continue
+		}
 		if st := d.step(s); st != nil {
 			sc.Steps = append(sc.Steps, st)
+			items++
 			if !st.IsThink {
 				requests++
 			}
 		}
 	}
-	if requests == 0 && len(sc.Steps) == len(steps.vals) {
+	if requests == 0 && items == len(steps.vals) {
 		d.errorf(steps.pos, "scenario %s has no requests, only pauses", name)
 	}
 	return sc
@@ -815,7 +826,7 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 
 var methods = []string{"get", "post", "put", "patch", "delete", "head", "options"}
 
-var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects", "ws", "do", "max_message")
+var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
 
 func (d *decoder) step(n *node) *Step {
 	m, ok := d.fields(n, "a step", stepKeys...)

@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// assetServer answers / at once and every /a… after 100 ms, and counts
+// what a browser-like client does to it: the asset requests in flight at
+// once (the most), when the first began and the last ended, the requests
+// per path and the connections opened. /a1 sets a cookie; /check shows the
+// cookies it was sent.
+type assetServer struct {
+	url string
+
+	mu          sync.Mutex
+	inflight    int
+	peak        int
+	first, last time.Time
+	count       map[string]int
+	conns       int
+}
+
+func newAssetServer(t *testing.T) *assetServer {
+	s := &assetServer{count: map[string]int{}}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.count[r.URL.Path]++
+		s.mu.Unlock()
+		switch {
+		case r.URL.Path == "/check":
+			fmt.Fprint(w, "cookie: "+r.Header.Get("Cookie"))
+			return
+		case r.URL.Path == "/missing.css":
+			http.NotFound(w, r)
+			return
+		case !strings.HasPrefix(r.URL.Path, "/a"):
+			fmt.Fprint(w, "page")
+			return
+		}
+		s.mu.Lock()
+		if s.first.IsZero() {
+			s.first = time.Now()
+		}
+		s.inflight++
+		s.peak = max(s.peak, s.inflight)
+		s.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+		s.mu.Lock()
+		s.inflight--
+		s.last = time.Now()
+		s.mu.Unlock()
+		if r.URL.Path == "/a1" {
+			http.SetCookie(w, &http.Cookie{Name: "seen", Value: "a1", Path: "/"})
+		}
+		fmt.Fprint(w, "asset")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s
+}
+
+func (s *assetServer) snapshot() (peak int, span time.Duration, count map[string]int, conns int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	count = map[string]int{}
+	for k, v := range s.count {
+		count[k] = v
+	}
+	return s.peak, s.last.Sub(s.first), count, s.conns
+}
+
+// parallelPlan is a page, a group of n assets (/a1…), and a step after it
+// that checks the cookie /a1 set.
+func parallelPlan(t *testing.T, target string, n, most int, load, extra string) *plan.Plan {
+	var assets []string
+	for i := 1; i <= n; i++ {
+		assets = append(assets, fmt.Sprintf("{ get: /a%d, expect: { status: 200 } }", i))
+	}
+	if extra != "" {
+		assets = append(assets, extra)
+	}
+	p, err := plan.Parse("test.yaml", []byte(`
+name: assets
+target: `+target+`
+load: `+load+`
+scenarios:
+  browse:
+    steps:
+      - get: /
+      - parallel: { name: assets of /, max: `+fmt.Sprint(most)+`, steps: [ `+strings.Join(assets, ", ")+` ] }
+      - get: /check
+        expect: { contains: "seen=a1" }
+`), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func stepCounts(res *result.Result) map[string]int64 {
+	out := map[string]int64{}
+	for _, st := range res.Steps {
+		out[st.Name] = st.Summary.Requests
+	}
+	return out
+}
+
+// TestParallelGroup: a parallel group's requests are in flight at once, at
+// most max of them, on the VU's connections (kept between iterations),
+// each counted and checked under its own step; the iteration goes on when
+// all have ended, and closed and open loads count iterations and VUs as
+// ever. On both engines.
+func TestParallelGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a few seconds of load against a slow server")
+	}
+	for _, eng := range []string{"epoll", "portable"} {
+		t.Run(eng, func(t *testing.T) {
+			t.Setenv("LOADLAB_ENGINE", eng)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for _, tt := range []struct {
+				max    int
+				lo, hi time.Duration
+				peak   int
+			}{{6, 95 * time.Millisecond, 350 * time.Millisecond, 6}, {2, 295 * time.Millisecond, 650 * time.Millisecond, 2}} {
+				srv := newAssetServer(t)
+				res, err := Plan(ctx, parallelPlan(t, srv.url, 6, tt.max, "{ closed: { vus: 1, iterations: 1 } }", ""), Options{Workers: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				peak, span, count, conns := srv.snapshot()
+				t.Logf("max %d: 6 assets of 100 ms took %v, %d at once", tt.max, span.Round(time.Millisecond), peak)
+				if peak != tt.peak || span < tt.lo || span > tt.hi {
+					t.Errorf("max %d: %d at once over %v, want %d over %v..%v", tt.max, peak, span, tt.peak, tt.lo, tt.hi)
+				}
+				if conns-1 != tt.max { // the first is the preflight's
+					t.Errorf("max %d: %d connections after the preflight's, want %d (the VU's, and max-1 more)", tt.max, conns-1, tt.max)
+				}
+				if s := res.Summary; s.Iterations != 1 || s.Aborted != 0 || s.Checks.Failed != 0 || s.Requests != 8 || count["/a6"] != 1 {
+					t.Errorf("max %d: summary %+v, server %v", tt.max, s, count)
+				}
+			}
+
+			// Closed: 2 VUs × 3 iterations, 3 at once; a missing asset
+			// fails its own check only.
+			srv := newAssetServer(t)
+			res, err := Plan(ctx, parallelPlan(t, srv.url, 4, 3, "{ closed: { vus: 2, iterations: 3 } }", "{ get: /missing.css, expect: { status: 200 } }"), Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			peak, _, count, conns := srv.snapshot()
+			counts := stepCounts(res)
+			if res.Summary.Iterations != 6 || res.Summary.Aborted != 0 || res.Summary.VUsPeak != 2 || peak > 6 || conns-1 > 6 {
+				t.Errorf("closed: summary %+v; server: %d at once, %d connections", res.Summary, peak, conns)
+			}
+			for _, name := range []string{"GET /", "GET /a1", "GET /a4", "GET /missing.css", "GET /check"} {
+				if counts[name] != 6 {
+					t.Errorf("closed: step counts %v, server %v", counts, count)
+					break
+				}
+			}
+			for _, st := range res.Steps {
+				want := result.Checks{Passed: 6}
+				switch st.Name {
+				case "GET /":
+					want = result.Checks{}
+				case "GET /missing.css":
+					want = result.Checks{Failed: 6}
+				}
+				if st.Summary.Checks != want {
+					t.Errorf("closed: step %s checks %+v, want %+v", st.Name, st.Summary.Checks, want)
+				}
+			}
+
+			// Open: 8 arrivals in 2 s, each a new visitor.
+			srv = newAssetServer(t)
+			res, err = Plan(ctx, parallelPlan(t, srv.url, 3, 6, "{ open: { rate: 4/s, max_vus: 4, duration: 2s } }", ""), Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, count, _ = srv.snapshot()
+			s := res.Summary
+			if s.Iterations != 8 || s.Dropped != 0 || s.Aborted != 0 || s.Checks.Failed != 0 || count["/a3"] != 8 || stepCounts(res)["GET /a2"] != 8 {
+				t.Errorf("open: summary %+v, server %v", s, count)
+			}
+		})
+	}
+}
