@@ -43,7 +43,7 @@ JSON body, a bearer token from JSON) becomes a capture where it first appeared
 and a template where it is used; each is reported with why. Cookies are left
 to the cookie jar. Stylesheets, scripts, images, fonts and favicons are
 dropped (--assets keep: kept as steps named "asset ..." after their page,
-fetched one after another), and so are hosts other than the target's (the
+in one parallel group per page, fetched at once as a browser does), and so are hosts other than the target's (the
 origin of the first page), unless named with --host. Typed passwords and
 Authorization values that no response gave become secret: true variables
 read from the environment (password: LOADLAB_PASSWORD), never written.
@@ -93,7 +93,7 @@ Think times come from the recording, capped.`,
 				fmt.Fprintf(w, "  secret  %s\n", l)
 			}
 			if len(res.Assets) > 0 && opts.KeepAssets {
-				fmt.Fprintf(w, "kept %d assets (stylesheets, scripts, images, fonts) as steps named \"asset METHOD PATH\" after their page, reported apart from it; fetched one after another, not in parallel as a browser does (a plan has no parallel step):\n", len(res.Assets))
+				fmt.Fprintf(w, "kept %d assets (stylesheets, scripts, images, fonts) as steps named \"asset METHOD PATH\" after their page, reported apart from it; each page's in one parallel group, fetched at once as a browser does (at most 6 at a time):\n", len(res.Assets))
 				for _, a := range res.Assets {
 					fmt.Fprintf(w, "  %s\n", a)
 				}
@@ -131,7 +131,7 @@ Think times come from the recording, capped.`,
 	fl.StringVarP(&out, "output", "o", "", "write the plan to this file (default: standard output)")
 	fl.StringSliceVar(&hosts, "host", nil, "keep requests to this host too (repeat, or comma-separated)")
 	fl.StringVar(&think, "think", "", "cap the recorded think times: max=5s (the default), max=0 drops them")
-	fl.StringVar(&assets, "assets", "drop", "drop: stylesheets, scripts, images and fonts are left out; keep: kept as steps named \"asset ...\" after their page, fetched in sequence")
+	fl.StringVar(&assets, "assets", "drop", "drop: stylesheets, scripts, images and fonts are left out; keep: kept as steps named \"asset ...\" after their page, each page's fetched in parallel")
 	fl.StringVar(&target, "target", "", "the plan's target instead of the recorded origin (a fresh server, staging)")
 	fl.BoolVar(&check, "check", false, "run the imported plan once with 1 VU and say whether it passed")
 	return c

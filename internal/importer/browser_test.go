@@ -226,14 +226,17 @@ func TestBrowserRecordingOfARackApp(t *testing.T) {
 		t.Errorf("the fresh app made %d notes, want 3: one per iteration", n)
 	}
 
-	// --assets keep: the stylesheet each of the four pages loaded is a step
-	// after its page, and the plan still passes.
+	// --assets keep: the stylesheet and the script each of the four pages
+	// loaded are a parallel group after its page, and the plan still
+	// passes, fetching them at once.
 	res, err = HAR("notes.har", har, Options{KeepAssets: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(res.Plan), `name: "asset GET /app.css"`); n != 4 || len(res.Assets) != 4 {
-		t.Errorf("--assets keep: %d stylesheet steps, assets %q: want the 4 the browser fetched\n%s", n, res.Assets, res.Plan)
+	out = string(res.Plan)
+	css, js, groups := strings.Count(out, `name: "asset GET /app.css"`), strings.Count(out, `name: "asset GET /app.js"`), strings.Count(out, "  - parallel:\n")
+	if css != 4 || js != 4 || groups != 4 || len(res.Assets) != 8 {
+		t.Errorf("--assets keep: %d stylesheet and %d script steps in %d groups, assets %q: want the 8 the browser fetched, in 4 groups\n%s", css, js, groups, res.Assets, res.Plan)
 	}
 	replay(t, res, fresh.url, 1)
 	if n := fresh.count(t); n != 4 {

@@ -275,7 +275,8 @@ func TestTokenWrittenWithCharacterReferences(t *testing.T) {
 }
 
 // TestKeepAssets: with KeepAssets a page's stylesheet is a step of its own
-// after the page, named "asset GET /app.css" so it is reported apart, and
+// in the page's parallel group after it, named "asset GET /app.css" so it
+// is reported apart, and
 // the plan still passes on a fresh tracker, the stylesheet fetched once per
 // iteration.
 func TestKeepAssets(t *testing.T) {
@@ -294,10 +295,14 @@ func TestKeepAssets(t *testing.T) {
     expect: { status: 200 }
     capture:
       authenticity_token: { css: "meta[name=\"csrf-token\"]", attr: "content" }
-  # assets of GET /login, one after another: a browser fetches them in parallel, a plan has no parallel step
-  - get: "/app.css"
-    name: "asset GET /app.css"
-    expect: { status: 200 }
+  # assets of GET /login, fetched at once as a browser does: at most 6 at a time, on the VU's connections
+  - parallel:
+      name: "assets of GET /login"
+      max: 6
+      steps:
+        - get: "/app.css"
+          name: "asset GET /app.css"
+          expect: { status: 200 }
 `
 	if !strings.Contains(out, want) {
 		t.Errorf("plan:\n%s\nwant the stylesheet after its page:\n%s", out, want)

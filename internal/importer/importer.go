@@ -29,8 +29,8 @@ type Options struct {
 	ThinkMax time.Duration
 	// KeepAssets keeps the target's stylesheets, scripts, images and fonts
 	// as steps named "asset METHOD PATH" after the page that loaded them,
-	// fetched one after another: a plan has no step that fetches in
-	// parallel, as a browser does.
+	// each page's in one parallel group (at most AssetsAtOnce at a time),
+	// fetched at once as a browser does.
 	KeepAssets bool
 }
 

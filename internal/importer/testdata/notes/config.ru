@@ -9,6 +9,7 @@
 #   POST /logout     forget the session: redirect (303) to /login
 #   GET  /count      {"notes": N}: how many notes this server made
 #   GET  /app.css    the stylesheet every page links
+#   GET  /app.js     the script every page loads
 #
 # Sessions live in a signed cookie (Rack::Session::Cookie) whose secret is
 # made at start, the CSRF token is a random value kept in the session, and
@@ -40,6 +41,8 @@ class Notes
     case [req.request_method, req.path_info]
     in ["GET", "/app.css"]
       [200, { "content-type" => "text/css" }, ["body { font-family: sans-serif }\n"]]
+    in ["GET", "/app.js"]
+      [200, { "content-type" => "text/javascript" }, ["document.documentElement.dataset.js = 'on';\n"]]
     in ["GET", "/count"]
       n = @lock.synchronize { @notes.size }
       [200, { "content-type" => "application/json" }, [JSON.generate({ "notes" => n })]]
@@ -106,7 +109,7 @@ class Notes
       <!DOCTYPE html>
       <html><head><meta charset="utf-8"><title>Notes</title>
       <meta name="csrf-token" content="#{Rack::Utils.escape_html(session["csrf"])}">
-      <link rel="stylesheet" href="/app.css"></head>
+      <link rel="stylesheet" href="/app.css"><script src="/app.js"></script></head>
       <body>#{body}</body></html>
     HTML
   end
