@@ -336,3 +336,54 @@ func TestKeepAssets(t *testing.T) {
 		t.Errorf("the stylesheet's step: %+v, want it reported apart, 2 requests", asset)
 	}
 }
+
+// TestKeepAssetsCapturedAlone: a page's assets are one parallel group, but
+// one that a later request takes a value from (a token in a script) is
+// fetched on its own after the group: a group's requests end in no set
+// order, and the plan refuses a capture in one. The plan loads.
+func TestKeepAssetsCapturedAlone(t *testing.T) {
+	har := `{"log": {"version": "1.2", "entries": [
+	  {"startedDateTime": "2026-12-01T10:00:00Z", "time": 5,
+	   "request": {"method": "GET", "url": "http://shop.test/", "headers": []},
+	   "response": {"status": 200, "headers": [], "content": {"mimeType": "text/html", "text": "<p>home</p>"}}},
+	  {"startedDateTime": "2026-12-01T10:00:00.010Z", "time": 5, "_resourceType": "stylesheet",
+	   "request": {"method": "GET", "url": "http://shop.test/app.css", "headers": []},
+	   "response": {"status": 200, "headers": [], "content": {"mimeType": "text/css", "text": "p {}"}}},
+	  {"startedDateTime": "2026-12-01T10:00:00.011Z", "time": 5, "_resourceType": "script",
+	   "request": {"method": "GET", "url": "http://shop.test/app.js", "headers": []},
+	   "response": {"status": 200, "headers": [], "content": {"mimeType": "text/javascript", "text": "window.cartKey = \"c4rt9Zq7Lm2Xw8Vb5Nk3\";"}}},
+	  {"startedDateTime": "2026-12-01T10:00:00.012Z", "time": 5, "_resourceType": "image",
+	   "request": {"method": "GET", "url": "http://shop.test/logo.png", "headers": []},
+	   "response": {"status": 200, "headers": [], "content": {"mimeType": "image/png", "text": ""}}},
+	  {"startedDateTime": "2026-12-01T10:00:02Z", "time": 5,
+	   "request": {"method": "POST", "url": "http://shop.test/cart", "headers": [],
+	     "postData": {"mimeType": "application/x-www-form-urlencoded", "text": "cart_key=c4rt9Zq7Lm2Xw8Vb5Nk3&item=3"}},
+	   "response": {"status": 200, "headers": [], "content": {"mimeType": "text/html", "text": "<p>added</p>"}}}]}}`
+	res, err := HAR("x.har", []byte(har), Options{KeepAssets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Plan)
+	want := `  - parallel:
+      name: "assets of GET /"
+      max: 6
+      steps:
+        - get: "/app.css"
+          name: "asset GET /app.css"
+          expect: { status: 200 }
+        - get: "/logo.png"
+          name: "asset GET /logo.png"
+          expect: { status: 200 }
+  # an asset of GET / that a later step takes a value from: fetched on its own, after the others
+  - get: "/app.js"
+    name: "asset GET /app.js"
+    expect: { status: 200 }
+    capture:
+`
+	if !strings.Contains(out, want) {
+		t.Fatalf("plan:\n%s\nwant:\n%s", out, want)
+	}
+	if _, err := plan.Parse(filepath.Join(t.TempDir(), "x.yaml"), res.Plan, plan.Options{}); err != nil {
+		t.Errorf("the plan does not load: %v\n%s", err, out)
+	}
+}
