@@ -203,6 +203,46 @@ func TestParallelGroup(t *testing.T) {
 			if s.Iterations != 8 || s.Dropped != 0 || s.Aborted != 0 || s.Checks.Failed != 0 || count["/a3"] != 8 || stepCounts(res)["GET /a2"] != 8 {
 				t.Errorf("open: summary %+v, server %v", s, count)
 			}
+
+			// A request of the group that cannot be built (a capture that
+			// found nothing) starts no more of it; the journey ends,
+			// aborted, when the one in flight has ended.
+			srv = newAssetServer(t)
+			p, err := plan.Parse("test.yaml", []byte(`
+target: `+srv.url+`
+load: { closed: { vus: 1, iterations: 2 } }
+scenarios:
+  browse:
+    steps:
+      - get: /
+        capture: { tok: { header: X-None } }
+      - parallel: { max: 2, steps: [ { get: /a1 }, { get: "/a2?t={{ tok }}" }, { get: /a3 } ] }
+      - get: /check
+`), plan.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err = Plan(ctx, p, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, count, _ = srv.snapshot()
+			if s := res.Summary; s.Iterations != 0 || s.Aborted != 2 || count["/a1"] != 2 || count["/a2"] != 0 || count["/a3"] != 0 || count["/check"] != 0 {
+				t.Errorf("a request that cannot be built: summary %+v, server %v", s, count)
+			}
+
+			// A load whose time is up mid-group: the groups in progress
+			// finish in the grace period, every one whole.
+			srv = newAssetServer(t)
+			start := time.Now()
+			res, err = Plan(ctx, parallelPlan(t, srv.url, 6, 2, "{ closed: { vus: 2, duration: 500ms } }", ""), Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, count, _ = srv.snapshot()
+			if s := res.Summary; s.Iterations < 2 || s.Abandoned != 0 || s.Checks.Failed != 0 || count["/a1"] != count["/a6"] || int64(count["/a6"]) != s.Iterations || time.Since(start) > 10*time.Second {
+				t.Errorf("time up mid-group: summary %+v, server %v, %v", s, count, time.Since(start))
+			}
 		})
 	}
 }
