@@ -246,3 +246,60 @@ scenarios:
 		})
 	}
 }
+
+// TestParallelGroupHTTP2: over HTTP/2 (h2c) a group's requests are streams
+// in flight at once, as many as max.
+func TestParallelGroupHTTP2(t *testing.T) {
+	s := &assetServer{count: map[string]int{}}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			http.Error(w, "want HTTP/2", http.StatusHTTPVersionNotSupported)
+			return
+		}
+		s.mu.Lock()
+		s.count[r.URL.Path]++
+		if s.first.IsZero() && strings.HasPrefix(r.URL.Path, "/a") {
+			s.first = time.Now()
+		}
+		s.inflight++
+		s.peak = max(s.peak, s.inflight)
+		s.mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/a") {
+			time.Sleep(100 * time.Millisecond)
+		}
+		s.mu.Lock()
+		s.inflight--
+		if strings.HasPrefix(r.URL.Path, "/a") {
+			s.last = time.Now()
+		}
+		s.mu.Unlock()
+		fmt.Fprint(w, "ok")
+	}))
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	p, err := plan.Parse("test.yaml", []byte(`
+target: `+srv.URL+`
+http: { version: 2 }
+load: { closed: { vus: 1, iterations: 1 } }
+steps:
+  - get: /
+    expect: { status: 200 }
+  - parallel: { max: 4, steps: [ { get: /a1, expect: { status: 200 } }, { get: /a2 }, { get: /a3 }, { get: /a4 }, { get: /a5 }, { get: /a6 }, { get: /a7 }, { get: /a8 } ] }
+`), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Plan(ctx, p, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak, span, count, _ := s.snapshot()
+	t.Logf("h2c, max 4: 8 assets of 100 ms took %v, %d at once", span.Round(time.Millisecond), peak)
+	if sm := res.Summary; sm.Iterations != 1 || sm.Checks.Failed != 0 || sm.Requests != 9 || sm.Protocol != "h2c" || peak != 4 || span < 195*time.Millisecond || span > 450*time.Millisecond || count["/a8"] != 1 {
+		t.Errorf("summary %+v; server: %d at once over %v, %v", sm, peak, span, count)
+	}
+}
