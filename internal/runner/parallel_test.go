@@ -44,6 +44,10 @@ func newAssetServer(t *testing.T) *assetServer {
 		case r.URL.Path == "/missing.css":
 			http.NotFound(w, r)
 			return
+		case r.URL.Path == "/old/moved.css":
+			w.Header().Set("Location", "a4") // relative: /old/a4, a page
+			w.WriteHeader(http.StatusFound)
+			return
 		case !strings.HasPrefix(r.URL.Path, "/a"):
 			fmt.Fprint(w, "page")
 			return
@@ -229,6 +233,28 @@ scenarios:
 			_, _, count, _ = srv.snapshot()
 			if s := res.Summary; s.Iterations != 0 || s.Aborted != 2 || count["/a1"] != 2 || count["/a2"] != 0 || count["/a3"] != 0 || count["/check"] != 0 {
 				t.Errorf("a request that cannot be built: summary %+v, server %v", s, count)
+			}
+
+			// A redirect in a group is followed on its lane, resolved
+			// against its own request's path (/old/moved.css), not the
+			// last one the VU built (/a1).
+			srv = newAssetServer(t)
+			p, err = plan.Parse("test.yaml", []byte(`
+target: `+srv.url+`
+load: { closed: { vus: 1, iterations: 2 } }
+steps:
+  - parallel: { max: 2, steps: [ { get: /old/moved.css, expect: { status: 200 } }, { get: /a1 }, { get: /a2 } ] }
+`), plan.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err = Plan(ctx, p, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, count, _ = srv.snapshot()
+			if s := res.Summary; s.Iterations != 2 || s.Checks.Failed != 0 || count["/old/a4"] != 2 || count["/a4"] != 0 || stepCounts(res)["GET /old/moved.css"] != 4 {
+				t.Errorf("a redirect in a group: summary %+v, server %v, steps %v", s, count, stepCounts(res))
 			}
 
 			// A load whose time is up mid-group: the groups in progress
