@@ -42,10 +42,12 @@ token in a form or <meta name="csrf-token">, an id in a Location header or a
 JSON body, a bearer token from JSON) becomes a capture where it first appeared
 and a template where it is used; each is reported with why. Cookies are left
 to the cookie jar. Stylesheets, scripts, images, fonts and favicons are
-dropped, and so are hosts other than the target's (the origin of the first
-page), unless named with --host. Typed passwords and Authorization values that
-no response gave become secret: true variables, not written: pass them with
--e NAME=VALUE. Think times come from the recording, capped.`,
+dropped (--assets keep: kept as steps named "asset ..." after their page,
+in one parallel group per page, fetched at once as a browser does), and so are hosts other than the target's (the
+origin of the first page), unless named with --host. Typed passwords and
+Authorization values that no response gave become secret: true variables
+read from the environment (password: LOADLAB_PASSWORD), never written.
+Think times come from the recording, capped.`,
 		Example: `  loadlab import har session.har -o journey.yaml
   loadlab import har session.har -o journey.yaml --check        # replay it once, 1 VU
   loadlab import har session.har --host api.shop.example --think max=2s`,
@@ -63,8 +65,12 @@ no response gave become secret: true variables, not written: pass them with
 					opts.ThinkMax = -1
 				}
 			}
-			if assets != "drop" {
-				return usageError(fmt.Errorf("import har: --assets %q: only drop is implemented so far (keep is not)", assets))
+			switch assets {
+			case "drop":
+			case "keep":
+				opts.KeepAssets = true
+			default:
+				return usageError(fmt.Errorf("import har: --assets %q: want drop or keep", assets))
 			}
 			file := args[0]
 			data, err := os.ReadFile(file)
@@ -86,7 +92,12 @@ no response gave become secret: true variables, not written: pass them with
 			for _, l := range res.Secrets {
 				fmt.Fprintf(w, "  secret  %s\n", l)
 			}
-			if len(res.Assets) > 0 {
+			if len(res.Assets) > 0 && opts.KeepAssets {
+				fmt.Fprintf(w, "kept %d assets (stylesheets, scripts, images, fonts) as steps named \"asset METHOD PATH\" after their page, reported apart from it; each page's in one parallel group, fetched at once as a browser does (at most 6 at a time):\n", len(res.Assets))
+				for _, a := range res.Assets {
+					fmt.Fprintf(w, "  %s\n", a)
+				}
+			} else if len(res.Assets) > 0 {
 				fmt.Fprintf(w, "dropped %d assets (stylesheets, scripts, images, fonts):\n", len(res.Assets))
 				for _, a := range res.Assets {
 					fmt.Fprintf(w, "  %s\n", a)
@@ -120,7 +131,7 @@ no response gave become secret: true variables, not written: pass them with
 	fl.StringVarP(&out, "output", "o", "", "write the plan to this file (default: standard output)")
 	fl.StringSliceVar(&hosts, "host", nil, "keep requests to this host too (repeat, or comma-separated)")
 	fl.StringVar(&think, "think", "", "cap the recorded think times: max=5s (the default), max=0 drops them")
-	fl.StringVar(&assets, "assets", "drop", "drop: stylesheets, scripts, images and fonts are left out")
+	fl.StringVar(&assets, "assets", "drop", "drop: stylesheets, scripts, images and fonts are left out; keep: kept as steps named \"asset ...\" after their page, each page's fetched in parallel")
 	fl.StringVar(&target, "target", "", "the plan's target instead of the recorded origin (a fresh server, staging)")
 	fl.BoolVar(&check, "check", false, "run the imported plan once with 1 VU and say whether it passed")
 	return c

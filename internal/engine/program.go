@@ -44,8 +44,8 @@ type Scenario struct {
 	Steps  []*Step
 }
 
-// Step is a request, a socket or a pause. Exactly one of Think, Request
-// and Socket is set.
+// Step is a request, a socket, a pause or a parallel group. Exactly one of
+// Think, Request, Socket and Parallel is set.
 type Step struct {
 	ID   int // index into Program.Steps; unused for pauses
 	Name string
@@ -58,6 +58,26 @@ type Step struct {
 	// Socket, if set instead of Request, is a step that holds a socket of
 	// its own (a WebSocket): see SocketStep.
 	Socket *SocketStep
+
+	// Parallel, if set instead, is a group of request steps sent at once:
+	// see ParallelStep. The group's own ID is unused.
+	Parallel *ParallelStep
+}
+
+// ParallelStep sends the requests of its steps at once, at most Max at a
+// time, as a browser fetches a page's assets: each in flight on a lane of
+// the VU's own, with its connection to each target. Lane 0 uses the VU's
+// usual connections; the others' are opened when first needed, kept for the
+// VU's later iterations (keep-alive) and closed with its own, so a VU has at
+// most Max connections to a target. When a lane's request ends, the lane
+// takes the group's next one; the iteration goes on once every request has
+// ended. Each step (all request steps) is recorded under its own ID, its
+// latency counted from when its lane sent it. A step whose After returns
+// false, or whose request cannot be built, starts no more of the group's
+// requests and ends the iteration once those in flight have ended.
+type ParallelStep struct {
+	Max   int
+	Steps []*Step
 }
 
 // RequestStep sends one request and looks at the response.

@@ -141,7 +141,15 @@ func (o *Outcome) averageVUs() float64 {
 func stepProtocols(p *Program) []string {
 	out := make([]string, len(p.Steps))
 	for _, sc := range p.Scenarios {
+		var steps []*Step
 		for _, s := range sc.Steps {
+			if s.Parallel != nil {
+				steps = append(steps, s.Parallel.Steps...)
+			} else {
+				steps = append(steps, s)
+			}
+		}
+		for _, s := range steps {
 			if r := s.Request; r != nil && r.Target != nil && r.Target.HTTP2Streams() > 0 && s.ID < len(out) {
 				out[s.ID] = r.Target.Protocol()
 			}

@@ -32,6 +32,18 @@ type VU struct {
 	conns []vuConn
 	hops  int // redirects followed in this step
 
+	// A parallel step in progress (see ParallelStep): its lanes (kept,
+	// with their connections, for the VU's later groups), the next of its
+	// steps to start, the requests in flight, and whether the iteration
+	// goes on after it. lane is the lane whose hooks (Build, After,
+	// Redirect) run now, or -1.
+	lanes   []*lane
+	par     *ParallelStep
+	parNext int
+	parBusy int
+	parOK   bool
+	lane    int
+
 	// State is the program's per-VU state (see Program.NewState).
 	State any
 }
@@ -42,7 +54,7 @@ type vuConn struct {
 }
 
 func newVU(w *worker, g *group, id int) *VU {
-	v := &VU{w: w, g: g, ID: id, index: len(g.vus), arrival: -1}
+	v := &VU{w: w, g: g, ID: id, index: len(g.vus), arrival: -1, lane: -1}
 	if p := w.run.cfg.Program; p.NewState != nil {
 		v.State = p.NewState(v)
 	}
@@ -131,10 +143,15 @@ func (v *VU) conn(t *httpx.Origin) *httpx.Conn {
 	return c
 }
 
-// closeConns closes the VU's connections.
+// closeConns closes the VU's connections, its lanes' too.
 func (v *VU) closeConns() {
 	for _, c := range v.conns {
 		c.conn.Close()
+	}
+	for _, l := range v.lanes {
+		for _, c := range l.conns {
+			c.conn.Close()
+		}
 	}
 }
 
@@ -182,6 +199,10 @@ func (v *VU) next() {
 			v.runSocket(s.Socket)
 			return
 		}
+		if s.Parallel != nil {
+			v.startParallel(s.Parallel)
+			return
+		}
 		if v.send(s.Request) {
 			return
 		}
@@ -217,22 +238,11 @@ func (v *VU) do(r *RequestStep, t *httpx.Origin, req []byte) {
 	v.conn(t).Do(x, v)
 }
 
-func isRedirect(status int) bool {
-	switch status {
-	case 301, 302, 303, 307, 308:
-		return true
-	}
-	return false
-}
-
-// Done is called by the loop when the VU's exchange ends.
-func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
-	w := v.w
-	w.inflight--
-	step := v.scenario.Steps[v.step]
+// record records the sample of an exchange of step id that was due at due.
+func (w *worker) record(id int, x *httpx.Exchange, due time.Duration) {
 	s := &w.sample
-	s.Step, s.Status, s.Failure, s.Err = step.ID, x.Status, x.Failure, x.Err
-	s.Latency = x.End - v.due
+	s.Step, s.Status, s.Failure, s.Err = id, x.Status, x.Failure, x.Err
+	s.Latency = x.End - due
 	sent := x.Sent
 	if sent == 0 {
 		sent = x.Start
@@ -247,6 +257,22 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 	s.Reason = x.Reason()
 	s.Bytes, s.Coded, s.Decoded = x.BodyBytes, x.Decoded, x.DecodedBytes
 	w.rec.Record(s)
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// Done is called by the loop when the VU's exchange ends.
+func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
+	w := v.w
+	w.inflight--
+	step := v.scenario.Steps[v.step]
+	w.record(step.ID, x, v.due)
 
 	if r := step.Request; r.Redirect != nil && isRedirect(x.Status) && v.hops < r.MaxRedirects {
 		next, target, err := r.Redirect(v, x, v.buf[:0])

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,383 +13,111 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"golang.org/x/net/websocket"
-
+	"github.com/loadlab/loadlab/internal/browsertest"
 	"github.com/loadlab/loadlab/internal/importer/hartest"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/runner"
 )
 
-// chrome is Debian's Chromium, headless, driven over the DevTools protocol
-// (CDP) on one page, recording the page's network traffic as a HAR, the way
-// DevTools' "Save all as HAR with content" does.
-type chrome struct {
-	t    *testing.T
-	ws   *websocket.Conn
-	mu   sync.Mutex
-	next int
-	wait map[int]chan cdpMsg
-	load chan struct{}
-
-	entries []*cdpEntry          // in the order the requests were sent
-	byID    map[string]*cdpEntry // the current hop of each request id
-}
-
-type cdpMsg struct {
-	ID     int             `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-type cdpResponse struct {
-	Status   int               `json:"status"`
-	Headers  map[string]string `json:"headers"`
-	MimeType string            `json:"mimeType"`
-}
-
-type cdpEntry struct {
-	id       string
-	wall     float64 // s since the epoch
-	start    float64 // monotonic s
-	end      float64
-	kind     string
-	method   string
-	url      string
-	headers  map[string]string
-	postData string
-	resp     *cdpResponse
-	body     string
-	base64   bool
-	done     bool // loading finished (or redirected): its body can be asked for
-	fetched  bool
-}
-
-func startChrome(t *testing.T) *chrome {
+// record runs a journey in Debian's Chromium with Playwright, in a browser
+// context that records a HAR (newContext({recordHar})), and returns the HAR
+// Playwright wrote. journey is the body of an async function of page and
+// base, the server's URL.
+func record(t *testing.T, base, journey string) []byte {
 	t.Helper()
-	bin, err := exec.LookPath("chromium")
+	harPath := filepath.Join(t.TempDir(), "recorded.har")
+	script := `
+const { chromium } = require('playwright-core');
+(async () => {
+  const [base, harPath] = [process.argv[1], process.argv[2]];
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: JSON.parse(process.env.CHROMIUM_ARGS) });
+  const context = await browser.newContext({ recordHar: { path: harPath } });
+  context.setDefaultTimeout(20000);
+  const page = await context.newPage();
+  await (async (page, base) => {` + journey + `})(page, base);
+  await context.close(); // writes the HAR
+  await browser.close();
+})().catch(e => { console.error(e); process.exit(1); });`
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	out, err := browsertest.Command(ctx, t, script, base, harPath).CombinedOutput()
 	if err != nil {
-		t.Fatal("chromium is not installed: run scripts/test-deps")
+		t.Fatalf("the Playwright journey failed: %v\n%s", err, out)
 	}
-	profile, err := os.MkdirTemp("", "loadlab-chromium-")
+	har, err := os.ReadFile(harPath)
+	if err != nil {
+		t.Fatalf("Playwright wrote no HAR: %v\n%s", err, out)
+	}
+	if os.Getenv("LOADLAB_KEEP_HAR") != "" {
+		os.WriteFile(filepath.Join(os.Getenv("LOADLAB_KEEP_HAR"), t.Name()+".har"), har, 0o644)
+	}
+	return har
+}
+
+// notes is the Rack app of testdata/notes run by Puma.
+type notes struct{ url string }
+
+// startNotes starts testdata/notes/config.ru in Puma on a free loopback
+// port, its IDs starting at firstID; its session secret (and so every
+// CSRF token) is its own.
+func startNotes(t *testing.T, firstID int) *notes {
+	t.Helper()
+	puma, err := exec.LookPath("puma")
+	if err != nil {
+		t.Fatal("puma is not installed: run scripts/test-deps")
+	}
+	cmd := exec.Command(puma, "-b", "tcp://127.0.0.1:0", "-t", "1:4", "config.ru")
+	cmd.Dir = filepath.Join("testdata", "notes")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("FIRST_ID=%d", firstID))
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--no-default-browser-check", "--disable-extensions", "--disable-background-networking", "--disable-sync",
-		"--remote-debugging-port=0", "--user-data-dir="+profile, "about:blank")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	var log strings.Builder
+	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cancel()
+		cmd.Process.Kill()
 		cmd.Wait()
-		// Chromium's helpers may write into the profile a moment longer.
-		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
 	})
 	found := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(stderr)
-		re := regexp.MustCompile(`DevTools listening on (ws://\S+)`)
+		sc := bufio.NewScanner(stdout)
+		re := regexp.MustCompile(`Listening on (http://\S+)`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
 		}
 	}()
-	var browserWS string
 	select {
-	case browserWS = <-found:
-	case <-time.After(20 * time.Second):
-		t.Fatal("chromium did not say where DevTools listen within 20s")
-	}
-	host := strings.TrimPrefix(browserWS, "ws://")
-	host = host[:strings.IndexByte(host, '/')]
-	var pageWS string
-	for deadline := time.Now().Add(10 * time.Second); pageWS == "" && time.Now().Before(deadline); {
-		resp, err := http.Get("http://" + host + "/json/list")
-		if err == nil {
-			var targets []struct{ Type, WebSocketDebuggerURL string }
-			json.NewDecoder(resp.Body).Decode(&targets)
-			resp.Body.Close()
-			for _, tg := range targets {
-				if tg.Type == "page" {
-					pageWS = tg.WebSocketDebuggerURL
-				}
-			}
-		}
-		if pageWS == "" {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	if pageWS == "" {
-		t.Fatal("chromium has no page target")
-	}
-	ws, err := websocket.Dial(pageWS, "", "http://"+host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.MaxPayloadBytes = 64 << 20
-	t.Cleanup(func() { ws.Close() })
-	c := &chrome{t: t, ws: ws, wait: map[int]chan cdpMsg{}, load: make(chan struct{}, 16), byID: map[string]*cdpEntry{}}
-	go c.read()
-	c.call("Network.enable", map[string]any{"maxResourceBufferSize": 16 << 20, "maxTotalBufferSize": 64 << 20})
-	c.call("Network.setCacheDisabled", map[string]any{"cacheDisabled": true})
-	c.call("Page.enable", nil)
-	return c
-}
-
-func (c *chrome) read() {
-	for {
-		var m cdpMsg
-		if err := websocket.JSON.Receive(c.ws, &m); err != nil {
-			c.mu.Lock()
-			for _, ch := range c.wait {
-				close(ch)
-			}
-			c.wait = map[int]chan cdpMsg{}
-			c.mu.Unlock()
-			return
-		}
-		if m.ID != 0 {
-			c.mu.Lock()
-			ch := c.wait[m.ID]
-			delete(c.wait, m.ID)
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-			continue
-		}
-		c.event(m)
-	}
-}
-
-// event keeps what the HAR needs of the network events.
-func (c *chrome) event(m cdpMsg) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch m.Method {
-	case "Page.loadEventFired":
-		select {
-		case c.load <- struct{}{}:
-		default:
-		}
-	case "Network.requestWillBeSent":
-		var p struct {
-			RequestID string  `json:"requestId"`
-			Timestamp float64 `json:"timestamp"`
-			WallTime  float64 `json:"wallTime"`
-			Type      string  `json:"type"`
-			Request   struct {
-				URL      string            `json:"url"`
-				Method   string            `json:"method"`
-				Headers  map[string]string `json:"headers"`
-				PostData string            `json:"postData"`
-			} `json:"request"`
-			RedirectResponse *cdpResponse `json:"redirectResponse"`
-		}
-		if json.Unmarshal(m.Params, &p) != nil {
-			return
-		}
-		if prev := c.byID[p.RequestID]; prev != nil && p.RedirectResponse != nil {
-			prev.resp, prev.end, prev.done, prev.fetched = p.RedirectResponse, p.Timestamp, true, true
-		}
-		e := &cdpEntry{id: p.RequestID, wall: p.WallTime, start: p.Timestamp, kind: p.Type, method: p.Request.Method, url: p.Request.URL, headers: p.Request.Headers, postData: p.Request.PostData}
-		c.byID[p.RequestID] = e
-		c.entries = append(c.entries, e)
-	case "Network.responseReceived":
-		var p struct {
-			RequestID string      `json:"requestId"`
-			Response  cdpResponse `json:"response"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil && c.byID[p.RequestID] != nil {
-			r := p.Response
-			c.byID[p.RequestID].resp = &r
-		}
-	case "Network.loadingFinished", "Network.loadingFailed":
-		var p struct {
-			RequestID string  `json:"requestId"`
-			Timestamp float64 `json:"timestamp"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil && c.byID[p.RequestID] != nil {
-			e := c.byID[p.RequestID]
-			e.end, e.done = p.Timestamp, true
-			e.fetched = e.fetched || m.Method == "Network.loadingFailed"
-		}
-	}
-}
-
-// call sends a CDP command and returns its result.
-func (c *chrome) call(method string, params any) json.RawMessage {
-	c.t.Helper()
-	c.mu.Lock()
-	c.next++
-	id := c.next
-	ch := make(chan cdpMsg, 1)
-	c.wait[id] = ch
-	c.mu.Unlock()
-	if params == nil {
-		params = map[string]any{}
-	}
-	if err := websocket.JSON.Send(c.ws, map[string]any{"id": id, "method": method, "params": params}); err != nil {
-		c.t.Fatalf("%s: %v", method, err)
-	}
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			c.t.Fatalf("%s: the browser went away", method)
-		}
-		if m.Error != nil {
-			c.t.Fatalf("%s: %s", method, m.Error.Message)
-		}
-		return m.Result
-	case <-time.After(20 * time.Second):
-		c.t.Fatalf("%s: no answer in 20s", method)
+	case u := <-found:
+		return &notes{url: u}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("puma did not say where it listens within 30s: %s", log.String())
 	}
 	return nil
 }
 
-// do runs an action that loads a page (navigate, click a submit button)
-// and waits for the page's load event, then keeps the bodies of the
-// responses that finished.
-func (c *chrome) do(action func()) {
-	c.t.Helper()
-	for len(c.load) > 0 {
-		<-c.load
+// count is how many notes the server made, by its /count endpoint.
+func (n *notes) count(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get(n.url + "/count")
+	if err != nil {
+		t.Fatal(err)
 	}
-	action()
-	select {
-	case <-c.load:
-	case <-time.After(20 * time.Second):
-		c.t.Fatal("the page did not load within 20s")
+	defer resp.Body.Close()
+	var c struct{ Notes int }
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("/count: %v: %s", err, b)
 	}
-	c.bodies()
-}
-
-func (c *chrome) navigate(url string) {
-	c.do(func() { c.call("Page.navigate", map[string]any{"url": url}) })
-}
-
-// eval runs JavaScript in the page, awaiting a promise it returns.
-func (c *chrome) eval(js string) {
-	c.t.Helper()
-	var r struct {
-		ExceptionDetails *struct {
-			Text      string `json:"text"`
-			Exception struct {
-				Description string `json:"description"`
-			} `json:"exception"`
-		} `json:"exceptionDetails"`
-	}
-	json.Unmarshal(c.call("Runtime.evaluate", map[string]any{"expression": js, "awaitPromise": true}), &r)
-	if r.ExceptionDetails != nil {
-		c.t.Fatalf("%s: %s %s", js, r.ExceptionDetails.Text, r.ExceptionDetails.Exception.Description)
-	}
-}
-
-// bodies asks for the bodies of the responses that finished, while the
-// browser still has them.
-func (c *chrome) bodies() {
-	time.Sleep(150 * time.Millisecond) // the last loadingFinished events
-	c.mu.Lock()
-	var todo []*cdpEntry
-	for _, e := range c.entries {
-		if e.done && !e.fetched {
-			e.fetched = true
-			todo = append(todo, e)
-		}
-	}
-	c.mu.Unlock()
-	for _, e := range todo {
-		c.mu.Lock()
-		c.next++
-		id := c.next
-		ch := make(chan cdpMsg, 1)
-		c.wait[id] = ch
-		c.mu.Unlock()
-		websocket.JSON.Send(c.ws, map[string]any{"id": id, "method": "Network.getResponseBody", "params": map[string]any{"requestId": e.id}})
-		select {
-		case m := <-ch:
-			var b struct {
-				Body          string `json:"body"`
-				Base64Encoded bool   `json:"base64Encoded"`
-			}
-			if m.Error == nil && json.Unmarshal(m.Result, &b) == nil {
-				e.body, e.base64 = b.Body, b.Base64Encoded
-			}
-		case <-time.After(10 * time.Second):
-		}
-	}
-}
-
-// har is the session so far as a HAR 1.2 file.
-func (c *chrome) har() []byte {
-	c.bodies()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var entries []any
-	for _, e := range c.entries {
-		if e.resp == nil || !strings.HasPrefix(e.url, "http") {
-			continue
-		}
-		nv := func(h map[string]string) []map[string]string {
-			out := []map[string]string{}
-			for k, v := range h {
-				for _, line := range strings.Split(v, "\n") { // CDP joins repeated headers with \n
-					out = append(out, map[string]string{"name": k, "value": line})
-				}
-			}
-			return out
-		}
-		req := map[string]any{"method": e.method, "url": e.url, "httpVersion": "HTTP/1.1", "headers": nv(e.headers), "queryString": []any{}, "cookies": []any{}, "headersSize": -1, "bodySize": len(e.postData)}
-		if e.postData != "" {
-			ct := ""
-			for k, v := range e.headers {
-				if strings.EqualFold(k, "Content-Type") {
-					ct = v
-				}
-			}
-			req["postData"] = map[string]any{"mimeType": ct, "text": e.postData}
-		}
-		content := map[string]any{"size": len(e.body), "mimeType": e.resp.MimeType, "text": e.body}
-		if e.base64 {
-			content["encoding"] = "base64"
-		}
-		loc := ""
-		for k, v := range e.resp.Headers {
-			if strings.EqualFold(k, "Location") {
-				loc = v
-			}
-		}
-		wall := time.Unix(0, int64(e.wall*1e9)).UTC()
-		entries = append(entries, map[string]any{
-			"startedDateTime": wall.Format(time.RFC3339Nano),
-			"time":            max(0, (e.end-e.start)*1000),
-			"_resourceType":   strings.ToLower(e.kind),
-			"request":         req,
-			"response": map[string]any{"status": e.resp.Status, "statusText": "", "httpVersion": "HTTP/1.1", "headers": nv(e.resp.Headers),
-				"cookies": []any{}, "content": content, "redirectURL": loc, "headersSize": -1, "bodySize": -1},
-			"cache": map[string]any{}, "timings": map[string]any{"send": 0, "wait": 0, "receive": 0},
-		})
-	}
-	b, _ := json.MarshalIndent(map[string]any{"log": map[string]any{"version": "1.2",
-		"creator": map[string]string{"name": "loadlab-test-cdp", "version": "1"}, "pages": []any{}, "entries": entries}}, "", "  ")
-	return b
+	return c.Notes
 }
 
 // replay loads an imported plan against a fresh server and runs it.
@@ -415,25 +144,22 @@ func replay(t *testing.T, res *Result, target string, iterations int) {
 	}
 }
 
-// TestBrowserRecordingOfTheShop: a session in a real (headless) Chromium on
-// the demo shop (a product, add to cart by its CSRF form, checkout),
-// recorded over DevTools, imports into a plan that passes on a fresh shop.
+// TestBrowserRecordingOfTheShop: a session in Chromium driven by
+// Playwright on the demo shop (a product, add to cart by its CSRF form,
+// checkout), recorded by Playwright's recordHar, imports into a plan that
+// passes on a fresh shop.
 func TestBrowserRecordingOfTheShop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
 	recorded := startShop(t)
-	b := startChrome(t)
-	b.navigate(recorded.URL + "/")
-	b.do(func() { b.eval(`document.querySelector('a[href^="/products/"]').click()`) })
-	b.do(func() { b.eval(`document.querySelector('#add-to-cart button').click()`) })
-	b.do(func() {
-		b.eval(`document.querySelector('#checkout input[name=email]').value = 'ada@example.com'; document.querySelector('#checkout button').click()`)
-	})
-	har := b.har()
-	if os.Getenv("LOADLAB_KEEP_HAR") != "" {
-		os.WriteFile(os.Getenv("LOADLAB_KEEP_HAR"), har, 0o644)
-	}
+	har := record(t, recorded.URL, `
+  await page.goto(base + '/');
+  await Promise.all([page.waitForURL(/\/products\/\d+$/), page.click('a[href^="/products/"]')]);
+  await Promise.all([page.waitForNavigation(), page.click('#add-to-cart button')]);
+  await page.fill('#checkout input[name=email]', 'ada@example.com');
+  await Promise.all([page.waitForNavigation(), page.click('#checkout button')]);
+  await page.waitForSelector('#order-number');`)
 	res, err := HAR("shop.har", har, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -454,29 +180,92 @@ func TestBrowserRecordingOfTheShop(t *testing.T) {
 	replay(t, res, startShop(t).URL, 2)
 }
 
+// TestBrowserRecordingOfARackApp: in Chromium driven by Playwright, log in
+// to a Rack app (Puma) through a form with its CSRF token in a hidden field,
+// add a note (its ID only in the redirect's Location), log out; the HAR
+// Playwright recorded imports into a plan that passes, three iterations, on
+// a freshly started app with another session secret (so other tokens) and
+// other IDs, and the app counts three notes: one per iteration.
+func TestBrowserRecordingOfARackApp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium and Puma")
+	}
+	const password = "correct horse battery" // testdata/notes' NOTES_PASSWORD
+	recorded := startNotes(t, 58)
+	har := record(t, recorded.url, `
+  await page.goto(base + '/login');
+  await page.fill('input[name=email]', 'ada@example.com');
+  await page.fill('input[name=password]', '`+password+`');
+  await Promise.all([page.waitForURL('**/notes'), page.click('#login button')]);
+  await page.fill('input[name="note[title]"]', 'Buy milk');
+  await Promise.all([page.waitForURL(/\/notes\/\d+$/), page.click('#new-note button')]);
+  await Promise.all([page.waitForURL('**/login'), page.click('#logout button')]);`)
+	if n := recorded.count(t); n != 1 {
+		t.Fatalf("the recorded session made %d notes, want 1", n)
+	}
+	res, err := HAR("notes.har", har, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plan:\n%s", res.Plan)
+	for _, l := range res.Inferred {
+		t.Logf("inferred: %s", l)
+	}
+	out := string(res.Plan)
+	for _, want := range []string{`- post: "/login"`, `"authenticity_token": "{{ authenticity_token }}"`, `{{ password }}`, `- post: "/notes"`, `{ header: "Location" }`, `- post: "/logout"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan has no %s", want)
+		}
+	}
+	if strings.Contains(out, password) || strings.Contains(out, "/58") || strings.Contains(out, "_notes_session") {
+		t.Errorf("the plan holds the password, the recorded note's ID or the session cookie")
+	}
+	fresh := startNotes(t, 300)
+	replay(t, res, fresh.url, 3)
+	if n := fresh.count(t); n != 3 {
+		t.Errorf("the fresh app made %d notes, want 3: one per iteration", n)
+	}
+
+	// --assets keep: the stylesheet and the script each of the four pages
+	// loaded are a parallel group after its page, and the plan still
+	// passes, fetching them at once.
+	res, err = HAR("notes.har", har, Options{KeepAssets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = string(res.Plan)
+	css, js, groups := strings.Count(out, `name: "asset GET /app.css"`), strings.Count(out, `name: "asset GET /app.js"`), strings.Count(out, "  - parallel:\n")
+	if css != 4 || js != 4 || groups != 4 || len(res.Assets) != 8 {
+		t.Errorf("--assets keep: %d stylesheet and %d script steps in %d groups, assets %q: want the 8 the browser fetched, in 4 groups\n%s", css, js, groups, res.Assets, res.Plan)
+	}
+	replay(t, res, fresh.url, 1)
+	if n := fresh.count(t); n != 4 {
+		t.Errorf("the fresh app made %d notes, want 4", n)
+	}
+}
+
 // TestBrowserRecordingOfTheTracker: log in through a CSRF form, open an
 // issue (its id in the redirect), comment through fetch() with the page's
-// CSRF token in a header, log out, in Chromium; the plan passes on a
-// tracker with other ids, one issue and one comment per iteration.
+// CSRF token in a header, log out, in Chromium driven by Playwright; the
+// plan passes on a tracker with other ids, one issue and one comment per
+// iteration.
 func TestBrowserRecordingOfTheTracker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
 	recorded := httptest.NewServer(hartest.NewTracker(7, 58))
 	defer recorded.Close()
-	b := startChrome(t)
-	b.navigate(recorded.URL + "/login")
-	b.do(func() {
-		b.eval(`document.querySelector('input[name=email]').value = 'ada@example.com'; document.querySelector('input[name=password]').value = '` + hartest.Password + `'; document.querySelector('button').click()`)
-	})
-	b.do(func() {
-		b.eval(`document.querySelector('input[name=title]').value = 'The cart forgets its lines'; document.querySelector('button').click()`)
-	})
-	b.eval(`fetch(location.pathname + '/comments', {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content}, body: JSON.stringify({body: 'Seen on Firefox too'})}).then(r => { if (r.status != 201) throw new Error('comment: ' + r.status) })`)
-	b.do(func() {
-		b.eval(`const f = document.createElement('form'); f.method = 'post'; f.action = '/logout'; const i = document.createElement('input'); i.type = 'hidden'; i.name = 'authenticity_token'; i.value = document.querySelector('meta[name=csrf-token]').content; f.appendChild(i); document.body.appendChild(f); f.submit()`)
-	})
-	res, err := HAR("tracker.har", b.har(), Options{})
+	har := record(t, recorded.URL, `
+  await page.goto(base + '/login');
+  await page.fill('input[name=email]', 'ada@example.com');
+  await page.fill('input[name=password]', '`+hartest.Password+`');
+  await Promise.all([page.waitForURL(/\/issues$/), page.click('button')]);
+  await page.fill('input[name=title]', 'The cart forgets its lines');
+  await Promise.all([page.waitForURL(/\/issues\/\d+$/), page.click('button')]);
+  const status = await page.evaluate(() => fetch(location.pathname + '/comments', {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content}, body: JSON.stringify({body: 'Seen on Firefox too'})}).then(r => r.status));
+  if (status != 201) throw new Error('comment: ' + status);
+  await Promise.all([page.waitForURL('**/login'), page.evaluate(() => { const f = document.createElement('form'); f.method = 'post'; f.action = '/logout'; const i = document.createElement('input'); i.type = 'hidden'; i.name = 'authenticity_token'; i.value = document.querySelector('meta[name=csrf-token]').content; f.appendChild(i); document.body.appendChild(f); f.submit() })]);`)
+	res, err := HAR("tracker.har", har, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

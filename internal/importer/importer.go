@@ -3,6 +3,8 @@ package importer
 import (
 	"encoding/json"
 	"fmt"
+	"html"
+	"net/http"
 	"net/url"
 	"path"
 	"regexp"
@@ -25,6 +27,11 @@ type Options struct {
 	// ThinkMax caps each think time taken from the recording; zero is 5s,
 	// negative drops think times.
 	ThinkMax time.Duration
+	// KeepAssets keeps the target's stylesheets, scripts, images and fonts
+	// as steps named "asset METHOD PATH" after the page that loaded them,
+	// each page's in one parallel group (at most AssetsAtOnce at a time),
+	// fetched at once as a browser does.
+	KeepAssets bool
 }
 
 // Result is an imported plan and what the import did.
@@ -34,10 +41,11 @@ type Result struct {
 	Steps    int      // requests in the plan
 	Inferred []string // one line per capture: what, where from, why
 	Secrets  []string // one line per secret variable
-	Assets   []string // dropped assets, METHOD URL
+	Assets   []string // assets, METHOD URL: dropped, or kept as steps with KeepAssets
 	Hosts    []string // dropped third-party hosts, "host (N requests)"
-	// SecretValues are the recorded values of the secret variables, for
-	// --check to run the plan with (-e NAME=VALUE); never written.
+	// SecretValues are the recorded values of the secret variables, by
+	// the environment variable each is read from (LOADLAB_PASSWORD), for
+	// --check to run the plan with (as -e NAME=VALUE); never written.
 	SecretValues map[string]string
 }
 
@@ -55,6 +63,7 @@ type step struct {
 	noFollow          bool
 	think             time.Duration
 	captures          []capture
+	asset             bool // a stylesheet, script, image or font kept (KeepAssets)
 }
 
 // importer holds the state of one import.
@@ -68,7 +77,7 @@ type importer struct {
 	// gives it in the plan (a variable's name or an expression).
 	known   map[string]string
 	names   map[string]bool
-	secrets map[string]string // var -> recorded value
+	secrets map[string]string // var -> the environment variable it is read from
 	res     *Result
 }
 
@@ -105,17 +114,20 @@ func HAR(file string, data []byte, opts Options) (*Result, error) {
 			lastEnd = later(lastEnd, e.end())
 			continue
 		}
-		if isAsset(e, u) {
+		asset := isAsset(e, u)
+		if asset {
 			im.res.Assets = append(im.res.Assets, e.Request.Method+" "+e.Request.URL)
-			lastEnd = later(lastEnd, e.end())
-			continue
+			if !opts.KeepAssets || len(im.entries) == 0 {
+				lastEnd = later(lastEnd, e.end())
+				continue
+			}
 		}
 		var think time.Duration
-		if !lastEnd.IsZero() {
+		if !lastEnd.IsZero() && !asset { // a page's assets load without a pause
 			think = e.start.Sub(lastEnd).Round(10 * time.Millisecond)
 		}
 		im.entries = append(im.entries, e)
-		im.steps = append(im.steps, &step{think: think})
+		im.steps = append(im.steps, &step{think: think, asset: asset})
 		lastEnd = later(lastEnd, e.end())
 	}
 	for hst, n := range dropped {
@@ -123,7 +135,7 @@ func HAR(file string, data []byte, opts Options) (*Result, error) {
 	}
 	sort.Strings(im.res.Hosts)
 	im.target = im.origin
-	if len(im.entries) == 0 {
+	if im.pages() == 0 {
 		what := "the target"
 		if im.origin != "" {
 			what = im.origin
@@ -142,8 +154,22 @@ func HAR(file string, data []byte, opts Options) (*Result, error) {
 		im.convert(i)
 	}
 	im.res.Steps = len(im.steps)
+	if opts.KeepAssets {
+		im.res.Steps = im.pages()
+	}
 	im.res.Plan = im.write(file)
 	return im.res, nil
+}
+
+// pages counts the steps that are not assets.
+func (im *importer) pages() int {
+	n := 0
+	for _, st := range im.steps {
+		if !st.asset {
+			n++
+		}
+	}
+	return n
 }
 
 func later(a, b time.Time) time.Time {
@@ -213,6 +239,12 @@ func (im *importer) convert(i int) {
 		st.url = "/"
 	}
 	st.name = st.method + " " + pageName(u.EscapedPath(), segs)
+	if st.asset {
+		st.name = "asset " + st.name
+		if st.status == http.StatusNotModified { // the browser's cache revalidated it; a plan has none
+			st.status = http.StatusOK
+		}
+	}
 	if u.Scheme+"://"+u.Host != im.origin {
 		st.url = u.Scheme + "://" + u.Host + st.url
 	}
@@ -344,14 +376,19 @@ func (im *importer) template(i int, c candidate) string {
 	}
 	if c.secret {
 		name := im.varName(c.field, "secret")
+		env := envFor(name)
 		im.known[c.value] = name
-		im.secrets[name] = c.value
-		im.res.SecretValues[name] = c.value
-		im.res.Secrets = append(im.res.Secrets, fmt.Sprintf("%s: the recorded %s is a secret: not written; the plan reads it with -e %s=...", name, c.field, name))
+		im.secrets[name] = env
+		im.res.SecretValues[env] = c.value
+		im.res.Secrets = append(im.res.Secrets, fmt.Sprintf("%s: the recorded %s is a secret: not written; the plan reads it from the environment: export %s=...", name, c.field, env))
 		return "{{ " + name + " }}"
 	}
 	return escapeBraces(out)
 }
+
+// envFor is the environment variable a secret variable is read from:
+// password is LOADLAB_PASSWORD.
+func envFor(name string) string { return "LOADLAB_" + strings.ToUpper(name) }
 
 func escapeBraces(s string) string {
 	if strings.Contains(s, "{{") {
@@ -402,11 +439,15 @@ func (im *importer) correlate(i int, c candidate, pathSeg bool) string {
 			}
 		}
 		body := e.body()
-		if !strings.Contains(body, v) {
+		mt := strings.ToLower(e.Response.Content.MimeType)
+		isHTML := strings.Contains(mt, "html") || strings.HasPrefix(strings.TrimSpace(body), "<")
+		raw := strings.Contains(body, v)
+		// An HTML page may write the value with character references, as
+		// Rack's escape_html writes a base64 token's / (&#x2F;).
+		if !raw && !(isHTML && !short && strings.Contains(body, "&") && strings.Contains(html.UnescapeString(body), v)) {
 			continue
 		}
-		mt := strings.ToLower(e.Response.Content.MimeType)
-		if strings.Contains(mt, "json") {
+		if raw && strings.Contains(mt, "json") {
 			var doc any
 			if json.Unmarshal([]byte(body), &doc) == nil {
 				if p, key, ok := findJSON(doc, "$", "", v); ok {
@@ -424,13 +465,16 @@ func (im *importer) correlate(i int, c candidate, pathSeg bool) string {
 		if short {
 			continue
 		}
-		if strings.Contains(mt, "html") || strings.HasPrefix(strings.TrimSpace(body), "<") {
+		if isHTML {
 			if sel, attr, why, ok := findHTML(body, v); ok {
 				name := im.varName(c.field, "token")
 				im.addCapture(j, capture{name: name, kind: "css", arg: sel, attr: attr}, fmt.Sprintf("%s: %s of %s (%s), sent as %s in %s", name, why, im.steps[j].name, sel, c.field, im.steps[i].name))
 				im.known[v] = name
 				return name
 			}
+		}
+		if !raw {
+			continue
 		}
 		if re, ok := findRegex(body, v); ok {
 			name := im.varName(c.field, "token")

@@ -32,56 +32,99 @@ func (im *importer) write(file string) []byte {
 		sort.Strings(names)
 		b.WriteString("vars:\n")
 		for _, n := range names {
-			fmt.Fprintf(&b, "  %s: { value: \"\", secret: true }   # from the recording, not written: run with -e %s=...\n", n, n)
+			fmt.Fprintf(&b, "  %s: { env: %s, secret: true }   # not written: export %s=... (or -e %s=...)\n", n, im.secrets[n], im.secrets[n], im.secrets[n])
 		}
 	}
 	b.WriteString("steps:\n")
-	for _, st := range im.steps {
-		if st.think > 0 {
-			fmt.Fprintf(&b, "  - think: %s\n", st.think.Round(10*time.Millisecond))
+	page := ""
+	for k := 0; k < len(im.steps); k++ {
+		st := im.steps[k]
+		if !st.asset {
+			page = st.name
+			writeStep(&b, st, "  ")
+			continue
 		}
-		fmt.Fprintf(&b, "  - %s: %s\n", strings.ToLower(st.method), q(st.url+rawQuery(st.query)))
-		fmt.Fprintf(&b, "    name: %s\n", q(st.name))
-		if len(st.query) > 0 && !dupKeys(st.query) {
-			fmt.Fprintf(&b, "    query: %s\n", flow(st.query))
+		// The assets a page loaded: one parallel group, as a browser
+		// fetches them, but for those a later step takes a value from (a
+		// group's requests end in no set order), fetched after it.
+		j := k
+		for j < len(im.steps) && im.steps[j].asset {
+			j++
 		}
-		if len(st.headers) > 0 {
-			fmt.Fprintf(&b, "    headers: %s\n", flow(st.headers))
-		}
-		switch {
-		case st.form != nil && !dupKeys(st.form):
-			fmt.Fprintf(&b, "    form: %s\n", flow(st.form))
-		case st.form != nil:
-			parts := make([]string, len(st.form))
-			for k, f := range st.form {
-				parts[k] = formEscape(f.k) + "=" + formEscape(f.v)
-			}
-			fmt.Fprintf(&b, "    body: %s\n    headers: { \"Content-Type\": \"application/x-www-form-urlencoded\" }\n", q(strings.Join(parts, "&")))
-		case st.json != nil:
-			j, _ := json.Marshal(st.json)
-			fmt.Fprintf(&b, "    json: %s\n", j)
-		case st.body != nil:
-			fmt.Fprintf(&b, "    body: %s\n", q(escapeBraces(*st.body)))
-		}
-		if st.noFollow {
-			b.WriteString("    follow_redirects: false\n")
-		}
-		if st.status > 0 {
-			fmt.Fprintf(&b, "    expect: { status: %d }\n", st.status)
-		}
-		if len(st.captures) > 0 {
-			b.WriteString("    capture:\n")
-			for _, c := range st.captures {
-				fmt.Fprintf(&b, "      %s: { %s: %s", c.name, c.kind, q(c.arg))
-				if c.attr != "" {
-					fmt.Fprintf(&b, ", attr: %s", q(c.attr))
-				}
-				b.WriteString(" }\n")
+		var group, after []*step
+		for _, a := range im.steps[k:j] {
+			if len(a.captures) > 0 || a.think > 0 {
+				after = append(after, a)
+			} else {
+				group = append(group, a)
 			}
 		}
+		if len(group) > 0 {
+			fmt.Fprintf(&b, "  # assets of %s, fetched at once as a browser does: at most %d at a time, on the VU's connections\n", page, AssetsAtOnce)
+			fmt.Fprintf(&b, "  - parallel:\n      name: %s\n      max: %d\n      steps:\n", q("assets of "+page), AssetsAtOnce)
+			for _, a := range group {
+				writeStep(&b, a, "        ")
+			}
+		}
+		for _, a := range after {
+			fmt.Fprintf(&b, "  # an asset of %s that a later step takes a value from: fetched on its own, after the others\n", page)
+			writeStep(&b, a, "  ")
+		}
+		k = j - 1
 	}
 	b.WriteString("load:\n  closed: { vus: 1, iterations: 1 }\n")
 	return b.Bytes()
+}
+
+// AssetsAtOnce is the most assets of a page a browser fetches at once over
+// HTTP/1.1 (connections per origin): a kept page's group's max.
+const AssetsAtOnce = 6
+
+// writeStep renders one step: its "- " at indent, its keys under it.
+func writeStep(b *bytes.Buffer, st *step, indent string) {
+	in := indent + "  "
+	if st.think > 0 {
+		fmt.Fprintf(b, "%s- think: %s\n", indent, st.think.Round(10*time.Millisecond))
+	}
+	fmt.Fprintf(b, "%s- %s: %s\n", indent, strings.ToLower(st.method), q(st.url+rawQuery(st.query)))
+	fmt.Fprintf(b, "%sname: %s\n", in, q(st.name))
+	if len(st.query) > 0 && !dupKeys(st.query) {
+		fmt.Fprintf(b, "%squery: %s\n", in, flow(st.query))
+	}
+	if len(st.headers) > 0 {
+		fmt.Fprintf(b, "%sheaders: %s\n", in, flow(st.headers))
+	}
+	switch {
+	case st.form != nil && !dupKeys(st.form):
+		fmt.Fprintf(b, "%sform: %s\n", in, flow(st.form))
+	case st.form != nil:
+		parts := make([]string, len(st.form))
+		for k, f := range st.form {
+			parts[k] = formEscape(f.k) + "=" + formEscape(f.v)
+		}
+		fmt.Fprintf(b, "%sbody: %s\n%sheaders: { \"Content-Type\": \"application/x-www-form-urlencoded\" }\n", in, q(strings.Join(parts, "&")), in)
+	case st.json != nil:
+		j, _ := json.Marshal(st.json)
+		fmt.Fprintf(b, "%sjson: %s\n", in, j)
+	case st.body != nil:
+		fmt.Fprintf(b, "%sbody: %s\n", in, q(escapeBraces(*st.body)))
+	}
+	if st.noFollow {
+		fmt.Fprintf(b, "%sfollow_redirects: false\n", in)
+	}
+	if st.status > 0 {
+		fmt.Fprintf(b, "%sexpect: { status: %d }\n", in, st.status)
+	}
+	if len(st.captures) > 0 {
+		fmt.Fprintf(b, "%scapture:\n", in)
+		for _, c := range st.captures {
+			fmt.Fprintf(b, "%s  %s: { %s: %s", in, c.name, c.kind, q(c.arg))
+			if c.attr != "" {
+				fmt.Fprintf(b, ", attr: %s", q(c.attr))
+			}
+			b.WriteString(" }\n")
+		}
+	}
 }
 
 // rawQuery keeps a query with a repeated name in the URL, as recorded.

@@ -257,6 +257,8 @@ type State struct {
 	// the request in flight, for redirects
 	target *httpx.Origin
 	method string
+	// lanes keep the requests in flight of a parallel group, by lane.
+	lanes []laneRequest
 	// pcg and rng draw random data rows, restarted at every iteration.
 	pcg rand.PCG
 	rng *rand.Rand

@@ -47,6 +47,10 @@ type Step struct {
 	Captures       []Capture
 	// MaxRedirects is how many redirects a request follows; zero follows none.
 	MaxRedirects int
+	// Parallel says the step is in a parallel group (engine.ParallelStep):
+	// its requests are in flight with others of the VU, so what a request
+	// needs from its Build to its After is kept per lane.
+	Parallel bool
 
 	runner *Runner
 	writer httpx.RequestWriter
@@ -93,7 +97,66 @@ func (st *Step) Request(r *Runner) *engine.RequestStep {
 		}
 		rs.MaxRedirects = st.MaxRedirects
 	}
+	if st.Parallel {
+		st.perLane(rs)
+	}
 	return rs
+}
+
+// perLane makes a step of a parallel group keep its request's path,
+// target, method and body per lane, from its Build (and each redirect's)
+// to its After: other requests of the VU are built in between.
+func (st *Step) perLane(rs *engine.RequestStep) {
+	rs.Build = func(v *engine.VU, dst []byte) ([]byte, error) {
+		s := v.State.(*State)
+		out, err := st.Build(s, dst)
+		s.saveLane(v.Lane())
+		return out, err
+	}
+	rs.After = func(v *engine.VU, x *httpx.Exchange) bool {
+		s := v.State.(*State)
+		s.restoreLane(v.Lane())
+		return st.After(s, v, x)
+	}
+	if rs.Redirect != nil {
+		rs.Redirect = func(v *engine.VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Origin, error) {
+			s := v.State.(*State)
+			s.restoreLane(v.Lane())
+			out, t, err := st.Redirect(s, x, dst)
+			s.saveLane(v.Lane())
+			return out, t, err
+		}
+	}
+}
+
+// laneRequest is what a request in flight in a parallel group needs kept.
+type laneRequest struct {
+	path, body []byte
+	target     *httpx.Origin
+	method     string
+}
+
+func (s *State) saveLane(i int) {
+	if i < 0 {
+		return
+	}
+	for len(s.lanes) <= i {
+		s.lanes = append(s.lanes, laneRequest{})
+	}
+	l := &s.lanes[i]
+	l.path = append(l.path[:0], s.path...)
+	l.body = append(l.body[:0], s.body...)
+	l.target, l.method = s.target, s.method
+}
+
+func (s *State) restoreLane(i int) {
+	if i < 0 || i >= len(s.lanes) {
+		return
+	}
+	l := &s.lanes[i]
+	s.path = append(s.path[:0], l.path...)
+	s.body = append(s.body[:0], l.body...)
+	s.target, s.method = l.target, l.method
 }
 
 func (st *Step) hasBody() bool { return st.JSON != nil || st.Form != nil || st.Raw != nil }

@@ -224,9 +224,19 @@ func (c *compiler) scenario(prog *engine.Program, sc *Scenario) {
 		}
 		id := len(prog.Steps)
 		prog.Steps = append(prog.Steps, engine.StepInfo{Scenario: sc.Name, Name: st.Name})
-		if st.WS != nil {
+		switch {
+		case st.WS != nil:
 			es.Steps = append(es.Steps, c.wsStep(prog, id, sc.Name, st, view))
-		} else {
+		case st.Group != nil:
+			// The requests of a group are consecutive: one engine step.
+			r := &engine.Step{ID: id, Name: st.Name, Request: c.request(st, id, view)}
+			if n := len(es.Steps); i > 0 && sc.Steps[i-1].Group == st.Group {
+				p := es.Steps[n-1].Parallel
+				p.Steps = append(p.Steps, r)
+			} else {
+				es.Steps = append(es.Steps, &engine.Step{Name: st.Group.Name, Parallel: &engine.ParallelStep{Max: st.Group.Max, Steps: []*engine.Step{r}}})
+			}
+		default:
 			r := c.request(st, id, view)
 			es.Steps = append(es.Steps, &engine.Step{ID: id, Name: st.Name, Request: r})
 		}
@@ -355,6 +365,7 @@ func (c *compiler) target(base *url.URL) *httpx.Origin {
 func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestStep {
 	h := c.p.HTTP
 	rs := &journey.Step{ID: id, Name: st.Name, Method: st.Method, KeepAlive: h.KeepAlive, AcceptEncoding: h.AcceptEncoding}
+	rs.Parallel = st.Group != nil
 	follow := h.FollowRedirects
 	if st.Redirects != nil {
 		follow = *st.Redirects

@@ -350,12 +350,20 @@ func (d *decoder) vars(p *Plan, n *node, opts Options) {
 			v.Value = value(val)
 			v.valuePos, v.valueText = val.pos, val.value
 		case kindMap:
-			m, ok := d.fields(val, "variable "+k.value, "value", "secret")
+			m, ok := d.fields(val, "variable "+k.value, "value", "env", "secret")
 			if !ok {
 				continue
 			}
-			if vn := m.get("value"); vn == nil {
-				d.errorf(val.pos, "variable %s: expected value:", k.value)
+			if en := m.get("env"); en != nil {
+				if m.get("value") != nil {
+					d.errorf(en.pos, "variable %s: value: or env:, not both", k.value)
+					continue
+				}
+				if !d.envVar(&v, en, opts) {
+					continue
+				}
+			} else if vn := m.get("value"); vn == nil {
+				d.errorf(val.pos, "variable %s: expected value: (or env: NAME, to read it from the environment)", k.value)
 				continue
 			} else if _, ok := d.scalar(vn, "value"); ok {
 				v.Value = value(vn)
@@ -377,6 +385,33 @@ func (d *decoder) vars(p *Plan, n *node, opts Options) {
 		p.Vars = append(p.Vars, v)
 	}
 }
+
+// envVar reads a variable written { env: NAME }: its value is the
+// environment variable NAME (-e NAME=... or the process environment), so a
+// secret need never be written in the plan. Unset, it is an error at env:
+// naming both, unless -e sets the plan variable itself.
+func (d *decoder) envVar(v *Var, n *node, opts Options) bool {
+	name, ok := d.str(n, "env")
+	if !ok {
+		return false
+	}
+	if !envName.MatchString(name) {
+		d.errorf(n.pos, "variable %s: env must name an environment variable (letters, digits and _), got %q", v.Name, name)
+		return false
+	}
+	value, set := opts.Env[name]
+	if !set && opts.LookupEnv != nil {
+		value, set = opts.LookupEnv(name)
+	}
+	if _, override := opts.Env[v.Name]; !set && !override {
+		// The variable is still defined: its uses are not errors too.
+		d.errorf(n.pos, "variable %s: environment variable %s is not set (export %s=... or pass -e %s=...)", v.Name, name, name, name)
+	}
+	v.Value, v.Env = value, name
+	return true
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (d *decoder) target(p *Plan, n *node, opts Options) {
 	if n == nil {
@@ -764,15 +799,26 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 		return nil
 	}
 	requests := 0
+	items := 0
 	for _, s := range steps.vals {
+		if s.kind == kindMap && s.get("parallel") != nil {
+			group := d.parallel(s)
+			sc.Steps = append(sc.Steps, group...)
+			requests += len(group)
+			if len(group) > 0 {
+				items++
+			}
+			continue
+		}
 		if st := d.step(s); st != nil {
 			sc.Steps = append(sc.Steps, st)
+			items++
 			if !st.IsThink {
 				requests++
 			}
 		}
 	}
-	if requests == 0 && len(sc.Steps) == len(steps.vals) {
+	if requests == 0 && items == len(steps.vals) {
 		d.errorf(steps.pos, "scenario %s has no requests, only pauses", name)
 	}
 	return sc
@@ -780,7 +826,7 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 
 var methods = []string{"get", "post", "put", "patch", "delete", "head", "options"}
 
-var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects", "ws", "do", "max_message")
+var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
 
 func (d *decoder) step(n *node) *Step {
 	m, ok := d.fields(n, "a step", stepKeys...)

@@ -245,6 +245,9 @@ func (p *Plan) credentialEnv() map[string]bool {
 	for _, v := range p.Vars {
 		if credVars[v.Name] || v.Secret {
 			srcs = append(srcs, v.valueText)
+			if v.Env != "" {
+				out[v.Env] = true
+			}
 		}
 	}
 	for _, src := range srcs {
@@ -378,6 +381,12 @@ func (p *Plan) EnvNames() []string {
 				seen[m[1]] = true
 				names = append(names, m[1])
 			}
+		}
+	}
+	for _, v := range p.Vars { // { env: NAME }
+		if v.Env != "" && !seen[v.Env] {
+			seen[v.Env] = true
+			names = append(names, v.Env)
 		}
 	}
 	sort.Strings(names)

@@ -58,7 +58,10 @@ type Var struct {
 	// secret.Name (password, api_key): either way its value is masked
 	// everywhere the plan is shown.
 	Secret bool
-	Pos    Pos
+	// Env is the environment variable the value is read from, written
+	// { env: NAME }, or "".
+	Env string
+	Pos Pos
 	// where the value is written, and as written, for masking
 	valuePos  Pos
 	valueText string
@@ -123,6 +126,18 @@ type Step struct {
 
 	// A WebSocket (ws: URL): its do: list; Captures are its receives'.
 	WS *WSSpec
+
+	// Group, if set, is the parallel group (parallel:) the request is in:
+	// the steps of a group are consecutive in their scenario's Steps.
+	Group *Group
+}
+
+// Group is a parallel: step as written: its requests are sent at once, at
+// most Max at a time, on connections of the VU's own.
+type Group struct {
+	Name string
+	Max  int
+	Pos  Pos
 }
 
 // Text is a template as written, with where it was written.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -440,5 +441,55 @@ func TestPathsStayInside(t *testing.T) {
 	}
 	if _, err := Parse("plan.yaml", []byte("name: api v2\n"+base+"server:\n  run: \"true\"\n  files:\n    conf/a.cfg: { content: hi }\n"), Options{}); err != nil {
 		t.Errorf("a file in a subdirectory of dir: %v", err)
+	}
+}
+
+// TestVarFromEnv: a variable written { env: NAME, secret: true } takes the
+// environment's value (-e NAME=... or the process's), which the plan never
+// holds and every output masks; unset, the plan does not load, and the
+// error says where and which variable to export.
+func TestVarFromEnv(t *testing.T) {
+	src := `target: "http://127.0.0.1:1"
+vars:
+  password: { env: LOADLAB_TEST_PASSWORD, secret: true }
+steps: [ { post: /login, form: { p: "{{ password }}" } } ]
+load: { closed: { vus: 1, iterations: 1 } }
+`
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	_, err := Parse("plan.yaml", []byte(src), Options{LookupEnv: env(nil)})
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 || !strings.Contains(err.Error(), "plan.yaml:3:20: variable password: environment variable LOADLAB_TEST_PASSWORD is not set (export LOADLAB_TEST_PASSWORD=...") {
+		t.Errorf("unset: %v", err)
+	}
+	for name, opts := range map[string]Options{
+		"exported": {LookupEnv: env(map[string]string{"LOADLAB_TEST_PASSWORD": "hunter2-env"})},
+		"-e NAME":  {Env: map[string]string{"LOADLAB_TEST_PASSWORD": "hunter2-env"}},
+	} {
+		p, err := Parse("plan.yaml", []byte(src), opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(p.Vars) != 1 || p.Vars[0].Value != "hunter2-env" || !p.Vars[0].Secret {
+			t.Errorf("%s: vars %+v", name, p.Vars)
+		}
+		if !slices.Contains(p.Secrets(), "hunter2-env") {
+			t.Errorf("%s: secrets %q lack the value", name, p.Secrets())
+		}
+		if in := strings.Join(p.Inputs(), "|"); strings.Contains(in, "hunter2") || !strings.Contains(in, "LOADLAB_TEST_PASSWORD=***") {
+			t.Errorf("%s: inputs %s", name, in)
+		}
+		if m := p.Masked(); m != src {
+			t.Errorf("%s: the masked plan\n%s\nis not the plan as written (it holds no secret)", name, m)
+		}
+	}
+	p, err := Parse("plan.yaml", []byte(src), Options{Env: map[string]string{"password": "given"}})
+	if err != nil || p.Vars[0].Value != "given" {
+		t.Errorf("-e password=given: %v, %+v", err, p)
+	}
+	bad := strings.Replace(src, "{ env: LOADLAB_TEST_PASSWORD,", "{ value: x, env: LOADLAB_TEST_PASSWORD,", 1)
+	if _, err := Parse("plan.yaml", []byte(bad), Options{}); err == nil || !strings.Contains(err.Error(), "value: or env:, not both") {
+		t.Errorf("value and env: %v", err)
 	}
 }

@@ -39,6 +39,10 @@ func planFingerprint(p *plan.Plan, spec *server.Spec) *result.Fingerprint {
 			}
 			path := st.URL.Written()
 			step := st.Method + " " + p.MaskSecrets(secret.URL(path))
+			if g := st.Group; g != nil {
+				// Sent at once with others: a load of another shape.
+				step += fmt.Sprintf(" (parallel %q, max %d)", g.Name, g.Max)
+			}
 			switch {
 			case p.PerScenario():
 				step = sc.Name + ": " + step // its load is in the shape

@@ -93,3 +93,25 @@ func TestQuickFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelFingerprint: the requests of a parallel group are marked in
+// the fingerprint with the group and its max, so a run that fetched the
+// assets at once does not compare as alike with one that fetched them one
+// after another.
+func TestParallelFingerprint(t *testing.T) {
+	fp := func(steps string) *result.Fingerprint {
+		p, err := plan.Parse("a.yaml", []byte("target: http://127.0.0.1:3000\nsteps:\n"+steps+"load: { closed: { vus: 1, iterations: 1 } }\n"), plan.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return planFingerprint(p, nil)
+	}
+	seq := fp("  - get: /\n  - get: /a.css\n  - get: /a.js\n")
+	par := fp("  - get: /\n  - parallel: { name: assets, max: 2, steps: [ { get: /a.css }, { get: /a.js } ] }\n")
+	if want := []string{"GET /", `GET /a.css (parallel "assets", max 2)`, `GET /a.js (parallel "assets", max 2)`}; !reflect.DeepEqual(par.Steps, want) {
+		t.Errorf("steps %q, want %q", par.Steps, want)
+	}
+	if seq.Hash == par.Hash {
+		t.Error("the same requests, in a group and not, have one fingerprint")
+	}
+}
