@@ -179,8 +179,9 @@ func TestRateBeyondTheMachine(t *testing.T) {
 		}
 		took := time.Since(start)
 		s := metrics.RunSummary(out.Totals, out.Elapsed)
-		if s.Requests == 0 {
-			t.Errorf("interrupt %v: no request went out", tt.interrupt)
+		// Interrupted at 100 ms, a loaded machine may not have sent one yet.
+		if s.Requests == 0 && !tt.interrupt {
+			t.Errorf("no request went out")
 		}
 		if tt.interrupt {
 			// Heard at once, far behind a ten-second schedule.
