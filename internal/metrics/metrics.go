@@ -11,6 +11,8 @@
 package metrics
 
 import (
+	"math"
+	"sort"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -523,6 +525,34 @@ var StepBounds = [...]int64{500, 1000, 2500, 5000, 10_000, 25_000, 50_000, 100_0
 // NumStepBuckets is the number of buckets of StepBounds, the last included.
 const NumStepBuckets = len(StepBounds) + 1
 
+// Native latency buckets: the per-step latencies an interval keeps also in
+// the exponential buckets of a Prometheus native histogram of schema
+// NativeSchema, in seconds: bucket k holds (2^((k-1)/8), 2^(k/8)], a
+// relative width of 2^(1/8)-1 = 9.05%. Interval.Steps keeps the buckets
+// NativeMin..NativeMin+NumNativeBuckets-1: 1 µs (k=-159) to 4096 s (k=96);
+// a latency of 0 counts in NativeZero, one over 4096 s in the top bucket.
+const (
+	NativeSchema     = 3
+	NativeMin        = -159
+	NumNativeBuckets = 256
+)
+
+// nativeBounds are the fractions (of math.Frexp) at which a power of two's
+// NativeSchema sub-buckets begin: 2^(j/8)/2.
+var nativeBounds = func() (b [1 << NativeSchema]float64) {
+	for j := range b {
+		b[j] = math.Exp2(float64(j)/(1<<NativeSchema)) / 2
+	}
+	return b
+}()
+
+// NativeIndex is the native bucket (of schema NativeSchema) of a positive
+// latency in seconds, as Prometheus' client_golang computes it.
+func NativeIndex(seconds float64) int {
+	frac, exp := math.Frexp(seconds)
+	return sort.SearchFloat64s(nativeBounds[:], frac) + (exp-1)*len(nativeBounds)
+}
+
 // Interval is one worker's figures for one interval of the time series,
 // across all steps, and, when the collector keeps them (Collector.PerStep),
 // per step as well.
@@ -548,8 +578,12 @@ type StepInterval struct {
 	Buckets [NumStepBuckets]int64
 	// SumMicros is the sum of the latencies in Buckets.
 	SumMicros int64
-	Count     [NumClasses]int64
-	Checks    Checks
+	// Native counts the same latencies in the native buckets NativeMin...;
+	// NativeZero the latencies of 0 µs.
+	Native     [NumNativeBuckets]uint32
+	NativeZero int64
+	Count      [NumClasses]int64
+	Checks     Checks
 }
 
 func newInterval(steps int) *Interval {
@@ -573,6 +607,12 @@ func (iv *Interval) record(step int, us int64) {
 	}
 	st.Buckets[b]++
 	st.SumMicros += us
+	if us <= 0 {
+		st.NativeZero++
+		return
+	}
+	k := min(max(NativeIndex(float64(us)/1e6)-NativeMin, 0), NumNativeBuckets-1)
+	st.Native[k]++
 }
 
 func (iv *Interval) reset() {
@@ -590,6 +630,10 @@ func (iv *Interval) add(o *Interval) {
 				a.Buckets[k] += b.Buckets[k]
 			}
 			a.SumMicros += b.SumMicros
+			for k := range b.Native {
+				a.Native[k] += b.Native[k]
+			}
+			a.NativeZero += b.NativeZero
 			for c := range NumClasses {
 				a.Count[c] += b.Count[c]
 			}

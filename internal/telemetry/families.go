@@ -33,6 +33,10 @@ type Series struct {
 	Buckets []uint64
 	Sum     float64
 	Count   uint64
+	// Native and NativeZero: the same latencies in native buckets
+	// (StepFigures.Native), for remote-write's native histograms.
+	Native     []uint64
+	NativeZero uint64
 }
 
 // Names lists the metric names Families makes, histograms with their
@@ -77,7 +81,7 @@ func Families(s Snapshot) []Family {
 		for _, b := range st.Buckets {
 			n += b
 		}
-		latency.Series = append(latency.Series, Series{Values: []string{st.Scenario, st.Step}, Buckets: st.Buckets, Sum: st.Sum, Count: n})
+		latency.Series = append(latency.Series, Series{Values: []string{st.Scenario, st.Step}, Buckets: st.Buckets, Sum: st.Sum, Count: n, Native: st.Native, NativeZero: st.NativeZero})
 	}
 	out := []Family{
 		requests, checks, latency,
