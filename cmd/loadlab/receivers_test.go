@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,4 +126,93 @@ load: { closed: { vus: 4, duration: 3s } }
 				st.Name, got*1000, want*1000, 100*(got/want-1), 100*width)
 		}
 	}
+}
+
+// TestOutputsDownAndSlowReceivers: one receiver never answers, another is
+// down; the load is what it would be without them (every arrival of an
+// open load sent), their pushes are dropped and counted in the
+// summary, and the command ends at most the final pushes' wait (5 s, all
+// outputs at once) after the load. --metrics-addr :PORT serves loopback only, says so, and is not
+// reachable on the machine's other addresses.
+func TestOutputsDownAndSlowReceivers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 2 s run and the final push's 5 s wait")
+	}
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) }) // runs first
+	down := "http://" + freePort(t) + "/api/v1/write"
+	url := targettest.Start(t, target.Options{})
+	_, port, _ := net.SplitHostPort(freePort(t))
+	// While /metrics serves, no other address of this machine reaches it.
+	var others []string
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
+			others = append(others, net.JoinHostPort(ipn.IP.String(), port))
+		}
+	}
+	probed := make(chan []string, 1)
+	go func() {
+		var reached []string
+		defer func() { probed <- reached }()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			c, err := net.Dial("tcp", "127.0.0.1:"+port)
+			if err != nil {
+				continue
+			}
+			c.Close()
+			for _, a := range others {
+				if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+					c.Close()
+					reached = append(reached, a)
+				}
+			}
+			return
+		}
+		reached = append(reached, "(127.0.0.1:"+port+" never served)")
+	}()
+	start := time.Now()
+	out := filepath.Join(t.TempDir(), "out")
+	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "--rate", "100/s", "-d", "2s", "--out", out,
+		"--metrics-addr", ":"+port, "--output", "prometheus-rw="+slow.URL, "--output", "otlp="+slow.URL, "--output", "prometheus-rw="+down)
+	elapsed := time.Since(start)
+	if reached := <-probed; len(reached) > 0 {
+		t.Errorf("--metrics-addr :%s reached from %v; want loopback only (other addresses: %v)", port, reached, others)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "loadlab: metrics at http://127.0.0.1:"+port+"/metrics, on loopback only") {
+		t.Errorf("stderr does not say /metrics is on loopback only:\n%s", stderr)
+	}
+	s := readResult(t, out).Summary
+	// Every arrival sent, none failed. (How many went out late depends on
+	// the machine's load: logged, not judged.)
+	if s.Requests != 200 || s.Dropped != 0 || s.Errors.Total != 0 {
+		t.Errorf("%d requests, %d dropped arrivals, %d errors: want the 200 arrivals of 2 s at 100/s, none dropped or failed", s.Requests, s.Dropped, s.Errors.Total)
+	}
+	t.Logf("%d of 200 requests sent 1 ms or more late", s.Late.Count)
+	if elapsed > 2*time.Second+5*time.Second+3*time.Second {
+		t.Errorf("the command took %v: more than the load's 2 s, the final pushes' 5 s (all outputs at once) and 3 s to start and write", elapsed)
+	}
+	for _, o := range []string{"prometheus-rw=" + slow.URL, "otlp=" + slow.URL + "/v1/metrics", "prometheus-rw=" + down} {
+		var line string
+		for l := range strings.SplitSeq(stdout, "\n") {
+			if strings.HasPrefix(l, "  "+o+": ") {
+				line = l
+			}
+		}
+		var sent, dropped int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(line, "  "+o+": "), "%d pushes sent, %d dropped", &sent, &dropped); err != nil || sent != 0 || dropped < 2 || !strings.Contains(line, "last error") {
+			t.Errorf("summary line %q: want no push sent, the drops counted (2 s of pushes and the final one), the last error", line)
+		}
+	}
+	t.Logf("took %v; summary:\n%s", elapsed, stdout)
 }
