@@ -18,7 +18,27 @@ import (
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/target"
 	"github.com/loadlab/loadlab/internal/target/targettest"
+	"github.com/loadlab/loadlab/internal/telemetry"
 )
+
+// prometheus3Version is the Prometheus that scripts/deps/prometheus.sh
+// builds from the Go module proxy (its module version; Prometheus 3.x).
+const prometheus3Version = "v0.316.0"
+
+// prometheus3 is the path of that Prometheus; the test skips without it.
+func prometheus3(t *testing.T) string {
+	t.Helper()
+	cache := os.Getenv("LOADLAB_DEPS_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "loadlab-deps")
+	}
+	bin := filepath.Join(cache, "prometheus-"+prometheus3Version, "prometheus")
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s is not built (scripts/test-deps builds it with scripts/deps/prometheus.sh)", bin)
+	}
+	return bin
+}
 
 // waitQuery waits up to 10 s for the query to yield want; it returns what
 // it yielded last.
@@ -45,6 +65,73 @@ func readResult(t *testing.T, dir string) *result.Result {
 		t.Fatal(err)
 	}
 	return &res
+}
+
+// TestOTLPPrometheus: --output otlp pushes to a real receiver, the OTLP
+// endpoint of a Prometheus 3 (built from the module proxy), and its query
+// API gives result.json's totals under the names a scrape has: the
+// receiver's translation adds _total to the counters and keeps the rest,
+// and the counters are cumulative, as it wants them.
+func TestOTLPPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real Prometheus and a 3 s run")
+	}
+	prom := runPrometheus(t, prometheus3(t), "global: {}\n", "--web.enable-otlp-receiver")
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: otlp-shop
+target: `+url+`
+steps:
+  - get: /
+    name: home
+    expect: { status: 200 }
+  - get: /?status=503
+    name: broken
+    expect: { status: 200 }
+load: { closed: { vus: 2, duration: 3s } }
+thresholds:
+  - checks > 10%
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	otlp := "http://" + prom + "/api/v1/otlp/v1/metrics"
+	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--output", "otlp="+otlp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "\noutputs\n  otlp="+otlp+": ") || !strings.Contains(stdout, " 0 dropped") {
+		t.Errorf("the summary does not end with the pushes, none dropped:\n%s", stdout)
+	}
+	s := readResult(t, out).Summary
+	if s.Requests < 10 || s.Errors.Status5xx == 0 || s.Checks.Failed == 0 {
+		t.Fatalf("the run measured too little to compare: %+v", s)
+	}
+	for q, w := range map[string]float64{
+		`sum(max_over_time(loadlab_requests_total{job="loadlab"}[5m]))`:                            float64(s.Requests),
+		`sum(max_over_time(loadlab_requests_total{job="loadlab",class="5xx"}[5m]))`:                float64(s.Errors.Status5xx),
+		`sum(max_over_time(loadlab_checks_total{job="loadlab",result="passed"}[5m]))`:              float64(s.Checks.Passed),
+		`sum(max_over_time(loadlab_checks_total{job="loadlab",result="failed"}[5m]))`:              float64(s.Checks.Failed),
+		`sum(max_over_time(loadlab_iterations_total{job="loadlab"}[5m]))`:                          float64(s.Iterations),
+		`sum(max_over_time(loadlab_request_duration_seconds_count{job="loadlab"}[5m]))`:            float64(s.Requests),
+		`sum(max_over_time(loadlab_request_duration_seconds_bucket{job="loadlab",le="+Inf"}[5m]))`: float64(s.Requests),
+		`max_over_time(loadlab_runs_total{job="loadlab"}[5m])`:                                     1,
+		`last_over_time(loadlab_running{job="loadlab"}[5m])`:                                       0,
+	} {
+		if got, err := waitQuery(prom, q, w); err != nil || got != w {
+			t.Errorf("%s = %v (%v), want %v as in result.json", q, got, err, w)
+		}
+	}
+	// Every name a scrape has (the dashboard's) is there by OTLP too; the
+	// server's figures only when loadlab starts the server.
+	for _, name := range telemetry.Names() {
+		if strings.HasPrefix(name, "loadlab_server_") {
+			continue
+		}
+		q := fmt.Sprintf(`count(last_over_time({__name__=%q,job="loadlab"}[5m]))`, name)
+		if got, err := promQuery(prom, q); err != nil || got == 0 {
+			t.Errorf("%s: %v (%v): no series %s by OTLP", q, got, err, name)
+		}
+	}
 }
 
 // TestNativeHistogramsPrometheus: --output prometheus-rw=URL,native=true
@@ -158,6 +245,7 @@ func TestOutputsDownAndSlowReceivers(t *testing.T) {
 			others = append(others, net.JoinHostPort(ipn.IP.String(), port))
 		}
 	}
+	t.Logf("other addresses: %v", others)
 	probed := make(chan []string, 1)
 	go func() {
 		var reached []string

@@ -472,9 +472,9 @@ func TestRemoteWriteNativeRefused(t *testing.T) {
 }
 
 // TestOTLP: the SDK's exporter sends what the official OTLP protobufs
-// decode into the same totals. (Debian's Prometheus, 2.42, has no OTLP
-// receiver, and a newer one or the Collector takes too long to build here,
-// so the receiver is this test's, decoding with go.opentelemetry.io/proto/otlp.)
+// decode into the same totals. (The receiver is this test's, decoding with
+// go.opentelemetry.io/proto/otlp; TestOTLPPrometheus in cmd/loadlab pushes
+// to a real one, a Prometheus 3 built by scripts/deps/prometheus.sh.)
 func TestOTLP(t *testing.T) {
 	var mu sync.Mutex
 	var last *colmetrics.ExportMetricsServiceRequest
