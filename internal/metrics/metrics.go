@@ -12,6 +12,7 @@ package metrics
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"time"
 
@@ -553,6 +554,40 @@ func NativeIndex(seconds float64) int {
 	return sort.SearchFloat64s(nativeBounds[:], frac) + (exp-1)*len(nativeBounds)
 }
 
+// nativeUpper[i] is the upper bound of native bucket NativeMin+i in whole
+// microseconds (rounded down: a latency of whole microseconds is at most
+// the bound when at most its floor); nativeStart[n] is the first bucket
+// whose bound reaches 2^(n-1) µs, where a latency of bits.Len64 n lies.
+var nativeUpper, nativeStart = func() (upper [NumNativeBuckets]int64, start [65]int) {
+	for i := range upper {
+		upper[i] = int64(math.Floor(math.Exp2(float64(NativeMin+i)/(1<<NativeSchema)) * 1e6))
+	}
+	for n := range start {
+		lo := int64(1) << max(n-1, 0)
+		i := 0
+		for i < NumNativeBuckets-1 && (n > 63 || upper[i] < lo) {
+			i++
+		}
+		start[n] = i
+	}
+	return upper, start
+}()
+
+// nativeBucket is the index into StepInterval.Native of a latency of us > 0
+// microseconds: NativeIndex(us/1e6)-NativeMin, clamped to the buckets kept,
+// in integer comparisons only (at most 9), off the per-request path's
+// floating point.
+func nativeBucket(us int64) int {
+	if us >= nativeUpper[NumNativeBuckets-1] {
+		return NumNativeBuckets - 1
+	}
+	i := nativeStart[bits.Len64(uint64(us))]
+	for nativeUpper[i] < us {
+		i++
+	}
+	return i
+}
+
 // Interval is one worker's figures for one interval of the time series,
 // across all steps, and, when the collector keeps them (Collector.PerStep),
 // per step as well.
@@ -611,8 +646,7 @@ func (iv *Interval) record(step int, us int64) {
 		st.NativeZero++
 		return
 	}
-	k := min(max(NativeIndex(float64(us)/1e6)-NativeMin, 0), NumNativeBuckets-1)
-	st.Native[k]++
+	st.Native[nativeBucket(us)]++
 }
 
 func (iv *Interval) reset() {

@@ -467,6 +467,33 @@ func TestNativeIndex(t *testing.T) {
 	if NativeIndex(1e-6) != NativeMin || NativeIndex(4096) != NativeMin+NumNativeBuckets-1 {
 		t.Errorf("the buckets kept are %d..%d, want those of 1 µs..4096 s", NativeMin, NativeMin+NumNativeBuckets-1)
 	}
+	// The engine's integer path agrees with it, at every bound and either
+	// side of it, and clamps to the buckets kept.
+	for i := range NumNativeBuckets {
+		b := nativeUpper[i]
+		for _, us := range []int64{b - 1, b, b + 1} {
+			if us <= 0 {
+				continue
+			}
+			want := min(max(NativeIndex(float64(us)/1e6)-NativeMin, 0), NumNativeBuckets-1)
+			if got := nativeBucket(us); got != want {
+				t.Errorf("nativeBucket(%d µs) = %d, want %d", us, got, want)
+			}
+		}
+	}
+	us := []int64{1 << 40, math.MaxInt64}
+	for v := int64(1); v < 100_000; v++ {
+		us = append(us, v)
+	}
+	for v := int64(100_000); v < 5_000_000_000; v = v*101/100 + 1 {
+		us = append(us, v)
+	}
+	for _, us := range us {
+		want := min(max(NativeIndex(float64(us)/1e6)-NativeMin, 0), NumNativeBuckets-1)
+		if got := nativeBucket(us); got != want {
+			t.Errorf("nativeBucket(%d µs) = %d, want %d", us, got, want)
+		}
+	}
 	// Every latency lies within its bucket's bounds.
 	for us := int64(1); us < 5_000_000_000; us = us*3/2 + 1 {
 		v := float64(us) / 1e6
