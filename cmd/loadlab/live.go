@@ -193,7 +193,7 @@ func (l *liveOutputs) onInterval() func([]engine.StepInfo, *metrics.Interval) {
 
 // close ends the live outputs once the command's load is over: /metrics
 // waits for one more scrape (at most --metrics-linger), the pushers send
-// the final figures (at most 5 s), and their counts end the summary (on
+// the final figures (at most 5 s, all outputs at once), and their counts end the summary (on
 // stderr when the summary is --json).
 func (l *liveOutputs) close() {
 	if l == nil {
@@ -220,8 +220,14 @@ func (l *liveOutputs) close() {
 		}
 		l.srv.Close()
 	}
+	// All at once: a stuck receiver's wait is not added to the next one's.
+	stats := make([]telemetry.PushStats, len(l.pushers))
+	var closing sync.WaitGroup
 	for i, p := range l.pushers {
-		st := p.Close(pushWait)
+		closing.Go(func() { stats[i] = p.Close(pushWait) })
+	}
+	closing.Wait()
+	for i, st := range stats {
 		switch {
 		case l.json:
 			fmt.Fprintf(l.io.err, "loadlab: output %s\n", st)

@@ -171,7 +171,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	f.tls.register(fl)
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
 	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the load, keep /metrics up until it is scraped once more, for at most this long")
-	fl.StringArrayVar(&f.outputs, "output", nil, "push the live figures every second: prometheus-rw=URL (remote-write) or otlp=URL (OTLP/HTTP) (repeatable)")
+	fl.StringArrayVar(&f.outputs, "output", nil, "push the live figures every second: prometheus-rw=URL[,native=true] (remote-write; native histograms as well) or otlp=URL (OTLP/HTTP) (repeatable)")
 	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the run on this address (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the load, keep the dashboard (and the report, with --out) served this long")

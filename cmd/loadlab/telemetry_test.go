@@ -46,17 +46,25 @@ func startPrometheus(t *testing.T, scrape string) string {
 	if err != nil {
 		t.Skip("prometheus is not installed (scripts/test-deps installs Debian's)")
 	}
-	dir := t.TempDir()
-	config := filepath.Join(dir, "prometheus.yml")
-	os.WriteFile(config, []byte(`global: { scrape_interval: 1s, scrape_timeout: 900ms }
+	return runPrometheus(t, bin, `global: { scrape_interval: 1s, scrape_timeout: 900ms }
 scrape_configs:
   - job_name: scraped
     static_configs: [ { targets: ["`+scrape+`"] } ]
-`), 0o644)
+`, "--web.enable-remote-write-receiver")
+}
+
+// runPrometheus runs the Prometheus bin on loopback with config and flags,
+// its data in a temporary directory, until the test ends; it returns its
+// address once ready.
+func runPrometheus(t *testing.T, bin, config string, flags ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	configFile := filepath.Join(dir, "prometheus.yml")
+	os.WriteFile(configFile, []byte(config), 0o644)
 	addr := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--config.file=" + configFile, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr}, flags...)...)
 	logf, _ := os.Create(filepath.Join(dir, "prometheus.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

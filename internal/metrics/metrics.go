@@ -11,6 +11,9 @@
 package metrics
 
 import (
+	"math"
+	"math/bits"
+	"sort"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -523,6 +526,68 @@ var StepBounds = [...]int64{500, 1000, 2500, 5000, 10_000, 25_000, 50_000, 100_0
 // NumStepBuckets is the number of buckets of StepBounds, the last included.
 const NumStepBuckets = len(StepBounds) + 1
 
+// Native latency buckets: the per-step latencies an interval keeps also in
+// the exponential buckets of a Prometheus native histogram of schema
+// NativeSchema, in seconds: bucket k holds (2^((k-1)/8), 2^(k/8)], a
+// relative width of 2^(1/8)-1 = 9.05%. Interval.Steps keeps the buckets
+// NativeMin..NativeMin+NumNativeBuckets-1: 1 µs (k=-159) to 4096 s (k=96);
+// a latency of 0 counts in NativeZero, one over 4096 s in the top bucket.
+const (
+	NativeSchema     = 3
+	NativeMin        = -159
+	NumNativeBuckets = 256
+)
+
+// nativeBounds are the fractions (of math.Frexp) at which a power of two's
+// NativeSchema sub-buckets begin: 2^(j/8)/2.
+var nativeBounds = func() (b [1 << NativeSchema]float64) {
+	for j := range b {
+		b[j] = math.Exp2(float64(j)/(1<<NativeSchema)) / 2
+	}
+	return b
+}()
+
+// NativeIndex is the native bucket (of schema NativeSchema) of a positive
+// latency in seconds, as Prometheus' client_golang computes it.
+func NativeIndex(seconds float64) int {
+	frac, exp := math.Frexp(seconds)
+	return sort.SearchFloat64s(nativeBounds[:], frac) + (exp-1)*len(nativeBounds)
+}
+
+// nativeUpper[i] is the upper bound of native bucket NativeMin+i in whole
+// microseconds (rounded down: a latency of whole microseconds is at most
+// the bound when at most its floor); nativeStart[n] is the first bucket
+// whose bound reaches 2^(n-1) µs, where a latency of bits.Len64 n lies.
+var nativeUpper, nativeStart = func() (upper [NumNativeBuckets]int64, start [65]int) {
+	for i := range upper {
+		upper[i] = int64(math.Floor(math.Exp2(float64(NativeMin+i)/(1<<NativeSchema)) * 1e6))
+	}
+	for n := range start {
+		lo := int64(1) << max(n-1, 0)
+		i := 0
+		for i < NumNativeBuckets-1 && (n > 63 || upper[i] < lo) {
+			i++
+		}
+		start[n] = i
+	}
+	return upper, start
+}()
+
+// nativeBucket is the index into StepInterval.Native of a latency of us > 0
+// microseconds: NativeIndex(us/1e6)-NativeMin, clamped to the buckets kept,
+// in integer comparisons only (at most 9), off the per-request path's
+// floating point.
+func nativeBucket(us int64) int {
+	if us >= nativeUpper[NumNativeBuckets-1] {
+		return NumNativeBuckets - 1
+	}
+	i := nativeStart[bits.Len64(uint64(us))]
+	for nativeUpper[i] < us {
+		i++
+	}
+	return i
+}
+
 // Interval is one worker's figures for one interval of the time series,
 // across all steps, and, when the collector keeps them (Collector.PerStep),
 // per step as well.
@@ -548,8 +613,12 @@ type StepInterval struct {
 	Buckets [NumStepBuckets]int64
 	// SumMicros is the sum of the latencies in Buckets.
 	SumMicros int64
-	Count     [NumClasses]int64
-	Checks    Checks
+	// Native counts the same latencies in the native buckets NativeMin...;
+	// NativeZero the latencies of 0 µs.
+	Native     [NumNativeBuckets]uint32
+	NativeZero int64
+	Count      [NumClasses]int64
+	Checks     Checks
 }
 
 func newInterval(steps int) *Interval {
@@ -573,6 +642,11 @@ func (iv *Interval) record(step int, us int64) {
 	}
 	st.Buckets[b]++
 	st.SumMicros += us
+	if us <= 0 {
+		st.NativeZero++
+		return
+	}
+	st.Native[nativeBucket(us)]++
 }
 
 func (iv *Interval) reset() {
@@ -590,6 +664,10 @@ func (iv *Interval) add(o *Interval) {
 				a.Buckets[k] += b.Buckets[k]
 			}
 			a.SumMicros += b.SumMicros
+			for k := range b.Native {
+				a.Native[k] += b.Native[k]
+			}
+			a.NativeZero += b.NativeZero
 			for c := range NumClasses {
 				a.Count[c] += b.Count[c]
 			}

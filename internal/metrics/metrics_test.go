@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"maps"
+	"math"
 	"reflect"
 	"runtime"
 	"testing"
@@ -360,6 +361,10 @@ func TestPerStepIntervals(t *testing.T) {
 						heard[i].Buckets[k] += st.Buckets[k]
 					}
 					heard[i].SumMicros += st.SumMicros
+					for k := range st.Native {
+						heard[i].Native[k] += st.Native[k]
+					}
+					heard[i].NativeZero += st.NativeZero
 					for k := range NumClasses {
 						heard[i].Count[k] += st.Count[k]
 					}
@@ -433,6 +438,13 @@ func TestPerStepIntervals(t *testing.T) {
 		if StepBounds[10] != 1_000_000 || st.Buckets[10] == 0 || st.SumMicros == 0 {
 			t.Errorf("step %d: buckets %v, sum %d: the 1 s timeouts are not in (0.5 s, 1 s]", step, st.Buckets, st.SumMicros)
 		}
+		native := st.NativeZero
+		for _, c := range st.Native {
+			native += int64(c)
+		}
+		if native != n || int64(st.Native[0-NativeMin]) != w.Count[ClassTimeout] {
+			t.Errorf("step %d: %d latencies in native buckets, %d in (2^-1/8 s, 1 s]; want %d and the %d timeouts", step, native, st.Native[0-NativeMin], n, w.Count[ClassTimeout])
+		}
 	}
 	if want[0].Count[Class5xx] == 0 || want[1].Count[ClassFailed] == 0 {
 		t.Fatalf("the test's samples miss a class: %+v", want)
@@ -475,5 +487,59 @@ func TestKeptHistograms(t *testing.T) {
 	without.Close()
 	if s := without.Series(); len(s) != 1 || s[0].Hist != "" {
 		t.Errorf("a whole run's series %+v: want no histograms kept", s)
+	}
+}
+
+// TestNativeIndex: the native buckets are Prometheus' of schema 3, upper
+// bounds included: bucket k is (2^((k-1)/8), 2^(k/8)].
+func TestNativeIndex(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want int
+	}{
+		{1, 0}, {1.0001, 1}, {math.Exp2(1.0 / 8), 1}, {math.Exp2(1.0/8) * 1.0001, 2}, {2, 8}, {0.5, -8}, {0.4999, -8}, {0.0001, -106}, {1e-6, -159}, {4096, 96},
+	} {
+		if got := NativeIndex(c.v); got != c.want {
+			t.Errorf("NativeIndex(%g) = %d, want %d", c.v, got, c.want)
+		}
+	}
+	if NativeIndex(1e-6) != NativeMin || NativeIndex(4096) != NativeMin+NumNativeBuckets-1 {
+		t.Errorf("the buckets kept are %d..%d, want those of 1 µs..4096 s", NativeMin, NativeMin+NumNativeBuckets-1)
+	}
+	// The engine's integer path agrees with it, at every bound and either
+	// side of it, and clamps to the buckets kept.
+	for i := range NumNativeBuckets {
+		b := nativeUpper[i]
+		for _, us := range []int64{b - 1, b, b + 1} {
+			if us <= 0 {
+				continue
+			}
+			want := min(max(NativeIndex(float64(us)/1e6)-NativeMin, 0), NumNativeBuckets-1)
+			if got := nativeBucket(us); got != want {
+				t.Errorf("nativeBucket(%d µs) = %d, want %d", us, got, want)
+			}
+		}
+	}
+	us := []int64{1 << 40, math.MaxInt64}
+	for v := int64(1); v < 100_000; v++ {
+		us = append(us, v)
+	}
+	for v := int64(100_000); v < 5_000_000_000; v = v*101/100 + 1 {
+		us = append(us, v)
+	}
+	for _, us := range us {
+		want := min(max(NativeIndex(float64(us)/1e6)-NativeMin, 0), NumNativeBuckets-1)
+		if got := nativeBucket(us); got != want {
+			t.Errorf("nativeBucket(%d µs) = %d, want %d", us, got, want)
+		}
+	}
+	// Every latency lies within its bucket's bounds.
+	for us := int64(1); us < 5_000_000_000; us = us*3/2 + 1 {
+		v := float64(us) / 1e6
+		k := NativeIndex(v)
+		lo, hi := math.Exp2(float64(k-1)/8), math.Exp2(float64(k)/8)
+		if v <= lo*(1-1e-12) || v > hi*(1+1e-12) {
+			t.Errorf("%g s in bucket %d, (%g, %g]", v, k, lo, hi)
+		}
 	}
 }

@@ -18,7 +18,12 @@ const (
 type Family struct {
 	Name string // Prometheus name: counters end in _total
 	Help string
-	Unit string // for OTLP: "s", "By", "%", "1"
+	// Unit is for OTLP: "s", "By", "%", "1", or an annotation such as
+	// "{vu}". A receiver that makes Prometheus names of OTLP ones (Prometheus'
+	// OTLP endpoint) adds a suffix for some units: _seconds, _bytes,
+	// _percent (already there), and _ratio to a gauge of "1", which is why
+	// the gauges of counts have annotations (dropped) instead.
+	Unit string
 	Kind Kind
 	// Labels name the labels of every series, in order.
 	Labels []string
@@ -33,6 +38,10 @@ type Series struct {
 	Buckets []uint64
 	Sum     float64
 	Count   uint64
+	// Native and NativeZero: the same latencies in native buckets
+	// (StepFigures.Native), for remote-write's native histograms.
+	Native     []uint64
+	NativeZero uint64
 }
 
 // Names lists the metric names Families makes, histograms with their
@@ -77,7 +86,7 @@ func Families(s Snapshot) []Family {
 		for _, b := range st.Buckets {
 			n += b
 		}
-		latency.Series = append(latency.Series, Series{Values: []string{st.Scenario, st.Step}, Buckets: st.Buckets, Sum: st.Sum, Count: n})
+		latency.Series = append(latency.Series, Series{Values: []string{st.Scenario, st.Step}, Buckets: st.Buckets, Sum: st.Sum, Count: n, Native: st.Native, NativeZero: st.NativeZero})
 	}
 	out := []Family{
 		requests, checks, latency,
@@ -85,8 +94,8 @@ func Families(s Snapshot) []Family {
 		one("loadlab_dropped_total", "Arrivals of an open load that found no free VU and were not started.", "1", Counter, float64(s.Dropped)),
 		one("loadlab_late_total", "Requests sent 1 ms or more after they were due.", "1", Counter, float64(s.Late)),
 		one("loadlab_received_bytes_total", "Response bytes received, as on the wire.", "By", Counter, float64(s.Bytes)),
-		one("loadlab_vus_active", "VUs in an iteration at the end of the newest second.", "1", Gauge, float64(s.VUs)),
-		one("loadlab_running", "1 while the command sends load (an experiment: until its last run ends), 0 after.", "1", Gauge, b2f(s.Running)),
+		one("loadlab_vus_active", "VUs in an iteration at the end of the newest second.", "{vu}", Gauge, float64(s.VUs)),
+		one("loadlab_running", "1 while the command sends load (an experiment: until its last run ends), 0 after.", "{run}", Gauge, b2f(s.Running)),
 		one("loadlab_runs_total", "Runs started (an experiment makes many).", "1", Counter, float64(s.Runs)),
 	}
 	if s.Server {

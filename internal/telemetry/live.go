@@ -64,6 +64,10 @@ type StepFigures struct {
 	// the last is +Inf. Sum is their sum in seconds.
 	Buckets []uint64
 	Sum     float64
+	// Native counts the same latencies in native buckets of schema
+	// metrics.NativeSchema, metrics.NativeMin first; NativeZero those of 0.
+	Native     []uint64
+	NativeZero uint64
 }
 
 // Snapshot is a copy of the figures at one time.
@@ -128,7 +132,7 @@ func (l *Live) Interval(steps []engine.StepInfo, iv *metrics.Interval) {
 		}
 		st := l.steps[k]
 		if st == nil {
-			st = &StepFigures{Scenario: k.scenario, Step: k.step, Buckets: make([]uint64, metrics.NumStepBuckets)}
+			st = &StepFigures{Scenario: k.scenario, Step: k.step, Buckets: make([]uint64, metrics.NumStepBuckets), Native: make([]uint64, metrics.NumNativeBuckets)}
 			l.steps[k] = st
 			l.order = append(l.order, st)
 		}
@@ -141,6 +145,10 @@ func (l *Live) Interval(steps []engine.StepInfo, iv *metrics.Interval) {
 			st.Buckets[b] += uint64(n)
 		}
 		st.Sum += float64(in.SumMicros) / 1e6
+		for b, n := range in.Native {
+			st.Native[b] += uint64(n)
+		}
+		st.NativeZero += uint64(in.NativeZero)
 	}
 }
 
@@ -160,6 +168,7 @@ func (l *Live) Snapshot() Snapshot {
 	for i, st := range l.order {
 		s.Steps[i] = *st
 		s.Steps[i].Buckets = append([]uint64(nil), st.Buckets...)
+		s.Steps[i].Native = append([]uint64(nil), st.Native...)
 	}
 	return s
 }

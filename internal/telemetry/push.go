@@ -4,23 +4,34 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Output is a receiver to push to: --output KIND=URL.
+// Output is a receiver to push to: --output KIND=URL[,native=true].
 type Output struct {
 	Kind string // "prometheus-rw" or "otlp"
 	URL  string
+	// Native (prometheus-rw only) sends the latency histograms as native
+	// histograms too, besides their classic series.
+	Native bool
 }
 
-func (o Output) String() string { return o.Kind + "=" + o.URL }
+func (o Output) String() string {
+	if o.Native {
+		return o.Kind + "=" + o.URL + ",native=true"
+	}
+	return o.Kind + "=" + o.URL
+}
 
-// ParseOutput parses KIND=URL, KIND being prometheus-rw (Prometheus
-// remote-write) or otlp (OTLP over HTTP). An otlp URL without a path gets
-// the standard /v1/metrics.
+// ParseOutput parses KIND=URL[,OPTION...], KIND being prometheus-rw
+// (Prometheus remote-write) or otlp (OTLP over HTTP). An otlp URL without a
+// path gets the standard /v1/metrics. The one option, native=true, is
+// prometheus-rw's: native histograms as well (a comma in the URL itself is
+// written %2C).
 func ParseOutput(s string) (Output, error) {
 	kind, raw, ok := strings.Cut(s, "=")
 	if !ok || raw == "" {
@@ -28,6 +39,21 @@ func ParseOutput(s string) (Output, error) {
 	}
 	if kind != "prometheus-rw" && kind != "otlp" {
 		return Output{}, fmt.Errorf("%q: unknown output %q: want prometheus-rw=URL or otlp=URL", s, kind)
+	}
+	raw, opts, hasOpts := strings.Cut(raw, ",")
+	o := Output{Kind: kind}
+	if hasOpts {
+		for opt := range strings.SplitSeq(opts, ",") {
+			k, v, _ := strings.Cut(opt, "=")
+			if k != "native" || kind != "prometheus-rw" {
+				return Output{}, fmt.Errorf("%q: unknown option %q of %s (prometheus-rw takes native=true)", s, opt, kind)
+			}
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return Output{}, fmt.Errorf("%q: native=%q: want true or false", s, v)
+			}
+			o.Native = b
+		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -39,7 +65,8 @@ func ParseOutput(s string) (Output, error) {
 	if kind == "otlp" && (u.Path == "" || u.Path == "/") {
 		u.Path = "/v1/metrics"
 	}
-	return Output{Kind: kind, URL: u.String()}, nil
+	o.URL = u.String()
+	return o, nil
 }
 
 // Push settings. A push carries every series (counters are cumulative), so
@@ -59,6 +86,9 @@ type PushStats struct {
 	Sent, Dropped int64
 	// LastErr is the last failed push's error, nil if none failed.
 	LastErr error
+	// Note says what the receiver changed, if anything: native histograms
+	// it refused.
+	Note string
 }
 
 // String is the summary's line: "prometheus-rw=URL: 31 pushes sent, 0 dropped".
@@ -67,11 +97,17 @@ func (s PushStats) String() string {
 	if s.LastErr != nil {
 		line += fmt.Sprintf(" (last error: %v)", s.LastErr)
 	}
+	if s.Note != "" {
+		line += "; " + s.Note
+	}
 	return line
 }
 
 // sender sends one snapshot.
 type sender func(ctx context.Context, s Snapshot) error
+
+// noter is what a sender has to say at the end (PushStats.Note), if any.
+type noter func() string
 
 // Pusher pushes live's figures to one receiver every interval, from
 // goroutines of its own: a snapshot is queued without waiting (dropped and
@@ -82,6 +118,7 @@ type Pusher struct {
 	out      Output
 	live     *Live
 	send     sender
+	note     noter
 	queue    chan Snapshot
 	stop     chan struct{}
 	ticking  sync.WaitGroup
@@ -100,10 +137,12 @@ type Pusher struct {
 // DefaultPushInterval).
 func StartPush(o Output, live *Live, interval time.Duration) (*Pusher, error) {
 	var send sender
+	var note noter
 	var err error
 	switch o.Kind {
 	case "prometheus-rw":
-		send = remoteWriteSender(o.URL)
+		rw := newRemoteWriter(o.URL, o.Native)
+		send, note = rw.send, rw.note
 	case "otlp":
 		send, err = otlpSender(o.URL)
 	default:
@@ -112,7 +151,9 @@ func StartPush(o Output, live *Live, interval time.Duration) (*Pusher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--output %s: %w", o, err)
 	}
-	return startPusher(o, live, interval, send), nil
+	p := startPusher(o, live, interval, send)
+	p.note = note
+	return p, nil
 }
 
 func startPusher(o Output, live *Live, interval time.Duration, send sender) *Pusher {
@@ -202,6 +243,9 @@ func (p *Pusher) Close(wait time.Duration) PushStats {
 		p.cancel()
 		p.mu.Lock()
 		p.stats = PushStats{Output: p.out, Sent: p.sent.Load(), Dropped: p.dropped.Load(), LastErr: p.lastErr}
+		if p.note != nil {
+			p.stats.Note = p.note()
+		}
 		p.mu.Unlock()
 	})
 	return p.stats
