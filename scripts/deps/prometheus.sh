@@ -27,6 +27,6 @@ dir="$(cd "$work" && GOFLAGS=-mod=mod go mod download -json "github.com/promethe
 [[ -n $dir && -d $dir ]] || { echo "deps/prometheus.sh: go mod download of prometheus@$VERSION failed" >&2; exit 1; }
 cp -r "$dir" "$work/src"
 chmod -R u+w "$work/src"
-(cd "$work/src" && GOWORK=off GOFLAGS=-buildvcs=false nice -n 10 go build -p 1 -trimpath -tags remove_all_sd -o "$work/prometheus" ./cmd/prometheus)
+(cd "$work/src" && GOWORK=off GOFLAGS=-buildvcs=false go build -trimpath -tags remove_all_sd -o "$work/prometheus" ./cmd/prometheus)
 mv "$work/prometheus" "$bin.tmp"
 mv "$bin.tmp" "$bin"
