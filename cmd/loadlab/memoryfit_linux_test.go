@@ -6,10 +6,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/target"
@@ -96,5 +100,45 @@ repeat: 3
 	page, err := os.ReadFile(filepath.Join(out, "report.html"))
 	if err != nil || !strings.Contains(string(page), "Memory against workers: PSS peak = ") || !strings.Contains(string(page), "PSS peak fit") {
 		t.Errorf("report.html lacks the fit (%v)", err)
+	}
+}
+
+// TestTargetWorkerMemoryOnce runs `loadlab target --workers 1
+// --worker-memory 64MiB` and reads its anonymous memory: 64 MiB and the Go
+// runtime's few, not twice 64 (its flag check made a server of its own,
+// whose workers' memory stayed: a sweep of it fitted 32 MiB a worker).
+func TestTargetWorkerMemoryOnce(t *testing.T) {
+	const mib = 1 << 20
+	addr := targettest.FreeAddr(t)
+	cmd := exec.Command(os.Args[0], "target", "--addr", addr, "--workers", "1", "--worker-memory", "64MiB")
+	cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/health")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("loadlab target not ready: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anonKB int64
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anonKB, _ = strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+		}
+	}
+	if anon := anonKB << 10; anon < 64*mib || anon > 100*mib {
+		t.Errorf("RssAnon %.1f MiB, want 64 MiB and the runtime's few", float64(anon)/mib)
 	}
 }
