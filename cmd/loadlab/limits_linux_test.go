@@ -361,7 +361,8 @@ func TestLimitsCgroupsGoneAfterServerCrash(t *testing.T) {
 		pids = alive(marker)
 	}
 	time.Sleep(300 * time.Millisecond) // into the load
-	for _, p := range pids { // "PID cmdline"
+	// Each of pids is "PID cmdline"; a pid of 0 would signal our group.
+	for _, p := range pids {
 		if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil && pid > 0 {
 			syscall.Kill(pid, syscall.SIGABRT)
 		}
