@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -343,7 +344,7 @@ func TestLimitsCgroupsGoneAfterServerCrash(t *testing.T) {
 	if len(limitCgroups(t)) > 0 {
 		t.Fatal("cgroups left by an earlier test")
 	}
-	path, marker := limitedTargetPlan(t, target.Options{}, "{ memory: 256MiB }", "{ closed: { vus: 2, duration: 20s } }")
+	path, url, marker := limitedTargetPlanURL(t, target.Options{}, "{ memory: 256MiB }", "{ closed: { vus: 2, duration: 20s } }")
 	type ran struct {
 		stdout, stderr string
 		code           int
@@ -353,8 +354,16 @@ func TestLimitsCgroupsGoneAfterServerCrash(t *testing.T) {
 		stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", t.TempDir())
 		done <- ran{stdout, stderr, code}
 	}()
+	// Ready (a slow machine takes seconds to start it), limited, and loaded.
 	var pids []string
-	for deadline := time.Now().Add(15 * time.Second); len(pids) == 0 || len(limitCgroups(t)) == 0; time.Sleep(20 * time.Millisecond) {
+	ready := func() bool {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	}
+	for deadline := time.Now().Add(15 * time.Second); len(pids) == 0 || len(limitCgroups(t)) == 0 || !ready(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the limited server never started")
 		}
