@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,4 +335,59 @@ func TestLimitsCgroupsGoneAfterSIGKILL(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("cgroups and server gone %v after the SIGKILL", time.Since(killed).Round(time.Millisecond))
+}
+
+// The limited server crashes mid-run (SIGABRT: a Go server's crash, with
+// its goroutines dumped): the run fails saying the server exited, and its
+// cgroups are gone, as after a normal end, Ctrl-C and an OOM kill.
+func TestLimitsCgroupsGoneAfterServerCrash(t *testing.T) {
+	if len(limitCgroups(t)) > 0 {
+		t.Fatal("cgroups left by an earlier test")
+	}
+	path, url, marker := limitedTargetPlanURL(t, target.Options{}, "{ memory: 256MiB }", "{ closed: { vus: 2, duration: 20s } }")
+	type ran struct {
+		stdout, stderr string
+		code           int
+	}
+	done := make(chan ran, 1)
+	go func() {
+		stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", t.TempDir())
+		done <- ran{stdout, stderr, code}
+	}()
+	// Ready (a slow machine takes seconds to start it), limited, and loaded.
+	var pids []string
+	ready := func() bool {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	}
+	for deadline := time.Now().Add(15 * time.Second); len(pids) == 0 || len(limitCgroups(t)) == 0 || !ready(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the limited server never started")
+		}
+		pids = alive(marker)
+	}
+	time.Sleep(300 * time.Millisecond) // into the load
+	// Each of pids is "PID cmdline"; a pid of 0 would signal our group.
+	for _, p := range pids {
+		if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil && pid > 0 {
+			syscall.Kill(pid, syscall.SIGABRT)
+		}
+	}
+	var r ran
+	select {
+	case r = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the run did not end after its server crashed")
+	}
+	t.Logf("exit %d; stderr: %s", r.code, strings.SplitN(r.stderr, "\n", 2)[0])
+	if r.code == 0 || !strings.Contains(r.stderr, "the server under test exited mid-run") || !strings.Contains(r.stderr, "server crashed") {
+		t.Errorf("exit %d after the server crashed: %s\n%s", r.code, r.stderr, r.stdout)
+	}
+	noOrphans(t, marker)
+	if left := limitCgroups(t); len(left) > 0 {
+		t.Errorf("cgroups left after the server crashed: %v", left)
+	}
 }

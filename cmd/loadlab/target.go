@@ -65,7 +65,7 @@ GET /health always answers at once.`,
 				}
 				o.WorkerMemory = int(h)
 			}
-			if _, err := target.New(o); err != nil {
+			if err := target.Check(o); err != nil { // New would hold the workers' memory twice
 				return usageError(err)
 			}
 			if _, err := net.ResolveTCPAddr("tcp", addr); err != nil {

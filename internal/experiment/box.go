@@ -59,13 +59,23 @@ type BoxVerdict struct {
 	Bands      []cost.Band      `json:"bands,omitempty"`
 	BandsCut   bool             `json:"bands_cut,omitempty"`
 	Crossovers []cost.Crossover `json:"crossovers,omitempty"`
+	// Matched are the settings of the other params the boxes were compared
+	// at ("workers=2 threads=5"): those every priced box ran. Each box's
+	// figures are from its best point among them, so a box swept over
+	// threads is not set against another run at one thread count only
+	// (vary: one at a time sweeps the baseline box alone). Empty when the
+	// box is the only param. Unmatched: no setting was run on every box,
+	// and each box is at its best point of all, unlike setups.
+	Matched   []string `json:"matched,omitempty"`
+	Unmatched bool     `json:"unmatched,omitempty"`
 	// Text says it all in words, line by line (the verdict's "which box"):
 	// first a line for each box, in the order of Boxes, then the rest.
 	Text []string `json:"text"`
 }
 
 // BoxFigures are one box's figures at its best point: the point of that
-// box with the highest rate.
+// box with the highest rate, among the settings of the other params every
+// box ran (BoxVerdict.Matched).
 type BoxFigures struct {
 	Box          string  `json:"box"`
 	Point        string  `json:"point"`
@@ -170,15 +180,21 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 	if prm == nil || t == nil {
 		return nil
 	}
-	var figs []BoxFigures
-	var unpriced, held0 []string
 	for _, val := range prm.Values {
 		if val.Box == nil {
 			return nil
 		}
+	}
+	matched, others := matchedSettings(e, prm.Name, points, t)
+	var figs []BoxFigures
+	var unpriced, held0 []string
+	for _, val := range prm.Values {
 		best := BoxFigures{Box: val.Label, PricePerHour: val.Box.PricePerHour}
 		for i, p := range points {
 			if p.Labels[prm.Name] != val.Label || t.Rows[i].N == 0 {
+				continue
+			}
+			if len(matched) > 0 && !slices.Contains(matched, others(p)) {
 				continue
 			}
 			f := BoxFigures{Box: val.Label, Point: p.Key, PricePerHour: val.Box.PricePerHour, Throughput: t.Rows[i].Median, Runs: t.Rows[i].N}
@@ -206,6 +222,11 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 		return nil
 	}
 	bv := BoxesFrom(prm.Name, figs, e.TargetRate)
+	if line := matchedText(e, prm.Name, points, t, matched, others); line != "" {
+		bv.Matched, bv.Unmatched = matched, len(matched) == 0
+		n := min(len(bv.Boxes), len(bv.Text))
+		bv.Text = slices.Insert(bv.Text, n, line)
+	}
 	if len(held0) > 0 {
 		bv.Unpriced = append(bv.Unpriced, held0...)
 		bv.Text = append(bv.Text, fmt.Sprintf("not priced, holding the SLO at no rate searched (even the first rate broke it): %s", strings.Join(held0, ", ")))
@@ -215,6 +236,79 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 		bv.Text = append(bv.Text, fmt.Sprintf("not priced, with no run done (each failed; see the runs): %s", strings.Join(unpriced, ", ")))
 	}
 	return bv
+}
+
+// matchedSettings are the settings of the params other than the box param
+// (their labels in plan order, "workers=2 threads=5") at which every box
+// with a run done has one, in the order of points, and others, which gives
+// a point's setting. It is nil when no setting is shared, and when the box
+// is the only param (every point then differs in the box alone: nothing to
+// match).
+func matchedSettings(e *plan.Experiment, box string, points []Point, t *FigureTable) ([]string, func(Point) string) {
+	others := func(p Point) string {
+		var parts []string
+		for _, prm := range e.Params {
+			if prm.Name != box {
+				parts = append(parts, prm.Name+"="+p.Labels[prm.Name])
+			}
+		}
+		return strings.Join(parts, " ")
+	}
+	if len(e.Params) < 2 {
+		return nil, others
+	}
+	ran := map[string]map[string]bool{} // setting: boxes run there
+	var order []string
+	boxes := map[string]bool{}
+	for i, p := range points {
+		if t.Rows[i].N == 0 {
+			continue
+		}
+		k := others(p)
+		if ran[k] == nil {
+			ran[k] = map[string]bool{}
+			order = append(order, k)
+		}
+		ran[k][p.Labels[box]] = true
+		boxes[p.Labels[box]] = true
+	}
+	var matched []string
+	for _, k := range order {
+		if len(ran[k]) == len(boxes) {
+			matched = append(matched, k)
+		}
+	}
+	return matched, others
+}
+
+// matchedText says what the boxes were compared at: the settings every box
+// ran and the points left out, or, with none shared, that each box is at
+// its best point of all; "" when the box is the only param.
+func matchedText(e *plan.Experiment, box string, points []Point, t *FigureTable, matched []string, others func(Point) string) string {
+	if len(e.Params) < 2 {
+		return ""
+	}
+	if len(matched) == 0 {
+		return "no setting of the other params was run on every box: each box is at its best point of all, and they compare unlike setups; run the boxes at the same settings (vary: matrix, or points) to compare like with like"
+	}
+	var left []string
+	for i, p := range points {
+		if t.Rows[i].N > 0 && !slices.Contains(matched, others(p)) {
+			left = append(left, p.Key)
+		}
+	}
+	line := fmt.Sprintf("compared like with like: each box at its best of the settings every box ran (%s)", strings.Join(matched, "; "))
+	if len(matched) == 1 {
+		line = fmt.Sprintf("compared like with like: every box at %s, the setting of the other params every box ran", matched[0])
+	}
+	switch {
+	case len(left) == 0:
+	case len(left) <= 4:
+		line += fmt.Sprintf("; left out, run on some boxes only: %s", strings.Join(left, ", "))
+	default:
+		line += fmt.Sprintf("; left out, run on some boxes only: %s and %d more", strings.Join(left[:3], ", "), len(left)-3)
+	}
+	return line
 }
 
 // BoxesFrom is the cost verdict on boxes from their figures: each box's

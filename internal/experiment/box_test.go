@@ -194,3 +194,62 @@ func TestBoxVerdictFromCapacitySearches(t *testing.T) {
 		t.Errorf("the text lacks why 2x is not priced:\n%s", text)
 	}
 }
+
+const boxOneAtATime = `
+name: boxes
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 1, iterations: 1 } }
+server: { run: "true" }
+params:
+  box: { "1x": { cpus: 1, memory: 512MiB, price_per_hour: 0.05 }, "2x": { cpus: 2, memory: 1GiB, price_per_hour: 0.10 } }
+  threads: [2, 4, 8]
+repeat: 3
+`
+
+// One at a time, only the baseline box is swept over threads: it is
+// compared with the other box at the setting both ran (threads=2), not at
+// its best thread count, and the verdict says which points it left out.
+// With no setting shared, each box is at its best point, said so.
+func TestBoxVerdictMatched(t *testing.T) {
+	p := load(t, boxOneAtATime)
+	points := Points(p.Experiment)
+	order := Order(len(points), 3, 1)
+	rps := map[string]float64{"box=1x threads=2": 120, "box=2x threads=2": 200, "box=1x threads=4": 150, "box=1x threads=8": 260}
+	run := func(skip string) *BoxVerdict {
+		o := newOutcome(p, 1, points, len(order))
+		for _, s := range order {
+			if k := points[s.Point].Key; k != skip {
+				o.results[s.Index] = fake(rps[k], 20)
+			}
+		}
+		o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+		return o.Verdict.Boxes
+	}
+	bv := run("")
+	if bv == nil || len(bv.Boxes) != 2 {
+		t.Fatalf("%+v", bv)
+	}
+	if b := bv.Boxes[0]; b.Point != "box=1x threads=2" || b.Rate != 120 {
+		t.Errorf("1x at %s (%v req/s), want its threads=2 point, the one 2x ran too", b.Point, b.Rate)
+	}
+	if b := bv.Boxes[1]; b.Point != "box=2x threads=2" || b.Rate != 200 {
+		t.Errorf("2x %+v", b)
+	}
+	if !slices.Equal(bv.Matched, []string{"threads=2"}) || bv.Unmatched {
+		t.Errorf("matched %q, unmatched %v", bv.Matched, bv.Unmatched)
+	}
+	want := "compared like with like: every box at threads=2, the setting of the other params every box ran; left out, run on some boxes only: box=1x threads=4, box=1x threads=8"
+	if len(bv.Text) < 3 || bv.Text[2] != want {
+		t.Errorf("text:\n%s\nwant as its third line %q", strings.Join(bv.Text, "\n"), want)
+	}
+
+	// The baseline failed: 1x ran threads=4 and 8, 2x threads=2 only.
+	bv = run("box=1x threads=2")
+	if bv == nil || len(bv.Boxes) != 2 || bv.Boxes[0].Point != "box=1x threads=8" || !bv.Unmatched || len(bv.Matched) != 0 {
+		t.Fatalf("no shared setting: %+v", bv)
+	}
+	if text := strings.Join(bv.Text, "\n"); !strings.Contains(text, "no setting of the other params was run on every box: each box is at its best point of all, and they compare unlike setups") {
+		t.Errorf("text:\n%s", text)
+	}
+}

@@ -11,16 +11,31 @@ import (
 )
 
 // MemoryFit is one memory figure of the server fitted against a numeric
-// param over every run along its sweep: Base + PerUnit × param, with 95%
-// intervals and R². "Each Puma thread adds 18 MiB" is PerUnit.
+// param over every run along its sweep: Base + PerUnit × param by
+// Theil–Sen (stats.FitTheilSen: the median of pairwise slopes, which a run
+// or two of stray peaks do not pull as they pull least squares), with
+// distribution-free 95% intervals and the line's R². "Each Puma thread adds
+// 18 MiB" is PerUnit.
 type MemoryFit struct {
-	Figure    FigureID `json:"figure"` // pss_peak, pss_avg, rss_peak, rss_avg
-	Base      float64  `json:"base_bytes"`
-	BaseCI    float64  `json:"base_ci_bytes"` // the 95% interval is Base ± BaseCI
-	PerUnit   float64  `json:"per_unit_bytes"`
-	PerUnitCI float64  `json:"per_unit_ci_bytes"`
-	R2        float64  `json:"r2"`
-	Runs      int      `json:"runs"`
+	Figure FigureID `json:"figure"` // pss_peak, pss_avg, rss_peak, rss_avg
+	Method string   `json:"method"` // "theil-sen"
+	Base   float64  `json:"base_bytes"`
+	// BaseCI and PerUnitCI are the larger distance from the value to an end
+	// of its 95% interval (Sen's interval need not be symmetric), so Base ±
+	// BaseCI holds [BaseLo, BaseHi].
+	BaseCI    float64 `json:"base_ci_bytes"`
+	BaseLo    float64 `json:"base_lo_bytes"`
+	BaseHi    float64 `json:"base_hi_bytes"`
+	PerUnit   float64 `json:"per_unit_bytes"`
+	PerUnitCI float64 `json:"per_unit_ci_bytes"`
+	PerUnitLo float64 `json:"per_unit_lo_bytes"`
+	PerUnitHi float64 `json:"per_unit_hi_bytes"`
+	// Bounded is false with too few runs (under 6) for a 95% interval on
+	// the per-unit figure: Lo and Hi are then the range of pairwise slopes
+	// and the words say "± ∞".
+	Bounded bool    `json:"bounded"`
+	R2      float64 `json:"r2"`
+	Runs    int     `json:"runs"`
 	// Limit is what the memory is judged against: the runs' server.limits
 	// memory, else their memory_quota (LimitKind says which); 0: neither.
 	Limit     int64  `json:"limit_bytes,omitempty"`
@@ -59,15 +74,18 @@ func memoryFits(s SweepVerdict, points []Point, v *Verdict, byPoint [][]*result.
 				x, y = append(x, s.X[k]), append(y, mibs*mib)
 			}
 		}
-		l, err := stats.FitLinear(x, y)
+		l, err := stats.FitTheilSen(x, y)
 		if err != nil {
 			continue
 		}
-		f := MemoryFit{Figure: id, Base: l.Intercept, BaseCI: l.InterceptCI, PerUnit: l.Slope, PerUnitCI: l.SlopeCI, R2: l.R2, Runs: l.N, Limit: limit, LimitKind: kind}
+		f := MemoryFit{Figure: id, Method: "theil-sen",
+			Base: l.Intercept, BaseCI: l.InterceptHalfWidth(), BaseLo: l.InterceptLo, BaseHi: l.InterceptHi,
+			PerUnit: l.Slope, PerUnitCI: l.SlopeHalfWidth(), PerUnitLo: l.SlopeLo, PerUnitHi: l.SlopeHi, Bounded: l.Bounded,
+			R2: l.R2, Runs: l.N, Limit: limit, LimitKind: kind}
 		if !l.R2Defined {
 			f.R2 = 0
 		}
-		if limit > 0 && f.PerUnit-f.PerUnitCI > 0 {
+		if limit > 0 && f.Bounded && f.PerUnitLo > 0 {
 			budget := float64(limit) * (1 - MemoryHeadroom)
 			fits := math.Floor((budget - f.Base) / f.PerUnit)
 			f.Fits, f.Headroom = &fits, MemoryHeadroom
@@ -114,8 +132,12 @@ func memoryText(f MemoryFit, param, figure string) string {
 	if slope < 0 {
 		sign, slope = "−", -slope
 	}
+	ci := size(f.PerUnitCI)
+	if !f.Bounded {
+		ci = "∞"
+	}
 	line := fmt.Sprintf("%s = %s (±%s) %s %s (±%s) × %s (R²=%s, %d runs)",
-		figure, size(f.Base), size(f.BaseCI), sign, size(slope), size(f.PerUnitCI), param, stats.FormatRSquared(f.R2), f.Runs)
+		figure, size(f.Base), size(f.BaseCI), sign, size(slope), ci, param, stats.FormatRSquared(f.R2), f.Runs)
 	switch {
 	case f.Limit == 0:
 	case f.Fits == nil:

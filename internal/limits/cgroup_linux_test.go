@@ -118,3 +118,38 @@ func TestQuotaAndRefusals(t *testing.T) {
 		t.Errorf("swap alone: %v", err)
 	}
 }
+
+// TestCgroupVersion checks which mechanism Create chose where the caller
+// knows the machine: LOADLAB_TEST_CGROUP=v1 or v2 (scripts/cgroup2-vm.sh
+// sets v2 in a VM whose only hierarchy is cgroup2 with cpuset, cpu and
+// memory; this 2-core machine is v1 for all three). Memory, a CPU quota
+// and a CPU count then take one cgroup v2 with no affinity fallback, or a
+// cgroup in each of three v1 hierarchies.
+func TestCgroupVersion(t *testing.T) {
+	want := os.Getenv("LOADLAB_TEST_CGROUP")
+	if want == "" {
+		t.Skip("LOADLAB_TEST_CGROUP (v1 or v2) names the cgroup version this machine offers")
+	}
+	g, err := Create(Limits{CPUs: CPUs{Count: 1}, Memory: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	q, err := Create(Limits{CPUs: CPUs{Quota: 0.5}, Memory: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Remove()
+	mech, dirs := map[string]string{"v1": "cgroup v1", "v2": "cgroup v2"}[want], map[string]int{"v1": 2, "v2": 1}[want]
+	for _, c := range []struct {
+		name string
+		g    *Group
+	}{{"cpus: 1, memory", g}, {"cpus: 50%, memory", q}} {
+		if in := c.g.InForce(); in.Mechanism != mech || len(c.g.Dirs()) != dirs {
+			t.Errorf("%s: mechanism %q in %v, want %s in %d", c.name, in.Mechanism, c.g.Dirs(), mech, dirs)
+		}
+	}
+	if in := q.InForce(); in.Memory != 64<<20 || in.CPUQuota != 0.5 {
+		t.Errorf("quota group in force: %+v", in)
+	}
+}

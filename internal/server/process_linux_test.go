@@ -655,6 +655,7 @@ func TestPSSCarriedBetweenReads(t *testing.T) {
 	}
 	tr := newTree(treeOptions{root: p.PID(), rootStart: st.start}, false)
 	tr.rollupBudget = time.Nanosecond // any read is over budget: the next ones are skipped
+	tr.rollupDrift = 1 << 40          // nor is growth a reason to read again
 	first, err := tr.collect()
 	if err != nil || first.pssEstimated {
 		t.Fatalf("first collection: %+v, %v", first, err)
@@ -675,5 +676,47 @@ func TestPSSCarriedBetweenReads(t *testing.T) {
 	}
 	if diff := carried.pss - read.pss; diff < -mib || diff > mib {
 		t.Errorf("carried PSS %d and read PSS %d differ by more than 1 MiB", carried.pss, read.pss)
+	}
+}
+
+// TestPSSReadAgainAfterGrowth makes smaps_rollup reads as rare as they get, as
+// on a busy machine, and checks that a member whose RSS grew past the drift
+// bound is read again rather than carried: a server read while it starts and
+// carried from there read 5 to 12 MiB too high for a whole run (see
+// rereadShift). Still, one that holds still is carried.
+func TestPSSReadAgainAfterGrowth(t *testing.T) {
+	const mib = 1 << 20
+	port := freePort(t)
+	p, err := Start(context.Background(), Spec{
+		Argv:           []string{testBinary(t)},
+		Env:            map[string]string{roleEnv: "http", portEnv: strconv.Itoa(port)},
+		Ready:          fmt.Sprintf("http://127.0.0.1:%d/", port),
+		SampleInterval: time.Hour, // this test collects by itself
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	st, err := newProcReader().stat(p.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newTree(treeOptions{root: p.PID(), rootStart: st.start}, false)
+	tr.rollupBudget = time.Nanosecond // any read is over budget: the next round waits
+	first, err := tr.collect()
+	if err != nil || first.pssEstimated {
+		t.Fatalf("first collection: %+v, %v", first, err)
+	}
+	get(t, fmt.Sprintf("http://127.0.0.1:%d/alloc?mib=64", port))
+	grown, err := tr.collect()
+	if err != nil || grown.pssEstimated {
+		t.Fatalf("a member 64 MiB larger was carried, not read: %+v, %v", grown, err)
+	}
+	if g := grown.pss - first.pss; g < 63*mib || g > 66*mib {
+		t.Errorf("PSS grew %.1f MiB, want 64", float64(g)/mib)
+	}
+	still, err := tr.collect()
+	if err != nil || !still.pssEstimated || still.pss != grown.pss+still.rss-grown.rss {
+		t.Errorf("a member that held still was read again, or carried wrong: %+v after %+v, %v", still, grown, err)
 	}
 }

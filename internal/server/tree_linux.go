@@ -144,6 +144,7 @@ type tree struct {
 	pss          map[int]pssEntry // each member's PSS at its last smaps_rollup read
 	rollupIn     int              // collections until smaps_rollup is read for every member
 	rollupBudget time.Duration    // rollupBudget, changed only by tests
+	rollupDrift  int64            // rereadShift as a floor in bytes; changed only by tests
 }
 
 // smaps_rollup costs milliseconds per resident gigabyte, so it is read for every member
@@ -153,6 +154,27 @@ type tree struct {
 const (
 	rollupBudget   = time.Millisecond
 	maxRollupEvery = 40
+)
+
+// Between rollup reads a member's PSS is carried by its RSS (see sum), which
+// is exact for its private heap but not for the file-backed pages it maps
+// meanwhile: they count fully in RSS and, shared with another process mapping
+// the same file, only in part in PSS. A server starting up faults in most of
+// its binary after the read that found it; carried from there, its PSS read
+// too high for the whole run. Measured: `loadlab target --workers 1
+// --worker-memory 16MiB` run by the same loadlab binary (which maps the same
+// pages) had PSS 47.7 MiB at RSS 62.3 (RSS − PSS 14.5 MiB) when read, but
+// 53.0 MiB carried from a read at RSS 15.3 / PSS 5.9 (RSS − PSS 9.4 MiB, all
+// run long) on a busy machine where one read cost over the budget and the
+// next reads waited up to maxRollupEvery collections; one run in 20, and
+// 59.8 MiB (+11.7) from a read at RSS 3.0. So a member's rollup is read again
+// whenever its RSS moved more than 1/2^rereadShift of what it was at the last
+// read (at least rollupDrift bytes): a carried PSS is then off by less than
+// that, and the reads this adds are a handful while a process grows (each
+// costs in proportion to its size) and none while it holds still.
+const (
+	rereadShift = 5 // 1/32: 2 MiB of a 62 MiB server, 32 MiB of a 1 GiB one
+	rereadFloor = 1 << 20
 )
 
 type pssEntry struct {
@@ -178,6 +200,7 @@ func newTree(opt treeOptions, useScan bool) *tree {
 		pss:    make(map[int]pssEntry),
 
 		rollupBudget: rollupBudget,
+		rollupDrift:  rereadFloor,
 	}
 	if useScan {
 		t.src = &scanSource{r: r, stats: make(map[int]procStat), kids: make(map[int][]int)}
@@ -362,6 +385,16 @@ func (t *tree) totalsOf(st *procStat) totals {
 	}
 }
 
+// drifted says whether rss moved so far from e's that a PSS carried by it
+// may be off by more than rereadShift allows (see rereadShift).
+func (t *tree) drifted(e pssEntry, rss int64) bool {
+	d := rss - e.rssAt
+	if d < 0 {
+		d = -d
+	}
+	return d > max(t.rollupDrift, e.rssAt>>rereadShift)
+}
+
 func (t *tree) sum() usage {
 	u := usage{user: t.gone.user, system: t.gone.system, majorFaults: t.gone.faults}
 	round := t.rollupIn <= 0
@@ -383,7 +416,7 @@ func (t *tree) sum() usage {
 		u.rss += rss
 		u.swap += swap
 		e, known := t.pss[st.pid]
-		if round || !known || e.start != st.start {
+		if round || !known || e.start != st.start || t.drifted(e, rss) {
 			began := time.Now()
 			pss, err := t.r.pss(st.pid)
 			if round {

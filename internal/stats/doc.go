@@ -85,6 +85,18 @@
 // it, and says why when there is none (flat, still rising, not placed
 // within one step, too few levels).
 //
+// # Lines
+//
+// FitLinear fits a least-squares line with Student's t intervals;
+// FitTheilSen a robust one: the median of pairwise slopes (Theil 1950, Sen
+// 1968) with Sen's distribution-free 95% interval (Hollander & Wolfe, §9.4;
+// as scipy.stats.theilslopes), the intercept the median of y − slope·x. The
+// memory fits of a sweep use Theil–Sen, which a stray run or two do not
+// pull.
+//
+//	func FitLinear(x, y []float64) (Linear, error)
+//	func FitTheilSen(x, y []float64) (TheilSen, error)
+//
 // # Change points
 //
 // For a series in time order (a figure's runs across commits), ChangePoints

@@ -90,31 +90,40 @@ type Server struct {
 
 // New makes a server; its stall clock starts now.
 func New(opts Options) (*Server, error) {
-	for _, o := range []struct {
-		name     string
-		negative bool
-	}{{"delay", opts.Delay < 0}, {"jitter", opts.Jitter < 0}, {"cpu", opts.CPU < 0}, {"body", opts.BodyBytes < 0}, {"workers", opts.Workers < 0}, {"hold", opts.Hold < 0}, {"worker-memory", opts.WorkerMemory < 0}} {
-		if o.negative {
-			return nil, fmt.Errorf("target: --%s must not be negative", o.name)
-		}
-	}
-	if (opts.StallFor > 0) != (opts.StallEvery > 0) || opts.StallFor >= opts.StallEvery && opts.StallEvery > 0 {
-		return nil, fmt.Errorf("target: a stall needs a length shorter than its period, got %v every %v", opts.StallFor, opts.StallEvery)
+	if err := Check(opts); err != nil {
+		return nil, err
 	}
 	s := &Server{opts: opts, start: time.Now()}
 	if opts.Workers > 0 {
 		s.slots = make(chan struct{}, opts.Workers)
 	}
 	s.body = fill(opts.BodyBytes)
-	if opts.WorkerMemory > 0 {
-		if opts.Workers == 0 {
-			return nil, fmt.Errorf("target: --worker-memory needs --workers")
-		}
-		for range opts.Workers {
+	for range opts.Workers {
+		if opts.WorkerMemory > 0 {
 			s.hold(opts.WorkerMemory)
 		}
 	}
 	return s, nil
+}
+
+// Check says what is wrong with opts, as New would, without making a server
+// (which allocates the workers' memory, never freed).
+func Check(opts Options) error {
+	for _, o := range []struct {
+		name     string
+		negative bool
+	}{{"delay", opts.Delay < 0}, {"jitter", opts.Jitter < 0}, {"cpu", opts.CPU < 0}, {"body", opts.BodyBytes < 0}, {"workers", opts.Workers < 0}, {"hold", opts.Hold < 0}, {"worker-memory", opts.WorkerMemory < 0}} {
+		if o.negative {
+			return fmt.Errorf("target: --%s must not be negative", o.name)
+		}
+	}
+	if (opts.StallFor > 0) != (opts.StallEvery > 0) || opts.StallFor >= opts.StallEvery && opts.StallEvery > 0 {
+		return fmt.Errorf("target: a stall needs a length shorter than its period, got %v every %v", opts.StallFor, opts.StallEvery)
+	}
+	if opts.WorkerMemory > 0 && opts.Workers == 0 {
+		return fmt.Errorf("target: --worker-memory needs --workers")
+	}
+	return nil
 }
 
 func fill(n int) []byte {
