@@ -232,7 +232,7 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 	}
 	// p99's colour, #D55E00, in the curve's canvas.
 	br.call(t, "Runtime.evaluate", map[string]any{"returnByValue": true, "expression": `(() => {
-		const c = document.getElementById("c-cap"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		const c = document.querySelector("#c-cap canvas"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
 		let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] === 0xD5 && d[i+1] === 0x5E && d[i+2] === 0x00) n++;
 		return n; })()`}, &px)
 	if p := os.Getenv("LOADLAB_DASHBOARD_SHOTS"); p != "" { // to look at it

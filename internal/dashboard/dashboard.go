@@ -1,5 +1,11 @@
 // Package dashboard serves the live page of --dashboard: a self-contained
-// HTML page (page.html, embedded) fed over Server-Sent Events.
+// HTML page (web/page.html, with the script and styles of web/dist, all
+// embedded) fed over Server-Sent Events.
+//
+// The page's script is web/src (charts drawn with uPlot), bundled by
+// scripts/build-dashboard with esbuild from tools/npm at development time;
+// the bundle is committed, so go install and go run need no npm, and
+// TestBundleIsCurrent fails when it is out of date with its sources.
 //
 // The board is one more reader of telemetry.Live: a goroutine of its own
 // takes a snapshot once a second, turns it into a frame (JSON, encoded
@@ -42,8 +48,14 @@ const DefaultAddr = "127.0.0.1:5665"
 // memory stays bounded while a page opened late still draws the whole run.
 const DefaultHistory = 3600
 
-//go:embed page.html
-var page []byte
+var (
+	//go:embed web/page.html
+	page []byte
+	//go:embed web/dist/app.js
+	appJS []byte
+	//go:embed web/dist/app.css
+	appCSS []byte
+)
 
 // Options configure Start.
 type Options struct {
@@ -518,6 +530,17 @@ func (b *Board) handler() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		w.Write(page)
 	})
+	for name, f := range map[string]struct {
+		typ  string
+		data []byte
+	}{"app.js": {"text/javascript; charset=utf-8", appJS}, "app.css": {"text/css; charset=utf-8", appCSS}} {
+		mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", f.typ)
+			h.Set("Cache-Control", "no-store")
+			w.Write(f.data)
+		})
+	}
 	mux.HandleFunc("GET /events", b.serveEvents)
 	mux.Handle("GET /report/", b.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
@@ -532,14 +555,25 @@ func (b *Board) handler() http.Handler {
 	return b.guard(mux)
 }
 
+// pageCSP lets the page load its own script and styles and reach this
+// server only; reportCSP is report.html's, under /report/ (its inline
+// script and styles, nothing from elsewhere either).
+const (
+	pageCSP   = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-src 'self'; form-action 'none'; base-uri 'none'"
+	reportCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-src 'self'; form-action 'none'; base-uri 'none'"
+)
+
 // guard sets the headers every answer has: a Content-Security-Policy that
-// lets the page reach this server only (and run its own inline script and
-// style), and, on loopback, refuses a Host that is not loopback (a page
+// lets the page reach this server only, and, on loopback, refuses a Host that is not loopback (a page
 // elsewhere rebinding a name to 127.0.0.1).
 func (b *Board) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-src 'self'; form-action 'none'; base-uri 'none'")
+		if strings.HasPrefix(r.URL.Path, "/report/") {
+			h.Set("Content-Security-Policy", reportCSP)
+		} else {
+			h.Set("Content-Security-Policy", pageCSP)
+		}
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		if b.Loopback && !loopbackHost(r.Host) {

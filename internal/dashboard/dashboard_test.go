@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +10,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/browsertest"
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/telemetry"
@@ -533,11 +536,79 @@ func TestSearchEvents(t *testing.T) {
 	}
 }
 
-// The page sets what the run says as text only: no API that parses HTML.
+// The page sets what the run says as text only: no API that parses HTML,
+// in its sources or in the bundle (uPlot's code included).
 func TestPageHasNoHTMLSinks(t *testing.T) {
-	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
-		if strings.Contains(string(page), sink) {
-			t.Errorf("page.html uses %s", sink)
+	files := map[string][]byte{"web/page.html": page, "web/dist/app.js": appJS}
+	srcs, _ := filepath.Glob("web/src/*.js")
+	for _, p := range srcs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		files[p] = b
+	}
+	if len(srcs) == 0 {
+		t.Fatal("no web/src/*.js")
+	}
+	for name, b := range files {
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "srcdoc"} {
+			if strings.Contains(string(b), sink) {
+				t.Errorf("%s uses %s", name, sink)
+			}
+		}
+	}
+}
+
+// TestBundleIsCurrent rebuilds the bundle with scripts/build-dashboard
+// (the esbuild that scripts/test-deps installs) into a temporary directory
+// and wants the committed web/dist byte for byte: run scripts/build-dashboard
+// and commit web/dist when it fails.
+func TestBundleIsCurrent(t *testing.T) {
+	root := browsertest.Root(t)
+	if _, err := os.Stat(filepath.Join(root, "tools", "npm", "node_modules", ".bin", "esbuild")); err != nil {
+		t.Fatalf("esbuild is not installed in tools/npm: run scripts/test-deps (%v)", err)
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("sh", filepath.Join(root, "scripts", "build-dashboard"), dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/build-dashboard: %v\n%s", err, out)
+	}
+	for _, name := range []string{"app.js", "app.css"} {
+		built, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join("web", "dist", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(built, committed) {
+			t.Errorf("web/dist/%s (%d bytes) is out of date with web/src (rebuilt: %d bytes): run scripts/build-dashboard and commit web/dist", name, len(committed), len(built))
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("scripts/build-dashboard wrote %d files, want app.js and app.css", len(entries))
+	}
+}
+
+// The page loads the bundle from its own server, with a policy that runs
+// no inline script.
+func TestBundleServed(t *testing.T) {
+	b := startBoard(t, Options{Addr: "127.0.0.1:0", Live: telemetry.New()})
+	for path, typ := range map[string]string{"/app.js": "text/javascript", "/app.css": "text/css"} {
+		r := get(t, "http://"+b.Addr+path, nil)
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), typ) || len(body) < 1000 {
+			t.Errorf("%s: %d %q, %d bytes", path, r.StatusCode, r.Header.Get("Content-Type"), len(body))
+		}
+		if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+	}
+	if !bytes.Contains(page, []byte(`<script src="app.js"></script>`)) || !bytes.Contains(page, []byte(`href="app.css"`)) {
+		t.Error("page.html does not load app.js and app.css")
 	}
 }

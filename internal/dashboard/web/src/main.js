@@ -1,73 +1,10 @@
-<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>loadlab live</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1d232b; background: #fff; }
-main { max-width: 1100px; margin: 0 auto; padding: 16px 24px 48px; }
-h1 { font-size: 22px; margin: 8px 0; }
-h2 { font-size: 18px; margin: 24px 0 8px; border-bottom: 1px solid #dde3ea; padding-bottom: 4px; }
-.meta, figcaption { color: #5b6673; font-size: 13px; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-th, td { padding: 4px 12px 4px 0; text-align: right; border-bottom: 1px solid #eef1f4; }
-th:first-child, td:first-child { text-align: left; }
-th { font-weight: 600; color: #3a4552; font-size: 13px; }
-.big { display: flex; flex-wrap: wrap; gap: 28px; margin: 8px 0; }
-.big div { font-size: 22px; font-variant-numeric: tabular-nums; }
-.big span { display: block; color: #5b6673; font-size: 13px; }
-.warn { background: #fff4e5; border-left: 4px solid #e8a33d; padding: 8px 12px; margin: 8px 0; }
-.done { background: #eef6ff; border-left: 4px solid #2f6fde; padding: 8px 12px; margin: 8px 0; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 16px; }
-canvas { width: 100%; height: 200px; display: block; }
-tr.broke td:last-child { color: #b3400a; }
-tr.held td:last-child { color: #1b7a4c; }
-</style></head>
-<body><main>
-<h1>loadlab live</h1>
-<div class="meta" id="status">connecting…</div>
-<div id="end" class="done" hidden></div>
-<section id="search" hidden>
-<h2>Capacity search</h2>
-<div class="meta" id="search-plan"></div>
-<div class="big"><div><b id="search-progress">–</b><span id="search-now">steps</span></div></div>
-<div id="search-answer" class="done" hidden></div>
-<figure><canvas id="c-cap" style="height: 260px"></canvas><figcaption id="cap-cap">latency over the step against the offered rate: p50 (blue), p95 (orange), p99 (vermillion); ● held, ✕ broke; dashed: the SLO's latency clauses</figcaption></figure>
-<table id="search-steps"><thead><tr><th>step</th><th>phase</th><th>offered</th><th>throughput/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors</th><th>time s</th><th>verdict</th></tr></thead><tbody></tbody></table>
-<h2>Current step, each second</h2>
-</section>
-<div class="big">
-<div><b id="rps">–</b><span>requests/s</span></div>
-<div><b id="p50">–</b><span>p50 ms</span></div>
-<div><b id="p95">–</b><span>p95 ms</span></div>
-<div><b id="p99">–</b><span>p99 ms</span></div>
-<div><b id="requests">–</b><span>requests</span></div>
-<div><b id="errors">–</b><span>errors</span></div>
-<div><b id="vus">–</b><span>VUs</span></div>
-<div><b id="dropped">–</b><span>dropped</span></div>
-<div><b id="late">–</b><span>late</span></div>
-<div><b id="checks">–</b><span>checks passed / failed</span></div>
-</div>
-<div id="warnings"></div>
-<div class="grid">
-<figure><canvas id="c-rps"></canvas><figcaption>throughput, requests/s</figcaption></figure>
-<figure><canvas id="c-lat"></canvas><figcaption>latency, ms: p50 (blue), p95 (orange), p99 (vermillion), each second</figcaption></figure>
-<figure><canvas id="c-vus"></canvas><figcaption>VUs in an iteration</figcaption></figure>
-<figure><canvas id="c-cpu"></canvas><figcaption>CPU, % of one core: server (blue), loadlab (orange)</figcaption></figure>
-<figure><canvas id="c-mem"></canvas><figcaption id="mem-cap">server memory (RSS), MiB</figcaption></figure>
-</div>
-<section id="experiment" hidden>
-<h2>Experiment runs</h2>
-<div class="meta" id="eta"></div>
-<table id="runs"><thead><tr><th>run</th><th>point</th><th>req/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>errors</th></tr></thead><tbody></tbody></table>
-</section>
-<h2>Errors by class</h2>
-<table id="classes"><thead></thead><tbody></tbody></table>
-<h2>Steps</h2>
-<table id="steps"><thead><tr><th>step</th><th>req/s</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>p50 all</th><th>p95 all</th><th>p99 all</th><th>ok</th><th>4xx</th><th>5xx</th><th>timeout</th><th>failed</th><th>checks ✓</th><th>checks ✗</th></tr></thead><tbody></tbody></table>
-</main>
-<script>
-"use strict";
+
+// The live page's script, bundled with uPlot by scripts/build-dashboard
+// into ../dist/app.js (committed, embedded with go:embed).
+import {TimeChart, CurveChart, blue, vermillion, green} from "./charts.js";
+import "./style.css";
+
 // Everything shown is set with textContent: nothing from the run is ever HTML.
-const blue = "#0072B2", orange = "#E69F00", green = "#009E73", red = "#D55E00";
 const classNames = ["ok", "4xx", "5xx", "timeout", "failed"];
 const frames = [];
 let token = "", ended = false, lastId = 0;
@@ -75,42 +12,20 @@ const $ = id => document.getElementById(id);
 const fmt = (v, d) => (v === undefined || v === null || !isFinite(v)) ? "–" : v.toLocaleString("en-US", {maximumFractionDigits: d, minimumFractionDigits: d});
 function cell(tr, text, tag) { const c = document.createElement(tag || "td"); c.textContent = text; tr.appendChild(c); }
 
-function chart(id, series, extra) {
-  const cv = $(id), dpr = window.devicePixelRatio || 1;
-  const w = cv.clientWidth, h = cv.clientHeight;
-  cv.width = w * dpr; cv.height = h * dpr;
-  const g = cv.getContext("2d"); g.scale(dpr, dpr); g.clearRect(0, 0, w, h);
-  const L = 56, B = 22, T = 6, R = 8;
-  let xmax = 1, ymax = 0;
-  for (const f of frames) xmax = Math.max(xmax, f.t);
-  for (const s of series) for (const f of frames) ymax = Math.max(ymax, s.get(f) || 0);
-  if (extra) ymax = Math.max(ymax, extra.value * 1.05);
-  if (ymax <= 0) ymax = 1;
-  const x = t => L + (w - L - R) * t / xmax, y = v => h - B - (h - B - T) * v / ymax;
-  g.strokeStyle = "#dde3ea"; g.fillStyle = "#5b6673"; g.font = "11px system-ui, sans-serif"; g.lineWidth = 1;
-  for (let i = 0; i <= 4; i++) {
-    const v = ymax * i / 4, yy = y(v);
-    g.beginPath(); g.moveTo(L, yy); g.lineTo(w - R, yy); g.stroke();
-    g.fillText(fmt(v, v < 10 ? 1 : 0), 2, yy + 4);
-  }
-  g.fillText("0 s", L, h - 6); g.fillText(fmt(xmax, 0) + " s", w - R - 40, h - 6);
-  if (extra) {
-    g.strokeStyle = red; g.setLineDash([4, 4]); g.beginPath();
-    g.moveTo(L, y(extra.value)); g.lineTo(w - R, y(extra.value)); g.stroke(); g.setLineDash([]);
-    g.fillStyle = red; g.fillText(extra.label, L + 4, y(extra.value) - 4);
-  }
-  for (const s of series) {
-    g.strokeStyle = s.color; g.lineWidth = 1.6; g.beginPath();
-    let first = true;
-    for (const f of frames) {
-      const v = s.get(f); if (v === undefined || v === null) { first = true; continue; }
-      if (first) g.moveTo(x(f.t), y(v)); else g.lineTo(x(f.t), y(v));
-      first = false;
-    }
-    g.stroke();
-  }
+// The charts are made on the first frame (uPlot needs the page laid out).
+let charts = null;
+function makeCharts() {
+  charts = {
+    rps: new TimeChart($("c-rps"), "requests/s", [{label: "requests/s", color: blue}]),
+    lat: new TimeChart($("c-lat"), "ms", [{label: "p50 ms", color: blue}, {label: "p95 ms", color: vermillion}, {label: "p99 ms", color: green}]),
+    vus: new TimeChart($("c-vus"), "VUs", [{label: "VUs", color: blue}]),
+    cpu: new TimeChart($("c-cpu"), "% of one core", [{label: "server", color: blue}, {label: "loadlab", color: vermillion}]),
+    mem: new TimeChart($("c-mem"), "MiB", [{label: "server RSS MiB", color: blue}]),
+  };
 }
 
+// series are the frames' times and, for each getter, its values.
+function series(...gets) { return [frames.map(f => f.t), ...gets.map(g => frames.map(f => { const v = g(f); return v === undefined ? null : v; }))]; }
 function draw() {
   const f = frames[frames.length - 1];
   if (!f) return;
@@ -142,14 +57,15 @@ function draw() {
     rows.push(tr);
   }
   $("steps").tBodies[0].replaceChildren(...rows);
-  chart("c-rps", [{color: blue, get: f => f.rps}]);
+  if (!charts) makeCharts();
+  charts.rps.set(series(f => f.rps));
   const lat = i => f => f.rps > 0 ? f.p[i] : null; // no line through seconds without a request
-  chart("c-lat", [{color: blue, get: lat(0)}, {color: orange, get: lat(1)}, {color: red, get: lat(2)}]);
-  chart("c-vus", [{color: blue, get: f => f.vus}]);
-  chart("c-cpu", [{color: blue, get: f => f.server ? f.server_cpu : null}, {color: orange, get: f => f.own_cpu}]);
+  charts.lat.set(series(lat(0), lat(1), lat(2)));
+  charts.vus.set(series(f => f.vus));
+  charts.cpu.set(series(f => f.server ? f.server_cpu : null, f => f.own_cpu));
   const mib = 1 << 20;
-  chart("c-mem", [{color: blue, get: f => f.server ? f.server_rss / mib : null}],
-    f.quota ? {value: f.quota / mib, label: "memory_quota " + fmt(f.quota / mib, 0) + " MiB"} : null);
+  charts.mem.set(series(f => f.server ? f.server_rss / mib : null),
+    f.quota ? [{value: f.quota / mib, label: "memory_quota " + fmt(f.quota / mib, 0) + " MiB", color: vermillion}] : []);
   $("status").textContent = (ended ? "ended" : f.running ? "running" : "waiting") +
     (f.runs > 1 ? ", run " + f.runs : "") + ", " + fmt(f.t, 0) + " s";
 }
@@ -238,42 +154,13 @@ function drawSearch() {
     rows.push(tr);
   }
   $("search-steps").tBodies[0].replaceChildren(...rows);
-  const cv = $("c-cap"), dpr = window.devicePixelRatio || 1, w = cv.clientWidth, h = cv.clientHeight;
-  cv.width = w * dpr; cv.height = h * dpr;
-  const g = cv.getContext("2d"); g.scale(dpr, dpr); g.clearRect(0, 0, w, h);
-  const L = 56, B = 22, T = 6, R = 8;
-  let xmax = 0, ymax = 0;
-  for (const s of all) xmax = Math.max(xmax, s.level);
-  for (const s of done) ymax = Math.max(ymax, ...s.p);
-  for (const l of search.lines || []) ymax = Math.max(ymax, l.ms * 1.1);
-  xmax = xmax > 0 ? xmax * 1.05 : 1; if (ymax <= 0) ymax = 1;
-  const x = v => L + (w - L - R) * v / xmax, y = v => h - B - (h - B - T) * Math.min(v, ymax) / ymax;
-  g.strokeStyle = "#dde3ea"; g.fillStyle = "#5b6673"; g.font = "11px system-ui, sans-serif"; g.lineWidth = 1;
-  for (let i = 0; i <= 4; i++) {
-    const v = ymax * i / 4, yy = y(v);
-    g.beginPath(); g.moveTo(L, yy); g.lineTo(w - R, yy); g.stroke();
-    g.fillText(fmt(v, v < 10 ? 1 : 0), 2, yy + 4);
-  }
-  const unit = search.by === "vus" ? " VUs" : "/s";
-  g.fillText("0" + unit, L, h - 6); g.fillText(fmt(xmax, 0) + unit, w - R - 56, h - 6);
-  for (const l of search.lines || []) {
-    const c = l.quantile === 50 ? blue : l.quantile === 95 ? orange : red;
-    g.strokeStyle = c; g.setLineDash([4, 4]); g.beginPath(); g.moveTo(L, y(l.ms)); g.lineTo(w - R, y(l.ms)); g.stroke(); g.setLineDash([]);
-    g.fillStyle = c; g.fillText(l.clause, L + 4, y(l.ms) - 4);
-  }
-  const byLevel = [...done].sort((a, b) => a.level - b.level);
-  [blue, orange, red].forEach((c, i) => {
-    g.strokeStyle = c; g.fillStyle = c; g.lineWidth = 1.6; g.beginPath();
-    byLevel.forEach((s, j) => { if (j) g.lineTo(x(s.level), y(s.p[i])); else g.moveTo(x(s.level), y(s.p[i])); });
-    g.stroke();
-    for (const s of byLevel) {
-      const px = x(s.level), py = y(s.p[i]);
-      if (s.holds) { g.beginPath(); g.arc(px, py, 3.5, 0, 2 * Math.PI); g.fill(); }
-      else { g.beginPath(); g.moveTo(px - 4, py - 4); g.lineTo(px + 4, py + 4); g.moveTo(px + 4, py - 4); g.lineTo(px - 4, py + 4); g.stroke(); }
-    }
-  });
-  if (last && !last.done) { g.strokeStyle = "#5b6673"; g.setLineDash([2, 3]); g.beginPath(); g.moveTo(x(last.level), T); g.lineTo(x(last.level), h - B); g.stroke(); g.setLineDash([]); }
+  if (!curve) curve = new CurveChart($("c-cap"), search.by === "vus" ? "VUs" : "offered /s");
+  const colors = {50: blue, 95: vermillion, 99: green};
+  curve.set([...done].sort((a, b) => a.level - b.level),
+    (search.lines || []).map(l => ({value: l.ms, label: l.clause, color: colors[l.quantile] || vermillion})),
+    last && !last.done ? last.level : null);
 }
+let curve = null;
 
 function connect() {
   const es = new EventSource("/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
@@ -334,7 +221,10 @@ async function start() {
   if (token) sessionStorage.setItem("loadlab-token", token);
   connect();
 }
-window.addEventListener("resize", () => { redraw(); drawSearch(); });
+window.addEventListener("resize", () => {
+  if (charts) for (const c of Object.values(charts)) c.resize();
+  if (curve) curve.resize();
+});
+// For the browser tests: the seq of each frame the page holds.
+window.loadlab = Object.freeze({frameSeqs: () => frames.map(f => f.seq)});
 start();
-</script>
-</body></html>
