@@ -186,8 +186,6 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real browser and a 7 s capacity step")
 	}
-	proxy, outside := countingProxy(t)
-	br := startChromium(t, proxy)
 	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
 	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
 	out := filepath.Join(t.TempDir(), "cap")
@@ -199,46 +197,34 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 		code           int
 	}
 	done := make(chan exit, 1)
-	go func() {
-		stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json", "--dashboard="+addr, "--dashboard-linger", "60s")
-		done <- exit{stdout, stderr, code}
-	}()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if r, err := http.Get("http://" + addr + "/"); err == nil {
-			r.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the dashboard did not start")
-		}
+	start := func() {
+		go func() {
+			stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json", "--dashboard="+addr, "--dashboard-linger", "60s")
+			done <- exit{stdout, stderr, code}
+		}()
+		waitServing(t, addr)
 	}
-	br.open(t, "http://"+addr+"/")
-	var progress, answer string
-	for deadline := time.Now().Add(40 * time.Second); answer == "" && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		if p := br.text(t, "search-progress"); strings.HasPrefix(p, "step ") {
-			progress = p
-		}
-		answer = br.text(t, "search-answer")
+	var got struct {
+		pwCommon
+		Progress, Answer, Steps, Ended, Headline string
+		P95                                      int // p95's colour, #D55E00, in the curve's canvas
 	}
-	steps := br.text(t, "search-steps")
-	var ended string
-	for deadline := time.Now().Add(10 * time.Second); ended == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		ended = br.text(t, "end")
-	}
-	var px struct {
-		Result struct {
-			Value int `json:"value"`
-		} `json:"result"`
-	}
-	// p99's colour, #D55E00, in the curve's canvas.
-	br.call(t, "Runtime.evaluate", map[string]any{"returnByValue": true, "expression": `(() => {
-		const c = document.querySelector("#c-cap canvas"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-		let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] === 0xD5 && d[i+1] === 0x5E && d[i+2] === 0x00) n++;
-		return n; })()`}, &px)
-	if p := os.Getenv("LOADLAB_DASHBOARD_SHOTS"); p != "" { // to look at it
-		shot, _ := br.shot(t)
-		os.WriteFile(filepath.Join(p, "dashboard-capacity.png"), shot, 0o644)
-	}
+	playwright(t, 90*time.Second, start, `
+const page = globalThis.page = await open(process.argv[1]);
+let progress = "", answer = "", ended = "";
+for (const deadline = Date.now() + 40000; !answer && Date.now() < deadline; await sleep(250)) {
+  const p = await text(page, 'search-progress');
+  if (p.startsWith('step ')) progress = p;
+  answer = await text(page, 'search-answer');
+}
+const steps = await text(page, 'search-steps');
+for (const deadline = Date.now() + 10000; !ended && Date.now() < deadline; await sleep(200)) ended = await text(page, 'end');
+await done({Progress: progress, Answer: answer, Steps: steps, Ended: ended,
+  Headline: await page.evaluate(() => document.getElementById('p95').nextElementSibling.textContent),
+  P95: await pixels(page, '#c-cap', [0xD5, 0x5E, 0x00])});
+`, "http://"+addr+"/", "dashboard-capacity.png", &got)
+	progress, answer, steps, ended := got.Progress, got.Answer, got.Steps, got.Ended
+	got.check(t)
 	cancel()
 	var e exit
 	select {
@@ -265,11 +251,8 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 	if !strings.Contains(ended, "The search has ended.") || !strings.Contains(ended, "Open the report") {
 		t.Errorf("the page's last word: %q", ended)
 	}
-	if px.Result.Value == 0 {
-		t.Error("the curve's canvas has no p99 drawn")
-	}
-	if o := outside(); len(o) > 0 {
-		t.Errorf("requests left loopback: %q", o)
+	if got.P95 == 0 {
+		t.Error("the curve's canvas has no p95 drawn")
 	}
 }
 
