@@ -43,6 +43,7 @@ type capacityFlags struct {
 	// as run's, over every step.
 	dashboard       string
 	dashboardLinger time.Duration
+	open            bool
 	metricsAddr     string
 	metricsLinger   time.Duration
 }
@@ -95,6 +96,7 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the search on this address: the rate-latency curve step by step, each step's verdict, the current step's figures (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the search, keep the dashboard (and the search's report) served this long")
+	fl.BoolVar(&f.open, "open", false, "open the dashboard in a browser ($BROWSER, else the system's); implies --dashboard")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the current step's live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
 	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the search, keep /metrics up until it is scraped once more, for at most this long")
 	return c
@@ -277,7 +279,7 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 	if err := s.resume(f.fresh); err != nil {
 		return err
 	}
-	live, err := startLiveAs(ctx, io, &quickFlags{dashboard: f.dashboard, dashboardLinger: f.dashboardLinger,
+	live, err := startLiveAs(ctx, io, &quickFlags{dashboard: f.dashboard, dashboardLinger: f.dashboardLinger, open: f.open,
 		metricsAddr: f.metricsAddr, metricsLinger: f.metricsLinger, out: s.dir, json: f.json}, "capacity")
 	if err != nil {
 		return err

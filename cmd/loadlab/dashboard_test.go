@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +238,58 @@ repeat: 2
 	}
 	if len(points) != 2 {
 		t.Errorf("points %v, want two, two runs each", points)
+	}
+}
+
+// TestDashboardOpen: --open runs $BROWSER on the page's URL (and implies
+// --dashboard); a $BROWSER that fails is a warning, and the run goes on.
+func TestDashboardOpen(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a shell script as $BROWSER")
+	}
+	url, n := counting(t)
+	dir := t.TempDir()
+	got := filepath.Join(dir, "opened")
+	rec := filepath.Join(dir, "browser")
+	os.WriteFile(rec, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+got+"\n"), 0o755)
+	t.Setenv("BROWSER", rec)
+	addr := freePort(t)
+	_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--dashboard="+addr, "--open")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(got); string(b) != "http://"+addr+"/\n" {
+		t.Errorf("$BROWSER got %q, want the page's URL", b)
+	}
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("stderr: %s", stderr)
+	}
+
+	// --open alone serves the default address; a failing browser warns.
+	if ln, err := net.Listen("tcp", dashboard.DefaultAddr); err != nil {
+		t.Logf("%s is taken here: not trying --open alone", dashboard.DefaultAddr)
+	} else {
+		ln.Close()
+		fail := filepath.Join(dir, "fail")
+		os.WriteFile(fail, []byte("#!/bin/sh\nexit 3\n"), 0o755)
+		t.Setenv("BROWSER", fail)
+		t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		os.WriteFile(filepath.Join(dir, "xdg-open"), []byte("#!/bin/sh\nexit 4\n"), 0o755)
+		os.WriteFile(filepath.Join(dir, "open"), []byte("#!/bin/sh\nexit 4\n"), 0o755)
+		before := n.Load()
+		_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--open")
+		if code == 2 && strings.Contains(stderr, "is in use") {
+			t.Skipf("%s was taken meanwhile", dashboard.DefaultAddr)
+		}
+		if code != 0 {
+			t.Fatalf("exit %d with a failing browser: %s", code, stderr)
+		}
+		if !strings.Contains(stderr, "loadlab: dashboard at http://"+dashboard.DefaultAddr+"/") ||
+			!strings.Contains(stderr, "warning: --open could not open a browser") || !strings.Contains(stderr, "exit status 3") {
+			t.Errorf("stderr: %s", stderr)
+		}
+		if n.Load()-before != 5 {
+			t.Errorf("%d requests with a failing browser, want the run's 5", n.Load()-before)
+		}
 	}
 }

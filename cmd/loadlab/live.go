@@ -50,6 +50,9 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 
 // startLiveAs is startLive for the command named cmd (its errors' prefix).
 func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*liveOutputs, error) {
+	if f.open && f.dashboard == "" {
+		f.dashboard = dashboard.DefaultAddr
+	}
 	if f.metricsAddr == "" && len(f.outputs) == 0 && f.dashboard == "" {
 		return nil, nil
 	}
@@ -86,6 +89,15 @@ func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*li
 			fmt.Fprintf(io.err, "loadlab: dashboard at %s, on loopback only\n", b.URL())
 		} else {
 			fmt.Fprintf(io.err, "loadlab: dashboard at %s, open to other machines; the page asks for the token %s (or open %s#token=%s)\n", b.URL(), b.Token, b.URL(), b.Token)
+		}
+		if f.open {
+			u := b.URL()
+			if b.Token != "" {
+				u += "#token=" + b.Token
+			}
+			if err := dashboard.Open(u); err != nil {
+				fmt.Fprintf(io.err, "loadlab: warning: --open could not open a browser (open %s yourself): %v\n", b.URL(), err)
+			}
 		}
 	}
 	for _, o := range outs {

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -610,5 +612,41 @@ func TestBundleServed(t *testing.T) {
 	}
 	if !bytes.Contains(page, []byte(`<script src="app.js"></script>`)) || !bytes.Contains(page, []byte(`href="app.css"`)) {
 		t.Error("page.html does not load app.js and app.css")
+	}
+}
+
+func TestOpenCommands(t *testing.T) {
+	const u = "http://127.0.0.1:5665/"
+	for _, c := range []struct {
+		env, goos string
+		want      [][]string
+	}{
+		{"", "linux", [][]string{{"xdg-open", u}}},
+		{"", "freebsd", [][]string{{"xdg-open", u}}},
+		{"", "darwin", [][]string{{"open", u}}},
+		{"", "windows", [][]string{{"rundll32", "url.dll,FileProtocolHandler", u}}},
+		{"firefox", "linux", [][]string{{"firefox", u}, {"xdg-open", u}}},
+		{"chromium --new-window %s:lynx", "linux", [][]string{{"chromium", "--new-window", u}, {"lynx", u}, {"xdg-open", u}}},
+		{`C:\b\chrome.exe;`, "windows", [][]string{{`C:\b\chrome.exe`, u}, {"rundll32", "url.dll,FileProtocolHandler", u}}},
+	} {
+		got := OpenCommands(u, c.env, c.goos)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("BROWSER=%q on %s: %q, want %q", c.env, c.goos, got, c.want)
+		}
+	}
+}
+
+func TestOpenFailsWithoutStopping(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a shell script as $BROWSER")
+	}
+	dir := t.TempDir()
+	fail := filepath.Join(dir, "fail")
+	os.WriteFile(fail, []byte("#!/bin/sh\nexit 3\n"), 0o755)
+	t.Setenv("BROWSER", "/nonexistent/browser:"+fail)
+	t.Setenv("PATH", dir) // no xdg-open or open either
+	err := Open("http://127.0.0.1:5665/")
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/browser") || !strings.Contains(err.Error(), fail+": exit status 3") || !strings.Contains(err.Error(), "open") {
+		t.Errorf("Open: %v, want why each opener failed", err)
 	}
 }
