@@ -68,7 +68,7 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 2 invalid input, no load sent; 3 even the first rate broke the SLO.`,
 		Example: `  loadlab capacity api.yaml --slo 'p95(latency) < 300ms, error_rate < 1%'
   loadlab capacity shop.yaml --slo 'p99(latency, step=login) < 1s' --precision 5% --out results/cap --json`,
-		Args: cobra.ExactArgs(1),
+		Args: dashboardArgs(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := refused.err(); err != nil {
 				return usageError(fmt.Errorf("capacity: %w", err))

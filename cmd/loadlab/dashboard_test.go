@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +292,43 @@ func TestDashboardOpen(t *testing.T) {
 		if n.Load()-before != 5 {
 			t.Errorf("%d requests with a failing browser, want the run's 5", n.Load()-before)
 		}
+	}
+}
+
+// TestDashboardAddrWithASpace: `--dashboard ADDR` (a space, not "=") is a
+// usage error naming --dashboard=ADDR, before any load, whether ADDR then
+// reads as the plan or as a second one; a plan file of such a name is
+// still a plan.
+func TestDashboardAddrWithASpace(t *testing.T) {
+	url, n := counting(t)
+	plan := writePlan(t, map[string]string{"plan.yaml": "target: " + url + "\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 2 } }\n"})
+	for _, args := range [][]string{
+		{"run", "--dashboard", "127.0.0.1:5690", plan},
+		{"run", plan, "--dashboard", "127.0.0.1:5690"},
+		{"run", "--url", url + "/", "-n", "2", "--dashboard", ":5690"},
+		{"run", "--dashboard", "5690", "--url", url + "/", "-n", "2"},
+		{"run", "--dashboard", "localhost:5690"},
+		{"capacity", "--dashboard", "127.0.0.1:5690", plan, "--slo", "p95(latency) < 5ms"},
+	} {
+		_, stderr, code := cli(context.Background(), t, args...)
+		addr := args[slices.Index(args, "--dashboard")+1]
+		if code != 2 || !strings.Contains(stderr, "write --dashboard="+addr) {
+			t.Errorf("%q: exit %d, stderr %q: want a usage error naming --dashboard=%s", args, code, stderr, addr)
+		}
+	}
+	if n.Load() != 0 {
+		t.Errorf("%d requests were sent", n.Load())
+	}
+	// A plan file named like a port is a plan.
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("5690", []byte("target: "+url+"\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 2 } }\n"), 0o644)
+	ln, err := net.Listen("tcp", dashboard.DefaultAddr)
+	if err != nil {
+		t.Skipf("%s is taken here: not trying --dashboard alone", dashboard.DefaultAddr)
+	}
+	ln.Close()
+	if _, stderr, code := cli(context.Background(), t, "run", "--dashboard", "5690"); code != 0 && !strings.Contains(stderr, "is in use") {
+		t.Errorf("a plan named 5690: exit %d: %s", code, stderr)
 	}
 }

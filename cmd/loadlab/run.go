@@ -95,7 +95,7 @@ slow server cannot hide its queue (coordinated omission).`,
   loadlab run --url http://127.0.0.1:8080/api -X POST -H 'Content-Type: application/json' --body '{"a":1}'
   loadlab run --url https://127.0.0.1:8443/ --http2 -c 10 --streams 10 -d 30s
   loadlab run checkout.yaml --set load.closed.vus=10 -e BASE=http://127.0.0.1:3000 --out results/`,
-		Args: cobra.MaximumNArgs(1),
+		Args: dashboardArgs(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := httpx.EngineFromEnv(); err != nil {
 				return usageError(fmt.Errorf("run: %w", err))
