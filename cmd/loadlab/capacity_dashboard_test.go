@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -207,6 +208,7 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 	var got struct {
 		pwCommon
 		Progress, Answer, Steps, Ended, Headline string
+		HeadP95, RowP95                          string
 		P95                                      int // p95's colour, #D55E00, in the curve's canvas
 	}
 	playwright(t, 90*time.Second, start, `
@@ -221,6 +223,8 @@ const steps = await text(page, 'search-steps');
 for (const deadline = Date.now() + 10000; !ended && Date.now() < deadline; await sleep(200)) ended = await text(page, 'end');
 await done({Progress: progress, Answer: answer, Steps: steps, Ended: ended,
   Headline: await page.evaluate(() => document.getElementById('p95').nextElementSibling.textContent),
+  HeadP95: await text(page, 'p95'),
+  RowP95: await page.evaluate(() => document.querySelector('#search-steps tbody tr').children[5].textContent),
   P95: await pixels(page, '#c-cap', [0xD5, 0x5E, 0x00])});
 `, "http://"+addr+"/", "dashboard-capacity.png", &got)
 	progress, answer, steps, ended := got.Progress, got.Answer, got.Steps, got.Ended
@@ -250,6 +254,12 @@ await done({Progress: progress, Answer: answer, Steps: steps, Ended: ended,
 	}
 	if !strings.Contains(ended, "The search has ended.") || !strings.Contains(ended, "Open the report") {
 		t.Errorf("the page's last word: %q", ended)
+	}
+	// The headline at the end is the step's, over its measured window (its
+	// warmup left out), as its row and capacity.json have it.
+	if len(doc.Steps) != 1 || got.Headline != "p95 ms, step 1 (20/s), after its warmup" ||
+		got.HeadP95 != got.RowP95 || got.HeadP95 != fmt.Sprintf("%.2f", doc.Steps[0].P95) {
+		t.Errorf("the headline's p95 %q (%q), the step's row %q, capacity.json's %v", got.HeadP95, got.Headline, got.RowP95, doc.Steps)
 	}
 	if got.P95 == 0 {
 		t.Error("the curve's canvas has no p95 drawn")

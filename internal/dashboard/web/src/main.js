@@ -29,15 +29,25 @@ function series(...gets) { return [frames.map(f => f.t), ...gets.map(g => frames
 function draw() {
   const f = frames[frames.length - 1];
   if (!f) return;
-  // At the end the headline is the whole run's: its percentiles, and the
-  // mean rate over the seconds it ran.
-  let rps = f.rps, p = f.p;
-  if (ended) {
+  // The headline says which window its figures are over: during the load,
+  // the newest second; at the end of a run, the whole run (its
+  // percentiles, and the mean rate over the seconds it ran); at the end of
+  // a capacity search, the step of its answer (else its last), over that
+  // step's measured window, its warmup left out: the same figures as its
+  // row in the steps' table.
+  let rps = f.rps, p = f.p, window = "this second";
+  const answered = ended && search ? headlineStep() : null;
+  if (answered) {
+    rps = answered.throughput_per_s; p = answered.p;
+    window = "step " + answered.index + " (" + answered.unit + "), after its warmup";
+  } else if (ended) {
     const ran = frames.filter(x => x.running && x.rps > 0);
     rps = ran.length ? ran.reduce((a, x) => a + x.rps, 0) / ran.length : 0;
     p = f.pall;
-    for (const id of ["p50", "p95", "p99"]) $(id).nextElementSibling.textContent = id + " ms, whole run";
+    window = "whole run";
   }
+  for (const id of ["p50", "p95", "p99"]) $(id).nextElementSibling.textContent = id + " ms, " + window;
+  $("rps").nextElementSibling.textContent = "requests/s, " + window;
   $("rps").textContent = fmt(rps, 0);
   $("p50").textContent = fmt(p[0], 2); $("p95").textContent = fmt(p[1], 2); $("p99").textContent = fmt(p[2], 2);
   $("requests").textContent = fmt(f.requests, 0); $("errors").textContent = fmt(f.errors, 0);
@@ -120,8 +130,16 @@ let search = null, searchEnded = false;
 const searchSteps = new Map();
 function onSearch(s) { search = s; $("search").hidden = false; $("search-plan").textContent = s.name + " · SLO " + s.slo.join(", ") + (s.plan ? " · " + s.plan : ""); drawSearch(); }
 function onSearchStep(st) { searchSteps.set(st.index, st); drawSearch(); }
+// headlineStep is the finished step the search's answer is (the last that
+// held at that level), else its last finished step; null if none.
+function headlineStep() {
+  const done = [...searchSteps.values()].filter(s => s.done).sort((a, b) => a.index - b.index);
+  const at = searchAnswer && searchAnswer.answer > 0 ? done.filter(s => s.holds && s.level === searchAnswer.answer) : [];
+  return at.length ? at[at.length - 1] : done.length ? done[done.length - 1] : null;
+}
+let searchAnswer = null;
 function onSearchEnd(e) {
-  searchEnded = true;
+  searchEnded = true; searchAnswer = e;
   const box = $("search-answer");
   box.replaceChildren(document.createTextNode(e.headline + (e.note ? " (" + e.note + ")" : "") + " "));
   if (e.report) {
