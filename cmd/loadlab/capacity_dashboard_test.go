@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -362,5 +363,51 @@ capacity:
 	}
 	if moving < 3 || last.Requests < 50 {
 		t.Errorf("exit %d: %d frames with requests moving, %d requests in the last: want the step's seconds\n%s", code, moving, last.Requests, stderr)
+	}
+	// The search draws as loadlab capacity's does: its start, its step
+	// starting and ending, its answer linking the run's own report; then
+	// the run, with the search's answer, and its point's figures. The
+	// search counts as one run (the frames' runs do not count its steps).
+	var names []string
+	var search dashboard.Search
+	var step dashboard.SearchStep
+	var end dashboard.SearchEnd
+	var run dashboard.Run
+	var point dashboard.Point
+	for _, e := range evs {
+		if e.name == "frame" {
+			continue
+		}
+		names = append(names, e.name)
+		switch e.name {
+		case "search":
+			json.Unmarshal([]byte(e.data), &search)
+		case "search-step":
+			json.Unmarshal([]byte(e.data), &step)
+		case "search-end":
+			json.Unmarshal([]byte(e.data), &end)
+		case "run":
+			json.Unmarshal([]byte(e.data), &run)
+		case "point":
+			json.Unmarshal([]byte(e.data), &point)
+		}
+	}
+	if want := []string{"search", "search-step", "search-step", "search-end", "run", "point", "end"}; !slices.Equal(names, want) {
+		t.Errorf("events %v, want %v", names, want)
+	}
+	if len(search.Lines) != 1 || search.Lines[0].Ms != 5 || !step.Done || step.Level != 20 || step.Holds {
+		t.Errorf("search %+v, its step %+v", search, step)
+	}
+	if !strings.HasPrefix(end.Report, "/report/") || !strings.HasSuffix(end.Report, "/report.html") || end.Report == "/report/report.html" {
+		t.Errorf("the search's answer links %q, want the run's own report.html", end.Report)
+	}
+	if run.Run != 1 || run.Runs != 1 || run.CapacityBy != "rate" || run.Capacity != end.Answer {
+		t.Errorf("run %+v, the search's answer %v", run, end.Answer)
+	}
+	if point.Runs != 1 || point.Capacity == nil || point.Capacity.Median != end.Answer || point.CapacityBy != "rate" {
+		t.Errorf("point %+v", point)
+	}
+	if last.Runs != 1 {
+		t.Errorf("the frames count %d runs, want the experiment's 1", last.Runs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -570,5 +571,96 @@ await done({Requests: n, Status: await text(page, 'status')});
 	}
 	if !strings.Contains(stderr, "#token="+token) {
 		t.Errorf("stderr does not give the page's link with its token:\n%s", stderr)
+	}
+}
+
+// TestDashboardExperimentInABrowser: an experiment's page fills in each
+// point's figures as its runs end (its runs ended, medians and intervals),
+// lists the runs in the order they ran, and counts down an ETA until every
+// run has ended.
+func TestDashboardExperimentInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real browser and an experiment of four 2 s runs")
+	}
+	url := targettest.Start(t, target.Options{})
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(plan, []byte(`name: live-sweep-browser
+target: `+url+`
+steps: [ { get: "/?delay={{ delay }}", name: page } ]
+load: { closed: { vus: 2, duration: 2s } }
+params: { delay: [1ms, 3ms] }
+repeat: 2
+`), 0o644)
+	out := filepath.Join(dir, "exp")
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan string, 1)
+	start := func() {
+		go func() {
+			_, stderr, _ := cli(ctx, t, "run", plan, "--out", out, "--dashboard="+addr, "--dashboard-linger", "60s")
+			done <- stderr
+		}()
+		waitServing(t, addr)
+	}
+	var got struct {
+		pwCommon
+		ETAs   []string
+		Points [][]string
+		Runs   [][]string
+		End    string
+		ETA    string
+	}
+	playwright(t, 90*time.Second, start, `
+const page = globalThis.page = await open(process.argv[1]);
+const etas = [];
+const rows = sel => page.evaluate(sel => [...document.querySelectorAll(sel + ' tbody tr')].map(tr => [...tr.children].map(td => td.textContent)), sel);
+let end = "";
+for (const deadline = Date.now() + 60000; !end && Date.now() < deadline; await sleep(250)) {
+  const e = await text(page, 'eta');
+  if (e && etas[etas.length - 1] !== e) etas.push(e);
+  end = await text(page, 'end');
+}
+await done({ETAs: etas, Points: await rows('#points'), Runs: await rows('#runs'), End: end, ETA: await text(page, 'eta')});
+`, "http://"+addr+"/", "dashboard-experiment.png", &got)
+	cancel()
+	stderr := <-done
+	got.check(t)
+	if !strings.Contains(got.End, "The experiment has ended.") {
+		t.Fatalf("the page's last word %q; loadlab's stderr:\n%s", got.End, stderr)
+	}
+	if len(got.Runs) != 4 {
+		t.Fatalf("the runs' table: %q", got.Runs)
+	}
+	byPoint := map[string][]string{}
+	for i, r := range got.Runs {
+		if r[0] != fmt.Sprintf("%d of 4", i+1) {
+			t.Errorf("row %d of the runs: %q, want them in the order they ran", i+1, r)
+		}
+		byPoint[r[1]] = append(byPoint[r[1]], r[4]) // p95
+	}
+	if len(got.Points) != 2 || len(byPoint) != 2 {
+		t.Fatalf("the points' table %q, the runs' %q", got.Points, got.Runs)
+	}
+	for _, p := range got.Points {
+		runs := byPoint[p[0]]
+		if p[1] != "2" || len(runs) != 2 || !strings.HasSuffix(p[4], " ±∞") {
+			t.Errorf("point %q: want its 2 runs ended, p95 a median without an interval yet (its runs' p95: %q)", p, runs)
+			continue
+		}
+		med, _ := strconv.ParseFloat(strings.TrimSuffix(p[4], " ±∞"), 64)
+		a, _ := strconv.ParseFloat(runs[0], 64)
+		b, _ := strconv.ParseFloat(runs[1], 64)
+		if math.Abs(med-(a+b)/2) > 0.011 {
+			t.Errorf("point %q: p95 median %v, its runs' %v and %v", p[0], med, a, b)
+		}
+	}
+	var counting bool
+	for _, e := range got.ETAs {
+		counting = counting || strings.HasPrefix(e, "run 2 of 4 next; about ") && strings.Contains(e, " to go at this pace")
+	}
+	if !counting || got.ETA != "every run has ended" {
+		t.Errorf("the ETA read %q, at the end %q", got.ETAs, got.ETA)
 	}
 }

@@ -154,8 +154,12 @@ func (l *liveOutputs) runEnded(r *result.Result) {
 	run, runs, point := l.lastRun, l.runs, l.lastPoint
 	l.mu.Unlock()
 	s := r.Summary
-	l.board.RunEnded(dashboard.Run{Run: run, Runs: runs, Point: point, RPS: s.ThroughputRPS,
-		P: [3]float64{s.Latency.P50, s.Latency.P95, s.Latency.P99}, ErrorRate: s.ErrorRate, Interrupted: s.Interrupted})
+	dr := dashboard.Run{Run: run, Runs: runs, Point: point, RPS: s.ThroughputRPS,
+		P: [3]float64{s.Latency.P50, s.Latency.P95, s.Latency.P99}, ErrorRate: s.ErrorRate, Interrupted: s.Interrupted}
+	if c := r.Capacity; c != nil {
+		dr.Capacity, dr.CapacityBy = c.Answer(), c.By
+	}
+	l.board.RunEnded(dr)
 }
 
 // runStarted marks a run (quick mode, a plan) as going.

@@ -650,3 +650,49 @@ func TestOpenFailsWithoutStopping(t *testing.T) {
 		t.Errorf("Open: %v, want why each opener failed", err)
 	}
 }
+
+// TestPointEvents: after each run, its point's figures over the runs ended
+// so far: medians, with an interval once there are runs enough (six, at
+// 95%); a capacity search's answer is one of them. The ETA counts only the
+// runs ended since the board started, not those an experiment resumed with.
+func TestPointEvents(t *testing.T) {
+	live := telemetry.New()
+	b := startBoard(t, Options{Live: live, Interval: time.Hour})
+	time.Sleep(100 * time.Millisecond)
+	// Resumed: runs 1 to 4 ended in an earlier session.
+	for i := range 6 {
+		b.RunEnded(Run{Run: 5 + i, Runs: 12, Point: "workers=2", RPS: float64(100 + i), P: [3]float64{1, 2 + float64(i), 3}, CapacityBy: "rate", Capacity: float64(400 + 10*i)})
+	}
+	b.End(End{})
+	evs := readEvents(t, get(t, "http://"+b.Addr+"/events", nil).Body, func(e []sse) bool { return e[len(e)-1].name == "end" })
+	var runs []Run
+	var points []Point
+	for _, e := range evs {
+		switch e.name {
+		case "run":
+			var r Run
+			json.Unmarshal([]byte(e.data), &r)
+			runs = append(runs, r)
+		case "point":
+			var p Point
+			json.Unmarshal([]byte(e.data), &p)
+			points = append(points, p)
+		}
+	}
+	if len(runs) != 6 || len(points) != 6 {
+		t.Fatalf("%d runs, %d points", len(runs), len(points))
+	}
+	// 0.1 s for the first run ended here, 7 runs left: 0.7 s at least (by
+	// the runs' numbers, 0.1 s / 5 × 7 = 0.14 s).
+	if runs[0].ETASeconds < 0.7 || runs[0].ETASeconds > 5 {
+		t.Errorf("the first run's ETA %.2f s, want the time per run ended here times the 7 left", runs[0].ETASeconds)
+	}
+	if p := points[0]; p.Runs != 1 || p.RPS.Median != 100 || p.RPS.Bounded || p.Capacity == nil || p.Capacity.Median != 400 {
+		t.Errorf("after one run: %+v", p)
+	}
+	last := points[5]
+	if last.Runs != 6 || last.RPS.Median != 102.5 || !last.RPS.Bounded || last.RPS.Lo != 100 || last.RPS.Hi != 105 ||
+		last.P[1].Median != 4.5 || last.Capacity.Median != 425 || !last.Capacity.Bounded || last.CapacityBy != "rate" {
+		t.Errorf("after six runs: %+v (capacity %+v)", last, last.Capacity)
+	}
+}

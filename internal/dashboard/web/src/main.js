@@ -36,7 +36,7 @@ function draw() {
   // step's measured window, its warmup left out: the same figures as its
   // row in the steps' table.
   let rps = f.rps, p = f.p, window = "this second";
-  const answered = ended && search ? headlineStep() : null;
+  const answered = ended && search && !experiment ? headlineStep() : null;
   if (answered) {
     rps = answered.throughput_per_s; p = answered.p;
     window = "step " + answered.index + " (" + answered.unit + "), after its warmup";
@@ -100,7 +100,7 @@ function onEnd(e) {
   ended = true;
   const box = $("end");
   box.replaceChildren();
-  const what = search ? "search" : "run";
+  const what = experiment ? "experiment" : search ? "search" : "run";
   box.appendChild(document.createTextNode(e.interrupted ? "The " + what + " was interrupted. " : "The " + what + " has ended. "));
   if (e.error) box.appendChild(document.createTextNode(e.error + " "));
   if (e.report) {
@@ -115,20 +115,60 @@ function onEnd(e) {
   for (const m of e.warnings || []) { const d = document.createElement("div"); d.className = "warn"; d.textContent = m; w.appendChild(d); }
 }
 
+// An experiment: its runs in the order they ran, each point's figures as
+// its runs end, and the ETA, counted down between runs.
+let etaAt = 0, etaNext = "", experiment = false;
+function capacityText(v, by) { return by === "vus" ? fmt(v, 0) + " VUs" : fmt(v, 1) + "/s"; }
 function onRun(r) {
+  experiment = true;
   $("experiment").hidden = false;
   const tr = document.createElement("tr");
   cell(tr, r.run + " of " + r.runs); cell(tr, r.point);
   cell(tr, fmt(r.rps, 0)); for (const v of r.p) cell(tr, fmt(v, 2));
   cell(tr, fmt(100 * r.error_rate, 2) + "%" + (r.interrupted ? " (interrupted)" : ""));
+  if (r.capacity_by) { $("runs-capacity").hidden = false; cell(tr, capacityText(r.capacity, r.capacity_by)); }
   $("runs").tBodies[0].appendChild(tr);
-  $("eta").textContent = r.run < r.runs ? "run " + (r.run + 1) + " of " + r.runs + " next; about " + fmt(r.eta_s / 60, 1) + " min to go at this pace" : "every run has ended";
+  if (r.run < r.runs) {
+    etaAt = Date.now() + 1000 * r.eta_s;
+    etaNext = "run " + (r.run + 1) + " of " + r.runs + " next";
+  } else etaAt = 0, etaNext = "";
+  showETA();
+}
+function showETA() {
+  if (!experiment) return;
+  if (!etaNext || ended) { $("eta").textContent = "every run has ended"; return; }
+  const left = Math.max(0, (etaAt - Date.now()) / 1000);
+  $("eta").textContent = etaNext + "; about " + (left >= 90 ? fmt(left / 60, 1) + " min" : fmt(left, 0) + " s") + " to go at this pace (the time per run ended so far, times the runs left)";
+}
+// A figure with its interval: "12.3 [11.9, 12.8]", or "12.3 ±∞".
+function withInterval(f, d, scale) {
+  const k = scale || 1;
+  return fmt(f.median * k, d) + (f.bounded ? " [" + fmt(f.lo * k, d) + ", " + fmt(f.hi * k, d) + "]" : " ±∞");
+}
+const points = new Map();
+function onPoint(pt) {
+  points.set(pt.point, pt);
+  const rows = [];
+  for (const p of points.values()) {
+    const tr = document.createElement("tr");
+    cell(tr, p.point); cell(tr, String(p.runs));
+    cell(tr, withInterval(p.rps, 0));
+    for (const q of p.p) cell(tr, withInterval(q, 2));
+    cell(tr, withInterval(p.error_rate, 2, 100) + " %");
+    if (p.capacity) { $("points-capacity").hidden = false; cell(tr, withInterval(p.capacity, 1) + (p.capacity_by === "vus" ? " VUs" : "/s")); }
+    rows.push(tr);
+  }
+  $("points").tBodies[0].replaceChildren(...rows);
 }
 
 // A capacity search: its steps by index, drawn as the rate-vs-latency curve.
 let search = null, searchEnded = false;
 const searchSteps = new Map();
-function onSearch(s) { search = s; $("search").hidden = false; $("search-plan").textContent = s.name + " · SLO " + s.slo.join(", ") + (s.plan ? " · " + s.plan : ""); drawSearch(); }
+function onSearch(s) {
+  // An experiment's runs may each be a search: the page shows the newest.
+  searchSteps.clear(); searchEnded = false; searchAnswer = null;
+  if (experiment || frames.length && frames[frames.length - 1].runs > 1) s = Object.assign({}, s, {name: s.name + ", run " + (frames.length ? frames[frames.length - 1].runs : 1)});
+  search = s; $("search").hidden = false; $("search-plan").textContent = s.name + " · SLO " + s.slo.join(", ") + (s.plan ? " · " + s.plan : ""); drawSearch(); }
 function onSearchStep(st) { searchSteps.set(st.index, st); drawSearch(); }
 // headlineStep is the finished step the search's answer is (the last that
 // held at that level), else its last finished step; null if none.
@@ -197,6 +237,7 @@ function connect() {
       frames.length = 0; frames.push(...kept);
     }
     live(f);
+    showETA();
     redraw();
   });
   es.addEventListener("run", m => {
@@ -205,7 +246,7 @@ function connect() {
     lastId = id;
     onRun(JSON.parse(m.data));
   });
-  for (const [name, fn] of [["search", onSearch], ["search-step", onSearchStep], ["search-end", onSearchEnd]]) {
+  for (const [name, fn] of [["search", onSearch], ["search-step", onSearchStep], ["search-end", onSearchEnd], ["point", onPoint]]) {
     es.addEventListener(name, m => {
       const id = Number(m.lastEventId);
       if (id <= lastId) return;
@@ -215,7 +256,7 @@ function connect() {
   }
   es.addEventListener("end", m => {
     lastId = Number(m.lastEventId);
-    onEnd(JSON.parse(m.data)); redraw(); es.close();
+    onEnd(JSON.parse(m.data)); showETA(); redraw(); es.close();
   });
   es.onerror = () => {
     if (ended) return;
