@@ -28,8 +28,10 @@ function drawLevels(u, levels) {
     ctx.setLineDash([4 * dpr, 4 * dpr]);
     ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + w, y); ctx.stroke();
     ctx.setLineDash([]);
+    // uPlot leaves the axes' alignment set: the label starts at the left.
     ctx.font = Math.round(11 * dpr) + "px system-ui, sans-serif";
-    ctx.fillText(l.label, left + 4 * dpr, y - 4 * dpr);
+    ctx.textAlign = "left"; ctx.textBaseline = "bottom";
+    ctx.fillText(l.label, left + 4 * dpr, y - 3 * dpr);
   }
   ctx.restore();
 }
