@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -656,11 +657,13 @@ await done({ETAs: etas, Points: await rows('#points'), Runs: await rows('#runs')
 			t.Errorf("point %q: p95 median %v, its runs' %v and %v", p[0], med, a, b)
 		}
 	}
-	var counting bool
+	var counting, going bool
+	eta := regexp.MustCompile(`^run [234] of 4 (next|going, at delay=[13]ms); about [0-9]+ s to go at this pace`)
 	for _, e := range got.ETAs {
-		counting = counting || strings.HasPrefix(e, "run 2 of 4 next; about ") && strings.Contains(e, " to go at this pace")
+		counting = counting || eta.MatchString(e)
+		going = going || strings.Contains(e, " of 4 going, at delay=")
 	}
-	if !counting || got.ETA != "every run has ended" {
+	if !counting || !going || got.ETA != "every run has ended" {
 		t.Errorf("the ETA read %q, at the end %q", got.ETAs, got.ETA)
 	}
 }

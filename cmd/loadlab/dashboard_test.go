@@ -181,6 +181,7 @@ repeat: 2
 	addr := freePort(t)
 	ch := make(chan []dashboard.Run, 1)
 	var end dashboard.End
+	var starts []dashboard.RunStart // each run as it starts
 	go func() {
 		var resp *http.Response
 		var err error
@@ -196,6 +197,7 @@ repeat: 2
 		defer resp.Body.Close()
 		var runs []dashboard.Run
 		var name string
+		starts = nil
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
@@ -212,6 +214,11 @@ repeat: 2
 					var r dashboard.Run
 					json.Unmarshal([]byte(v), &r)
 					runs = append(runs, r)
+				}
+				if name == "run-start" {
+					var r dashboard.RunStart
+					json.Unmarshal([]byte(v), &r)
+					starts = append(starts, r)
 				}
 			}
 		}
@@ -236,6 +243,9 @@ repeat: 2
 			t.Errorf("run %d of %d: ETA %v s", r.Run, r.Runs, r.ETASeconds)
 		}
 		points[r.Point]++
+		if i >= len(starts) || starts[i] != (dashboard.RunStart{Run: i + 1, Runs: 4, Point: r.Point}) {
+			t.Errorf("run %d ended at %q; the runs started: %+v", i+1, r.Point, starts)
+		}
 	}
 	if len(points) != 2 {
 		t.Errorf("points %v, want two, two runs each", points)

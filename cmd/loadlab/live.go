@@ -180,6 +180,9 @@ func (l *liveOutputs) progress(next func(runner.Progress)) func(runner.Progress)
 		if pr.Run != 0 && pr.Run != l.lastRun {
 			l.lastRun = pr.Run
 			l.live.RunStarted()
+			if l.board != nil {
+				l.board.RunStarted(dashboard.RunStart{Run: pr.Run, Runs: pr.Runs, Point: pr.PointKey})
+			}
 		}
 		if pr.Run != 0 {
 			l.runs, l.lastPoint = pr.Runs, pr.PointKey

@@ -491,6 +491,17 @@ func percentiles(buckets []uint64) (out [3]float64) {
 	return out
 }
 
+// RunStart is an experiment's run as it starts, sent as a "run-start"
+// event: the page shows which run of how many is going, at which point.
+type RunStart struct {
+	Run   int    `json:"run"`
+	Runs  int    `json:"runs"`
+	Point string `json:"point"`
+}
+
+// RunStarted adds an experiment's run that starts.
+func (b *Board) RunStarted(r RunStart) { b.emit("run-start", r) }
+
 // RunEnded adds an experiment's run, with its ETA, then its point's
 // figures over its runs ended so far. The ETA is the time since the board
 // started over the runs ended since, times the runs left: a run is

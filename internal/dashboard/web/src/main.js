@@ -117,7 +117,7 @@ function onEnd(e) {
 
 // An experiment: its runs in the order they ran, each point's figures as
 // its runs end, and the ETA, counted down between runs.
-let etaAt = 0, etaNext = "", experiment = false;
+let etaAt = 0, etaNext = "", experiment = false, lastEnded = 0;
 function capacityText(v, by) { return by === "vus" ? fmt(v, 0) + " VUs" : fmt(v, 1) + "/s"; }
 function onRun(r) {
   experiment = true;
@@ -128,17 +128,27 @@ function onRun(r) {
   cell(tr, fmt(100 * r.error_rate, 2) + "%" + (r.interrupted ? " (interrupted)" : ""));
   if (r.capacity_by) { $("runs-capacity").hidden = false; cell(tr, capacityText(r.capacity, r.capacity_by)); }
   $("runs").tBodies[0].appendChild(tr);
+  lastEnded = r.run;
   if (r.run < r.runs) {
     etaAt = Date.now() + 1000 * r.eta_s;
     etaNext = "run " + (r.run + 1) + " of " + r.runs + " next";
   } else etaAt = 0, etaNext = "";
   showETA();
 }
+// The run going now, as the experiment started it.
+let going = null;
+function onRunStart(r) {
+  experiment = true; going = r;
+  $("experiment").hidden = false;
+  showETA();
+}
 function showETA() {
   if (!experiment) return;
-  if (!etaNext || ended) { $("eta").textContent = "every run has ended"; return; }
+  if (ended || !etaNext && (!going || going.run === lastEnded)) { $("eta").textContent = "every run has ended"; return; }
+  const now = going && going.run !== lastEnded ? "run " + going.run + " of " + going.runs + " going, at " + going.point : etaNext;
+  if (!etaNext) { $("eta").textContent = now + "; the ETA comes when a run has ended"; return; }
   const left = Math.max(0, (etaAt - Date.now()) / 1000);
-  $("eta").textContent = etaNext + "; about " + (left >= 90 ? fmt(left / 60, 1) + " min" : fmt(left, 0) + " s") + " to go at this pace (the time per run ended so far, times the runs left)";
+  $("eta").textContent = now + "; about " + (left >= 90 ? fmt(left / 60, 1) + " min" : fmt(left, 0) + " s") + " to go at this pace (the time per run ended so far, times the runs left)";
 }
 // A figure with its interval: "12.3 [11.9, 12.8]", or "12.3 ±∞".
 function withInterval(f, d, scale) {
@@ -246,7 +256,7 @@ function connect() {
     lastId = id;
     onRun(JSON.parse(m.data));
   });
-  for (const [name, fn] of [["search", onSearch], ["search-step", onSearchStep], ["search-end", onSearchEnd], ["point", onPoint]]) {
+  for (const [name, fn] of [["search", onSearch], ["search-step", onSearchStep], ["search-end", onSearchEnd], ["point", onPoint], ["run-start", onRunStart]]) {
     es.addEventListener(name, m => {
       const id = Number(m.lastEventId);
       if (id <= lastId) return;
