@@ -43,6 +43,7 @@ type capacityFlags struct {
 	// as run's, over every step.
 	dashboard       string
 	dashboardLinger time.Duration
+	open            bool
 	metricsAddr     string
 	metricsLinger   time.Duration
 }
@@ -67,7 +68,7 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 2 invalid input, no load sent; 3 even the first rate broke the SLO.`,
 		Example: `  loadlab capacity api.yaml --slo 'p95(latency) < 300ms, error_rate < 1%'
   loadlab capacity shop.yaml --slo 'p99(latency, step=login) < 1s' --precision 5% --out results/cap --json`,
-		Args: cobra.ExactArgs(1),
+		Args: dashboardArgs(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := refused.err(); err != nil {
 				return usageError(fmt.Errorf("capacity: %w", err))
@@ -95,6 +96,7 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the search on this address: the rate-latency curve step by step, each step's verdict, the current step's figures (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the search, keep the dashboard (and the search's report) served this long")
+	fl.BoolVar(&f.open, "open", false, "open the dashboard in a browser ($BROWSER, else the system's); implies --dashboard")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the current step's live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
 	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the search, keep /metrics up until it is scraped once more, for at most this long")
 	return c
@@ -110,6 +112,9 @@ type capacitySearch struct {
 	stepper *capacity.Stepper
 	results []*result.Result // of each step, once the search is done
 	live    *liveOutputs     // --dashboard, --metrics-addr; nil without
+	// inExperiment: the search is a run of an experiment, whose options
+	// feed live its figures and runs; s.live only draws the search.
+	inExperiment bool
 }
 
 // prepareCapacity checks the command line and the plan, before any load.
@@ -277,7 +282,7 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 	if err := s.resume(f.fresh); err != nil {
 		return err
 	}
-	live, err := startLiveAs(ctx, io, &quickFlags{dashboard: f.dashboard, dashboardLinger: f.dashboardLinger,
+	live, err := startLiveAs(ctx, io, &quickFlags{dashboard: f.dashboard, dashboardLinger: f.dashboardLinger, open: f.open,
 		metricsAddr: f.metricsAddr, metricsLinger: f.metricsLinger, out: s.dir, json: f.json}, "capacity")
 	if err != nil {
 		return err
@@ -325,9 +330,16 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 // error is a usageError or failedError, and wraps capacity.ErrInterrupted
 // when ctx ended a step.
 func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), onProgress func(runner.Progress), stepDone func()) (capacity.Answer, error) {
-	s.stepper.OnProgress = s.live.progress(onProgress)
-	if s.live != nil {
-		s.stepper.OnInterval = s.live.onInterval()
+	if s.inExperiment {
+		// The experiment's options already feed the live figures and
+		// count its runs (a search is one); only the page's search part
+		// is the search's.
+		s.stepper.OnProgress = onProgress
+	} else {
+		s.stepper.OnProgress = s.live.progress(onProgress)
+		if s.live != nil {
+			s.stepper.OnInterval = s.live.onInterval()
+		}
 	}
 	s.liveStart()
 	logf("capacity %s: %s", s.plan.Name, s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds()))
@@ -366,7 +378,7 @@ func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), 
 		}
 		s.liveStepStarted(index, d.Rate, d.Phase)
 		o, res, report, err := s.stepper.Step(ctx, d.Rate, d.Phase, stepDir)
-		if s.live != nil {
+		if s.live != nil && !s.inExperiment {
 			s.live.live.RunEnded()
 		}
 		if stepDone != nil {
@@ -415,7 +427,7 @@ func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), 
 	}
 	if s.live != nil && s.live.board != nil {
 		s.live.board.SearchEnded(dashboard.SearchEnd{Headline: s.doc.Headline(), Answer: s.doc.Answer(), AtLeast: s.doc.Capacity.AtLeast,
-			Note: s.doc.Note, Steps: len(s.doc.Steps)})
+			Note: s.doc.Note, Steps: len(s.doc.Steps), Dir: s.dir})
 	}
 	return answer, nil
 }
@@ -447,7 +459,9 @@ func (s *capacitySearch) liveStepStarted(index int, level float64, phase capacit
 	if s.live == nil {
 		return
 	}
-	s.live.runStarted()
+	if !s.inExperiment {
+		s.live.runStarted()
+	}
 	if s.live.board != nil {
 		s.live.board.SearchStep(dashboard.SearchStep{Index: index, MaxSteps: s.doc.Search.MaxSteps, Level: level, Unit: s.opts.Unit(level), Phase: string(phase)})
 	}
@@ -474,7 +488,7 @@ func (s *capacitySearch) liveStep(r capacity.StepRecord, kept bool) {
 // result is that of the first step at the answer (of the first step, with
 // none), with the answer in result.Capacity, which the experiment's verdict
 // compares as its capacity figure.
-func capacityRunPoint(logf func(string, ...any), prog *progress) func(context.Context, *plan.Plan, runner.Options) (*result.Result, error) {
+func capacityRunPoint(logf func(string, ...any), prog *progress, live *liveOutputs) func(context.Context, *plan.Plan, runner.Options) (*result.Result, error) {
 	return func(ctx context.Context, p *plan.Plan, ro runner.Options) (*result.Result, error) {
 		s, err := newCapacitySearch(p, capacityDefaults(ro.Dir, ro.Workers), p.File)
 		if err != nil {
@@ -483,8 +497,10 @@ func capacityRunPoint(logf func(string, ...any), prog *progress) func(context.Co
 		if err := s.resume(false); err != nil {
 			return nil, err
 		}
-		// run --dashboard, --metrics-addr: the steps feed the live figures.
+		// run --dashboard, --metrics-addr: the steps feed the live figures,
+		// and the dashboard draws the search as loadlab capacity's does.
 		s.stepper.OnInterval = ro.OnInterval
+		s.live, s.inExperiment = live, true
 		answer, err := s.search(ctx, func(format string, args ...any) { logf("  "+format, args...) }, ro.OnProgress, prog.done)
 		if errors.Is(err, capacity.ErrInterrupted) {
 			// Not recorded: resuming the experiment resumes the search.

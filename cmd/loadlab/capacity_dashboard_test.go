@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,8 +188,6 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real browser and a 7 s capacity step")
 	}
-	proxy, outside := countingProxy(t)
-	br := startChromium(t, proxy)
 	url := targettest.Start(t, target.Options{Delay: 20 * time.Millisecond})
 	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
 	out := filepath.Join(t.TempDir(), "cap")
@@ -199,46 +199,37 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 		code           int
 	}
 	done := make(chan exit, 1)
-	go func() {
-		stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json", "--dashboard="+addr, "--dashboard-linger", "60s")
-		done <- exit{stdout, stderr, code}
-	}()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if r, err := http.Get("http://" + addr + "/"); err == nil {
-			r.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the dashboard did not start")
-		}
+	start := func() {
+		go func() {
+			stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 5ms", "--out", out, "--json", "--dashboard="+addr, "--dashboard-linger", "60s")
+			done <- exit{stdout, stderr, code}
+		}()
+		waitServing(t, addr)
 	}
-	br.open(t, "http://"+addr+"/")
-	var progress, answer string
-	for deadline := time.Now().Add(40 * time.Second); answer == "" && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		if p := br.text(t, "search-progress"); strings.HasPrefix(p, "step ") {
-			progress = p
-		}
-		answer = br.text(t, "search-answer")
+	var got struct {
+		pwCommon
+		Progress, Answer, Steps, Ended, Headline string
+		HeadP95, RowP95                          string
+		P95                                      int // p95's colour, #D55E00, in the curve's canvas
 	}
-	steps := br.text(t, "search-steps")
-	var ended string
-	for deadline := time.Now().Add(10 * time.Second); ended == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		ended = br.text(t, "end")
-	}
-	var px struct {
-		Result struct {
-			Value int `json:"value"`
-		} `json:"result"`
-	}
-	// p99's colour, #D55E00, in the curve's canvas.
-	br.call(t, "Runtime.evaluate", map[string]any{"returnByValue": true, "expression": `(() => {
-		const c = document.getElementById("c-cap"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-		let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] === 0xD5 && d[i+1] === 0x5E && d[i+2] === 0x00) n++;
-		return n; })()`}, &px)
-	if p := os.Getenv("LOADLAB_DASHBOARD_SHOTS"); p != "" { // to look at it
-		shot, _ := br.shot(t)
-		os.WriteFile(filepath.Join(p, "dashboard-capacity.png"), shot, 0o644)
-	}
+	playwright(t, 90*time.Second, start, `
+const page = globalThis.page = await open(process.argv[1]);
+let progress = "", answer = "", ended = "";
+for (const deadline = Date.now() + 40000; !answer && Date.now() < deadline; await sleep(250)) {
+  const p = await text(page, 'search-progress');
+  if (p.startsWith('step ')) progress = p;
+  answer = await text(page, 'search-answer');
+}
+const steps = await text(page, 'search-steps');
+for (const deadline = Date.now() + 10000; !ended && Date.now() < deadline; await sleep(200)) ended = await text(page, 'end');
+await done({Progress: progress, Answer: answer, Steps: steps, Ended: ended,
+  Headline: await page.evaluate(() => document.getElementById('p95').nextElementSibling.textContent),
+  HeadP95: await text(page, 'p95'),
+  RowP95: await page.evaluate(() => document.querySelector('#search-steps tbody tr').children[5].textContent),
+  P95: await pixels(page, '#c-cap', [0xD5, 0x5E, 0x00])});
+`, "http://"+addr+"/", "dashboard-capacity.png", &got)
+	progress, answer, steps, ended := got.Progress, got.Answer, got.Steps, got.Ended
+	got.check(t)
 	cancel()
 	var e exit
 	select {
@@ -265,11 +256,14 @@ func TestCapacityDashboardInABrowser(t *testing.T) {
 	if !strings.Contains(ended, "The search has ended.") || !strings.Contains(ended, "Open the report") {
 		t.Errorf("the page's last word: %q", ended)
 	}
-	if px.Result.Value == 0 {
-		t.Error("the curve's canvas has no p99 drawn")
+	// The headline at the end is the step's, over its measured window (its
+	// warmup left out), as its row and capacity.json have it.
+	if len(doc.Steps) != 1 || got.Headline != "p95 ms, step 1 (20/s), after its warmup" ||
+		got.HeadP95 != got.RowP95 || got.HeadP95 != fmt.Sprintf("%.2f", doc.Steps[0].P95) {
+		t.Errorf("the headline's p95 %q (%q), the step's row %q, capacity.json's %v", got.HeadP95, got.Headline, got.RowP95, doc.Steps)
 	}
-	if o := outside(); len(o) > 0 {
-		t.Errorf("requests left loopback: %q", o)
+	if got.P95 == 0 {
+		t.Error("the curve's canvas has no p95 drawn")
 	}
 }
 
@@ -369,5 +363,52 @@ capacity:
 	}
 	if moving < 3 || last.Requests < 50 {
 		t.Errorf("exit %d: %d frames with requests moving, %d requests in the last: want the step's seconds\n%s", code, moving, last.Requests, stderr)
+	}
+	// The search draws as loadlab capacity's does: its start, its step
+	// starting and ending, its answer linking the run's own report; then
+	// the run, with the search's answer, and its point's figures. The
+	// search counts as one run (the frames' runs do not count its steps).
+	var names []string
+	var search dashboard.Search
+	var step dashboard.SearchStep
+	var end dashboard.SearchEnd
+	var run dashboard.Run
+	var point dashboard.Point
+	for _, e := range evs {
+		if e.name == "frame" {
+			continue
+		}
+		names = append(names, e.name)
+		switch e.name {
+		case "search":
+			json.Unmarshal([]byte(e.data), &search)
+		case "search-step":
+			json.Unmarshal([]byte(e.data), &step)
+		case "search-end":
+			json.Unmarshal([]byte(e.data), &end)
+		case "run":
+			json.Unmarshal([]byte(e.data), &run)
+		case "point":
+			json.Unmarshal([]byte(e.data), &point)
+		}
+	}
+	// run-start comes with the run's first second, in its first step.
+	if want := []string{"search", "search-step", "run-start", "search-step", "search-end", "run", "point", "end"}; !slices.Equal(names, want) {
+		t.Errorf("events %v, want %v", names, want)
+	}
+	if len(search.Lines) != 1 || search.Lines[0].Ms != 5 || !step.Done || step.Level != 20 || step.Holds {
+		t.Errorf("search %+v, its step %+v", search, step)
+	}
+	if !strings.HasPrefix(end.Report, "/report/") || !strings.HasSuffix(end.Report, "/report.html") || end.Report == "/report/report.html" {
+		t.Errorf("the search's answer links %q, want the run's own report.html", end.Report)
+	}
+	if run.Run != 1 || run.Runs != 1 || run.CapacityBy != "rate" || run.Capacity != end.Answer {
+		t.Errorf("run %+v, the search's answer %v", run, end.Answer)
+	}
+	if point.Runs != 1 || point.Capacity == nil || point.Capacity.Median != end.Answer || point.CapacityBy != "rate" {
+		t.Errorf("point %+v", point)
+	}
+	if last.Runs != 1 {
+		t.Errorf("the frames count %d runs, want the experiment's 1", last.Runs)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +181,7 @@ repeat: 2
 	addr := freePort(t)
 	ch := make(chan []dashboard.Run, 1)
 	var end dashboard.End
+	var starts []dashboard.RunStart // each run as it starts
 	go func() {
 		var resp *http.Response
 		var err error
@@ -194,6 +197,7 @@ repeat: 2
 		defer resp.Body.Close()
 		var runs []dashboard.Run
 		var name string
+		starts = nil
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
@@ -210,6 +214,11 @@ repeat: 2
 					var r dashboard.Run
 					json.Unmarshal([]byte(v), &r)
 					runs = append(runs, r)
+				}
+				if name == "run-start" {
+					var r dashboard.RunStart
+					json.Unmarshal([]byte(v), &r)
+					starts = append(starts, r)
 				}
 			}
 		}
@@ -234,8 +243,102 @@ repeat: 2
 			t.Errorf("run %d of %d: ETA %v s", r.Run, r.Runs, r.ETASeconds)
 		}
 		points[r.Point]++
+		if i >= len(starts) || starts[i] != (dashboard.RunStart{Run: i + 1, Runs: 4, Point: r.Point}) {
+			t.Errorf("run %d ended at %q; the runs started: %+v", i+1, r.Point, starts)
+		}
 	}
 	if len(points) != 2 {
 		t.Errorf("points %v, want two, two runs each", points)
+	}
+}
+
+// TestDashboardOpen: --open runs $BROWSER on the page's URL (and implies
+// --dashboard); a $BROWSER that fails is a warning, and the run goes on.
+func TestDashboardOpen(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a shell script as $BROWSER")
+	}
+	url, n := counting(t)
+	dir := t.TempDir()
+	got := filepath.Join(dir, "opened")
+	rec := filepath.Join(dir, "browser")
+	os.WriteFile(rec, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+got+"\n"), 0o755)
+	t.Setenv("BROWSER", rec)
+	addr := freePort(t)
+	_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--dashboard="+addr, "--open")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(got); string(b) != "http://"+addr+"/\n" {
+		t.Errorf("$BROWSER got %q, want the page's URL", b)
+	}
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("stderr: %s", stderr)
+	}
+
+	// --open alone serves the default address; a failing browser warns.
+	if ln, err := net.Listen("tcp", dashboard.DefaultAddr); err != nil {
+		t.Logf("%s is taken here: not trying --open alone", dashboard.DefaultAddr)
+	} else {
+		ln.Close()
+		fail := filepath.Join(dir, "fail")
+		os.WriteFile(fail, []byte("#!/bin/sh\nexit 3\n"), 0o755)
+		t.Setenv("BROWSER", fail)
+		t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		os.WriteFile(filepath.Join(dir, "xdg-open"), []byte("#!/bin/sh\nexit 4\n"), 0o755)
+		os.WriteFile(filepath.Join(dir, "open"), []byte("#!/bin/sh\nexit 4\n"), 0o755)
+		before := n.Load()
+		_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--open")
+		if code == 2 && strings.Contains(stderr, "is in use") {
+			t.Skipf("%s was taken meanwhile", dashboard.DefaultAddr)
+		}
+		if code != 0 {
+			t.Fatalf("exit %d with a failing browser: %s", code, stderr)
+		}
+		if !strings.Contains(stderr, "loadlab: dashboard at http://"+dashboard.DefaultAddr+"/") ||
+			!strings.Contains(stderr, "warning: --open could not open a browser") || !strings.Contains(stderr, "exit status 3") {
+			t.Errorf("stderr: %s", stderr)
+		}
+		if n.Load()-before != 5 {
+			t.Errorf("%d requests with a failing browser, want the run's 5", n.Load()-before)
+		}
+	}
+}
+
+// TestDashboardAddrWithASpace: `--dashboard ADDR` (a space, not "=") is a
+// usage error naming --dashboard=ADDR, before any load, whether ADDR then
+// reads as the plan or as a second one; a plan file of such a name is
+// still a plan.
+func TestDashboardAddrWithASpace(t *testing.T) {
+	url, n := counting(t)
+	plan := writePlan(t, map[string]string{"plan.yaml": "target: " + url + "\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 2 } }\n"})
+	for _, args := range [][]string{
+		{"run", "--dashboard", "127.0.0.1:5690", plan},
+		{"run", plan, "--dashboard", "127.0.0.1:5690"},
+		{"run", "--url", url + "/", "-n", "2", "--dashboard", ":5690"},
+		{"run", "--dashboard", "5690", "--url", url + "/", "-n", "2"},
+		{"run", "--dashboard", "localhost:5690"},
+		{"capacity", "--dashboard", "127.0.0.1:5690", plan, "--slo", "p95(latency) < 5ms"},
+	} {
+		_, stderr, code := cli(context.Background(), t, args...)
+		addr := args[slices.Index(args, "--dashboard")+1]
+		if code != 2 || !strings.Contains(stderr, "write --dashboard="+addr) {
+			t.Errorf("%q: exit %d, stderr %q: want a usage error naming --dashboard=%s", args, code, stderr, addr)
+		}
+	}
+	if n.Load() != 0 {
+		t.Errorf("%d requests were sent", n.Load())
+	}
+	// A plan file named like a port is a plan.
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("5690", []byte("target: "+url+"\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, iterations: 2 } }\n"), 0o644)
+	ln, err := net.Listen("tcp", dashboard.DefaultAddr)
+	if err != nil {
+		t.Skipf("%s is taken here: not trying --dashboard alone", dashboard.DefaultAddr)
+	}
+	ln.Close()
+	if _, stderr, code := cli(context.Background(), t, "run", "--dashboard", "5690"); code != 0 && !strings.Contains(stderr, "is in use") {
+		t.Errorf("a plan named 5690: exit %d: %s", code, stderr)
 	}
 }

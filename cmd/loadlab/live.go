@@ -50,6 +50,9 @@ func startLive(ctx context.Context, io *stdio, f *quickFlags) (*liveOutputs, err
 
 // startLiveAs is startLive for the command named cmd (its errors' prefix).
 func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*liveOutputs, error) {
+	if f.open && f.dashboard == "" {
+		f.dashboard = dashboard.DefaultAddr
+	}
 	if f.metricsAddr == "" && len(f.outputs) == 0 && f.dashboard == "" {
 		return nil, nil
 	}
@@ -86,6 +89,15 @@ func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*li
 			fmt.Fprintf(io.err, "loadlab: dashboard at %s, on loopback only\n", b.URL())
 		} else {
 			fmt.Fprintf(io.err, "loadlab: dashboard at %s, open to other machines; the page asks for the token %s (or open %s#token=%s)\n", b.URL(), b.Token, b.URL(), b.Token)
+		}
+		if f.open {
+			u := b.URL()
+			if b.Token != "" {
+				u += "#token=" + b.Token
+			}
+			if err := dashboard.Open(u); err != nil {
+				fmt.Fprintf(io.err, "loadlab: warning: --open could not open a browser (open %s yourself): %v\n", b.URL(), err)
+			}
 		}
 	}
 	for _, o := range outs {
@@ -142,8 +154,12 @@ func (l *liveOutputs) runEnded(r *result.Result) {
 	run, runs, point := l.lastRun, l.runs, l.lastPoint
 	l.mu.Unlock()
 	s := r.Summary
-	l.board.RunEnded(dashboard.Run{Run: run, Runs: runs, Point: point, RPS: s.ThroughputRPS,
-		P: [3]float64{s.Latency.P50, s.Latency.P95, s.Latency.P99}, ErrorRate: s.ErrorRate, Interrupted: s.Interrupted})
+	dr := dashboard.Run{Run: run, Runs: runs, Point: point, RPS: s.ThroughputRPS,
+		P: [3]float64{s.Latency.P50, s.Latency.P95, s.Latency.P99}, ErrorRate: s.ErrorRate, Interrupted: s.Interrupted}
+	if c := r.Capacity; c != nil {
+		dr.Capacity, dr.CapacityBy = c.Answer(), c.By
+	}
+	l.board.RunEnded(dr)
 }
 
 // runStarted marks a run (quick mode, a plan) as going.
@@ -164,6 +180,9 @@ func (l *liveOutputs) progress(next func(runner.Progress)) func(runner.Progress)
 		if pr.Run != 0 && pr.Run != l.lastRun {
 			l.lastRun = pr.Run
 			l.live.RunStarted()
+			if l.board != nil {
+				l.board.RunStarted(dashboard.RunStart{Run: pr.Run, Runs: pr.Runs, Point: pr.PointKey})
+			}
 		}
 		if pr.Run != 0 {
 			l.runs, l.lastPoint = pr.Runs, pr.PointKey

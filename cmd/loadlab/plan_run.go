@@ -274,7 +274,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	defer live.close()
 	var runPoint func(context.Context, *plan.Plan, runner.Options) (*result.Result, error)
 	if p.Capacity != nil {
-		runPoint = capacityRunPoint(logf, prog)
+		runPoint = capacityRunPoint(logf, prog, live)
 	}
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(),

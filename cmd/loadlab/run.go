@@ -67,9 +67,10 @@ type quickFlags struct {
 	// Execution segments: --segment K/N and --start-at.
 	segment string
 	startAt string
-	// --dashboard [ADDR], --dashboard-linger.
+	// --dashboard [ADDR], --dashboard-linger, --open.
 	dashboard       string
 	dashboardLinger time.Duration
+	open            bool
 }
 
 func newRunCommand(io *stdio) *cobra.Command {
@@ -94,7 +95,7 @@ slow server cannot hide its queue (coordinated omission).`,
   loadlab run --url http://127.0.0.1:8080/api -X POST -H 'Content-Type: application/json' --body '{"a":1}'
   loadlab run --url https://127.0.0.1:8443/ --http2 -c 10 --streams 10 -d 30s
   loadlab run checkout.yaml --set load.closed.vus=10 -e BASE=http://127.0.0.1:3000 --out results/`,
-		Args: cobra.MaximumNArgs(1),
+		Args: dashboardArgs(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := httpx.EngineFromEnv(); err != nil {
 				return usageError(fmt.Errorf("run: %w", err))
@@ -175,6 +176,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the run on this address (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the load, keep the dashboard (and the report, with --out) served this long")
+	fl.BoolVar(&f.open, "open", false, "open the dashboard in a browser ($BROWSER, else the system's); implies --dashboard")
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c
 }

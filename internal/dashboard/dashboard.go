@@ -1,5 +1,11 @@
 // Package dashboard serves the live page of --dashboard: a self-contained
-// HTML page (page.html, embedded) fed over Server-Sent Events.
+// HTML page (web/page.html, with the script and styles of web/dist, all
+// embedded) fed over Server-Sent Events.
+//
+// The page's script is web/src (charts drawn with uPlot), bundled by
+// scripts/build-dashboard with esbuild from tools/npm at development time;
+// the bundle is committed, so go install and go run need no npm, and
+// TestBundleIsCurrent fails when it is out of date with its sources.
 //
 // The board is one more reader of telemetry.Live: a goroutine of its own
 // takes a snapshot once a second, turns it into a frame (JSON, encoded
@@ -21,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -31,6 +38,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/metrics"
+	"github.com/loadlab/loadlab/internal/stats"
 	"github.com/loadlab/loadlab/internal/telemetry"
 )
 
@@ -42,8 +50,14 @@ const DefaultAddr = "127.0.0.1:5665"
 // memory stays bounded while a page opened late still draws the whole run.
 const DefaultHistory = 3600
 
-//go:embed page.html
-var page []byte
+var (
+	//go:embed web/page.html
+	page []byte
+	//go:embed web/dist/app.js
+	appJS []byte
+	//go:embed web/dist/app.css
+	appCSS []byte
+)
 
 // Options configure Start.
 type Options struct {
@@ -86,6 +100,11 @@ type Board struct {
 	hasPrev bool
 	start   time.Time
 	closing bool
+	// points are the runs of each point ended so far, in order; endedHere
+	// counts the runs ended since the board started (not those an
+	// experiment resumed with), for the ETA.
+	points    map[string][]Run
+	endedHere int
 }
 
 type event struct {
@@ -145,7 +164,38 @@ type Run struct {
 	P           [3]float64 `json:"p"` // p50, p95, p99 in ms
 	ErrorRate   float64    `json:"error_rate"`
 	Interrupted bool       `json:"interrupted,omitempty"`
-	ETASeconds  float64    `json:"eta_s"` // until the last run ends: the time per run so far, times the runs left
+	ETASeconds  float64    `json:"eta_s"` // until the last run ends: the time per run ended since the board started, times the runs left
+	// Capacity is a capacity search's answer (the rate a second, or the
+	// VUs, as CapacityBy says), when the run is one; 0 otherwise.
+	Capacity   float64 `json:"capacity,omitempty"`
+	CapacityBy string  `json:"capacity_by,omitempty"`
+}
+
+// Point is an experiment's point as its runs end, sent as a "point" event
+// after each "run": each figure's median over the runs of the point ended
+// so far, with its confidence interval (stats.Summarize, the level of the
+// experiment's reports; none until there are runs enough).
+type Point struct {
+	Point      string   `json:"point"`
+	Runs       int      `json:"runs"` // ended so far
+	RPS        Figure   `json:"rps"`
+	P          []Figure `json:"p"` // p50, p95, p99 in ms
+	ErrorRate  Figure   `json:"error_rate"`
+	Capacity   *Figure  `json:"capacity,omitempty"`
+	CapacityBy string   `json:"capacity_by,omitempty"`
+}
+
+// Figure is a median and its interval.
+type Figure struct {
+	Median  float64 `json:"median"`
+	Bounded bool    `json:"bounded"` // Lo and Hi are set: runs enough for the interval
+	Lo      float64 `json:"lo,omitempty"`
+	Hi      float64 `json:"hi,omitempty"`
+}
+
+func figure(samples []float64) Figure {
+	s := stats.Summarize(samples, stats.DefaultConfidence)
+	return Figure{Median: s.Center, Bounded: s.Bounded, Lo: s.Lo, Hi: s.Hi}
 }
 
 // End is the last event: the run is over.
@@ -441,19 +491,63 @@ func percentiles(buckets []uint64) (out [3]float64) {
 	return out
 }
 
-// RunEnded adds an experiment's run, with its ETA.
+// RunStart is an experiment's run as it starts, sent as a "run-start"
+// event: the page shows which run of how many is going, at which point.
+type RunStart struct {
+	Run   int    `json:"run"`
+	Runs  int    `json:"runs"`
+	Point string `json:"point"`
+}
+
+// RunStarted adds an experiment's run that starts.
+func (b *Board) RunStarted(r RunStart) { b.emit("run-start", r) }
+
+// RunEnded adds an experiment's run, with its ETA, then its point's
+// figures over its runs ended so far. The ETA is the time since the board
+// started over the runs ended since, times the runs left: a run is
+// whatever the experiment's point runs (a capacity search is one run, all
+// its steps), and runs an experiment resumed with took none of this time.
 func (b *Board) RunEnded(r Run) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.ended {
 		return
 	}
+	b.endedHere++
 	if r.Run > 0 && r.Runs >= r.Run {
-		r.ETASeconds = time.Since(b.start).Seconds() / float64(r.Run) * float64(r.Runs-r.Run)
+		r.ETASeconds = time.Since(b.start).Seconds() / float64(b.endedHere) * float64(r.Runs-r.Run)
 	}
 	b.seq++
 	data, _ := json.Marshal(r)
 	b.add(event{id: b.seq, name: "run", data: data})
+	if r.Interrupted {
+		return
+	}
+	if b.points == nil {
+		b.points = map[string][]Run{}
+	}
+	runs := append(b.points[r.Point], r)
+	b.points[r.Point] = runs
+	pt := Point{Point: r.Point, Runs: len(runs), CapacityBy: r.CapacityBy}
+	col := func(get func(Run) float64) Figure {
+		xs := make([]float64, len(runs))
+		for i, x := range runs {
+			xs[i] = get(x)
+		}
+		return figure(xs)
+	}
+	pt.RPS = col(func(x Run) float64 { return x.RPS })
+	for q := range 3 {
+		pt.P = append(pt.P, col(func(x Run) float64 { return x.P[q] }))
+	}
+	pt.ErrorRate = col(func(x Run) float64 { return x.ErrorRate })
+	if r.CapacityBy != "" {
+		c := col(func(x Run) float64 { return x.Capacity })
+		pt.Capacity = &c
+	}
+	b.seq++
+	data, _ = json.Marshal(pt)
+	b.add(event{id: b.seq, name: "point", data: data})
 }
 
 // End takes a last frame, then says that the run is over: a page shows e
@@ -518,6 +612,17 @@ func (b *Board) handler() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		w.Write(page)
 	})
+	for name, f := range map[string]struct {
+		typ  string
+		data []byte
+	}{"app.js": {"text/javascript; charset=utf-8", appJS}, "app.css": {"text/css; charset=utf-8", appCSS}} {
+		mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", f.typ)
+			h.Set("Cache-Control", "no-store")
+			w.Write(f.data)
+		})
+	}
 	mux.HandleFunc("GET /events", b.serveEvents)
 	mux.Handle("GET /report/", b.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
@@ -532,14 +637,25 @@ func (b *Board) handler() http.Handler {
 	return b.guard(mux)
 }
 
+// pageCSP lets the page load its own script and styles and reach this
+// server only; reportCSP is report.html's, under /report/ (its inline
+// script and styles, nothing from elsewhere either).
+const (
+	pageCSP   = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-src 'self'; form-action 'none'; base-uri 'none'"
+	reportCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-src 'self'; form-action 'none'; base-uri 'none'"
+)
+
 // guard sets the headers every answer has: a Content-Security-Policy that
-// lets the page reach this server only (and run its own inline script and
-// style), and, on loopback, refuses a Host that is not loopback (a page
+// lets the page reach this server only, and, on loopback, refuses a Host that is not loopback (a page
 // elsewhere rebinding a name to 127.0.0.1).
 func (b *Board) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-src 'self'; form-action 'none'; base-uri 'none'")
+		if strings.HasPrefix(r.URL.Path, "/report/") {
+			h.Set("Content-Security-Policy", reportCSP)
+		} else {
+			h.Set("Content-Security-Policy", pageCSP)
+		}
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		if b.Loopback && !loopbackHost(r.Host) {
@@ -682,6 +798,10 @@ type SearchEnd struct {
 	Note     string  `json:"note,omitempty"`
 	Steps    int     `json:"steps"`
 	Report   string  `json:"report,omitempty"` // the search's report.html, if served
+	// Dir is the search's directory, when it is not the one served at
+	// /report/ but under it (a run of an experiment): the report linked
+	// is the one in it.
+	Dir string `json:"-"`
 }
 
 // SearchStarted adds s.
@@ -695,9 +815,17 @@ func (b *Board) SearchEnded(e SearchEnd) {
 	b.mu.Lock()
 	dir := b.o.ReportDir
 	b.mu.Unlock()
+	rel := "."
+	if e.Dir != "" && dir != "" {
+		r, err := filepath.Rel(dir, e.Dir)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			dir = "" // not under the directory served: no link
+		}
+		rel = r
+	}
 	if dir != "" {
-		if _, err := os.Stat(filepath.Join(dir, "report.html")); err == nil {
-			e.Report = "/report/report.html"
+		if _, err := os.Stat(filepath.Join(dir, rel, "report.html")); err == nil {
+			e.Report = "/report/" + path.Join(filepath.ToSlash(rel), "report.html")
 		}
 	}
 	b.emit("search-end", e)

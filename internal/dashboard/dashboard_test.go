@@ -2,19 +2,24 @@ package dashboard
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/browsertest"
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/telemetry"
@@ -533,11 +538,161 @@ func TestSearchEvents(t *testing.T) {
 	}
 }
 
-// The page sets what the run says as text only: no API that parses HTML.
+// The page sets what the run says as text only: no API that parses HTML,
+// in its sources or in the bundle (uPlot's code included).
 func TestPageHasNoHTMLSinks(t *testing.T) {
-	for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
-		if strings.Contains(string(page), sink) {
-			t.Errorf("page.html uses %s", sink)
+	files := map[string][]byte{"web/page.html": page, "web/dist/app.js": appJS}
+	srcs, _ := filepath.Glob("web/src/*.js")
+	for _, p := range srcs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		files[p] = b
+	}
+	if len(srcs) == 0 {
+		t.Fatal("no web/src/*.js")
+	}
+	for name, b := range files {
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "srcdoc"} {
+			if strings.Contains(string(b), sink) {
+				t.Errorf("%s uses %s", name, sink)
+			}
+		}
+	}
+}
+
+// TestBundleIsCurrent rebuilds the bundle with scripts/build-dashboard
+// (the esbuild that scripts/test-deps installs) into a temporary directory
+// and wants the committed web/dist byte for byte: run scripts/build-dashboard
+// and commit web/dist when it fails.
+func TestBundleIsCurrent(t *testing.T) {
+	root := browsertest.Root(t)
+	if _, err := os.Stat(filepath.Join(root, "tools", "npm", "node_modules", ".bin", "esbuild")); err != nil {
+		t.Fatalf("esbuild is not installed in tools/npm: run scripts/test-deps (%v)", err)
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("sh", filepath.Join(root, "scripts", "build-dashboard"), dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/build-dashboard: %v\n%s", err, out)
+	}
+	for _, name := range []string{"app.js", "app.css"} {
+		built, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join("web", "dist", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(built, committed) {
+			t.Errorf("web/dist/%s (%d bytes) is out of date with web/src (rebuilt: %d bytes): run scripts/build-dashboard and commit web/dist", name, len(committed), len(built))
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("scripts/build-dashboard wrote %d files, want app.js and app.css", len(entries))
+	}
+}
+
+// The page loads the bundle from its own server, with a policy that runs
+// no inline script.
+func TestBundleServed(t *testing.T) {
+	b := startBoard(t, Options{Addr: "127.0.0.1:0", Live: telemetry.New()})
+	for path, typ := range map[string]string{"/app.js": "text/javascript", "/app.css": "text/css"} {
+		r := get(t, "http://"+b.Addr+path, nil)
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), typ) || len(body) < 1000 {
+			t.Errorf("%s: %d %q, %d bytes", path, r.StatusCode, r.Header.Get("Content-Type"), len(body))
+		}
+		if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+	}
+	if !bytes.Contains(page, []byte(`<script src="app.js"></script>`)) || !bytes.Contains(page, []byte(`href="app.css"`)) {
+		t.Error("page.html does not load app.js and app.css")
+	}
+}
+
+func TestOpenCommands(t *testing.T) {
+	const u = "http://127.0.0.1:5665/"
+	for _, c := range []struct {
+		env, goos string
+		want      [][]string
+	}{
+		{"", "linux", [][]string{{"xdg-open", u}}},
+		{"", "freebsd", [][]string{{"xdg-open", u}}},
+		{"", "darwin", [][]string{{"open", u}}},
+		{"", "windows", [][]string{{"rundll32", "url.dll,FileProtocolHandler", u}}},
+		{"firefox", "linux", [][]string{{"firefox", u}, {"xdg-open", u}}},
+		{"chromium --new-window %s:lynx", "linux", [][]string{{"chromium", "--new-window", u}, {"lynx", u}, {"xdg-open", u}}},
+		{`C:\b\chrome.exe;`, "windows", [][]string{{`C:\b\chrome.exe`, u}, {"rundll32", "url.dll,FileProtocolHandler", u}}},
+	} {
+		got := OpenCommands(u, c.env, c.goos)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("BROWSER=%q on %s: %q, want %q", c.env, c.goos, got, c.want)
+		}
+	}
+}
+
+func TestOpenFailsWithoutStopping(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a shell script as $BROWSER")
+	}
+	dir := t.TempDir()
+	fail := filepath.Join(dir, "fail")
+	os.WriteFile(fail, []byte("#!/bin/sh\nexit 3\n"), 0o755)
+	t.Setenv("BROWSER", "/nonexistent/browser:"+fail)
+	t.Setenv("PATH", dir) // no xdg-open or open either
+	err := Open("http://127.0.0.1:5665/")
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/browser") || !strings.Contains(err.Error(), fail+": exit status 3") || !strings.Contains(err.Error(), "open") {
+		t.Errorf("Open: %v, want why each opener failed", err)
+	}
+}
+
+// TestPointEvents: after each run, its point's figures over the runs ended
+// so far: medians, with an interval once there are runs enough (six, at
+// 95%); a capacity search's answer is one of them. The ETA counts only the
+// runs ended since the board started, not those an experiment resumed with.
+func TestPointEvents(t *testing.T) {
+	live := telemetry.New()
+	b := startBoard(t, Options{Live: live, Interval: time.Hour})
+	time.Sleep(100 * time.Millisecond)
+	// Resumed: runs 1 to 4 ended in an earlier session.
+	for i := range 6 {
+		b.RunEnded(Run{Run: 5 + i, Runs: 12, Point: "workers=2", RPS: float64(100 + i), P: [3]float64{1, 2 + float64(i), 3}, CapacityBy: "rate", Capacity: float64(400 + 10*i)})
+	}
+	b.End(End{})
+	evs := readEvents(t, get(t, "http://"+b.Addr+"/events", nil).Body, func(e []sse) bool { return e[len(e)-1].name == "end" })
+	var runs []Run
+	var points []Point
+	for _, e := range evs {
+		switch e.name {
+		case "run":
+			var r Run
+			json.Unmarshal([]byte(e.data), &r)
+			runs = append(runs, r)
+		case "point":
+			var p Point
+			json.Unmarshal([]byte(e.data), &p)
+			points = append(points, p)
+		}
+	}
+	if len(runs) != 6 || len(points) != 6 {
+		t.Fatalf("%d runs, %d points", len(runs), len(points))
+	}
+	// 0.1 s for the first run ended here, 7 runs left: 0.7 s at least (by
+	// the runs' numbers, 0.1 s / 5 × 7 = 0.14 s).
+	if runs[0].ETASeconds < 0.7 || runs[0].ETASeconds > 5 {
+		t.Errorf("the first run's ETA %.2f s, want the time per run ended here times the 7 left", runs[0].ETASeconds)
+	}
+	if p := points[0]; p.Runs != 1 || p.RPS.Median != 100 || p.RPS.Bounded || p.Capacity == nil || p.Capacity.Median != 400 {
+		t.Errorf("after one run: %+v", p)
+	}
+	last := points[5]
+	if last.Runs != 6 || last.RPS.Median != 102.5 || !last.RPS.Bounded || last.RPS.Lo != 100 || last.RPS.Hi != 105 ||
+		last.P[1].Median != 4.5 || last.Capacity.Median != 425 || !last.Capacity.Bounded || last.CapacityBy != "rate" {
+		t.Errorf("after six runs: %+v (capacity %+v)", last, last.Capacity)
 	}
 }
