@@ -190,7 +190,7 @@ func resultJSON(t *testing.T, dir string) []byte {
 }
 
 // TestMergeRefuses: parts of different plans, overlapping or missing
-// segments, a whole run, and an experiment are refused with exit 2 and
+// segments, a whole run, an experiment and one of its runs are refused with exit 2 and
 // what is wrong.
 func TestMergeRefuses(t *testing.T) {
 	if testing.Short() {
@@ -222,6 +222,11 @@ func TestMergeRefuses(t *testing.T) {
 	exp := filepath.Join(dir, "exp")
 	os.MkdirAll(exp, 0o755)
 	os.WriteFile(filepath.Join(exp, "experiment.json"), []byte("{}"), 0o644)
+	// A real experiment's run, given as a part: refused by what its
+	// result says (the point it ran), not by where it lies.
+	repeated := filepath.Join(dir, "repeated.yaml")
+	os.WriteFile(repeated, []byte(fmt.Sprintf("target: %s\nload: { closed: { vus: 1, iterations: 1 } }\nsteps: [ { get: / } ]\nrepeat: 2\n", url)), 0o644)
+	expRun := filepath.Join(run(repeated, "", "repeated"), "runs", "001")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -231,6 +236,8 @@ func TestMergeRefuses(t *testing.T) {
 		{[]string{a1, a3}, "segments 2 of 3 are missing"},
 		{[]string{a1, a2, whole}, "not a segment's result"},
 		{[]string{a1, a2, a3, exp}, "is an experiment"},
+		{[]string{a1, a2, expRun}, "is a run of an experiment (point baseline)"},
+		{[]string{filepath.Join(expRun, "result.json"), a1}, "is a run of an experiment"},
 		{[]string{a1, filepath.Join(dir, "nothing")}, "no such file"},
 	} {
 		_, stderr, code := cli(ctx, t, append([]string{"merge"}, c.args...)...)
