@@ -277,21 +277,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Skip("a real browser and an 8 s run")
 	}
 	url := targettest.Start(t, target.Options{})
-	dir := t.TempDir()
-	plan := filepath.Join(dir, "plan.yaml")
-	os.WriteFile(plan, []byte(`name: live-browser
-target: `+url+`
-steps:
-  - get: /
-    name: home
-    expect: { status: 200 }
-  - get: /?status=503
-    name: broken
-    expect: { status: 200 }
-load: { closed: { vus: 2, duration: 8s } }
-thresholds:
-  - checks > 10%
-`), 0o644)
+	dir, plan := homeAndBrokenPlan(t, "live-browser", url, "8s", "checks > 10%")
 	out := filepath.Join(dir, "out")
 	addr := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())

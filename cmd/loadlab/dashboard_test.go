@@ -90,21 +90,7 @@ func TestDashboardRun(t *testing.T) {
 		t.Skip("a 3 s run")
 	}
 	url := targettest.Start(t, target.Options{})
-	dir := t.TempDir()
-	plan := filepath.Join(dir, "plan.yaml")
-	os.WriteFile(plan, []byte(`name: live-page
-target: `+url+`
-steps:
-  - get: /
-    name: home
-    expect: { status: 200 }
-  - get: /?status=503
-    name: broken
-    expect: { status: 200 }
-load: { closed: { vus: 2, duration: 3s } }
-thresholds:
-  - checks > 10%
-`), 0o644)
+	dir, plan := homeAndBrokenPlan(t, "live-page", url, "3s", "checks > 10%")
 	out := filepath.Join(dir, "out")
 	addr := freePort(t)
 	type got struct {

@@ -78,21 +78,7 @@ func TestOTLPPrometheus(t *testing.T) {
 	}
 	prom := runPrometheus(t, prometheus3(t), "global: {}\n", "--web.enable-otlp-receiver")
 	url := targettest.Start(t, target.Options{})
-	dir := t.TempDir()
-	plan := filepath.Join(dir, "plan.yaml")
-	os.WriteFile(plan, []byte(`name: otlp-shop
-target: `+url+`
-steps:
-  - get: /
-    name: home
-    expect: { status: 200 }
-  - get: /?status=503
-    name: broken
-    expect: { status: 200 }
-load: { closed: { vus: 2, duration: 3s } }
-thresholds:
-  - checks > 10%
-`), 0o644)
+	dir, plan := homeAndBrokenPlan(t, "otlp-shop", url, "3s", "checks > 10%")
 	out := filepath.Join(dir, "out")
 	otlp := "http://" + prom + "/api/v1/otlp/v1/metrics"
 	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--output", "otlp="+otlp)

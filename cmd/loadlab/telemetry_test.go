@@ -132,22 +132,7 @@ func TestLiveMetricsPrometheus(t *testing.T) {
 	metricsAddr := freePort(t)
 	prom := startPrometheus(t, metricsAddr)
 	url := targettest.Start(t, target.Options{})
-	dir := t.TempDir()
-	plan := filepath.Join(dir, "plan.yaml")
-	os.WriteFile(plan, []byte(`name: live-shop
-target: `+url+`
-steps:
-  - get: /
-    name: home
-    expect: { status: 200 }
-  - get: /?status=503
-    name: broken
-    expect: { status: 200 }
-load: { closed: { vus: 2, duration: 3s } }
-thresholds:
-  - p95(latency) < 10s
-  - checks > 10%
-`), 0o644)
+	dir, plan := homeAndBrokenPlan(t, "live-shop", url, "3s", "p95(latency) < 10s", "checks > 10%")
 	out := filepath.Join(dir, "out")
 	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out,
 		"--metrics-addr", metricsAddr, "--metrics-linger", "10s",
@@ -284,4 +269,31 @@ repeat: 2
 		t.Errorf("%d runs, %d requests in their results; remote-write got runs %v, requests %v, running %v",
 			len(runs), requests, got["loadlab_runs_total"], got["loadlab_requests_total"], got["loadlab_running"])
 	}
+}
+
+// homeAndBrokenPlan writes, in a new directory, the plan the live-figure
+// tests share: two VUs for duration, a step that passes (home) and one whose
+// check fails on a 503 (broken), and the thresholds given.
+func homeAndBrokenPlan(t *testing.T, name, url, duration string, thresholds ...string) (dir, plan string) {
+	t.Helper()
+	dir = t.TempDir()
+	plan = filepath.Join(dir, "plan.yaml")
+	text := "name: " + name + "\ntarget: " + url + `
+steps:
+  - get: /
+    name: home
+    expect: { status: 200 }
+  - get: /?status=503
+    name: broken
+    expect: { status: 200 }
+load: { closed: { vus: 2, duration: ` + duration + ` } }
+thresholds:
+`
+	for _, th := range thresholds {
+		text += "  - " + th + "\n"
+	}
+	if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, plan
 }
