@@ -140,6 +140,20 @@ type SweepOptions struct {
 	// its answer (result.Capacity). It gets the point's plan, the run's
 	// directory and the runner's options.
 	RunPoint func(ctx context.Context, p *plan.Plan, o runner.Options) (*result.Result, error)
+	// OnOrder, if set, hears the experiment's planned order once, before
+	// its first run (and after a resume has read experiment.db): every run
+	// in the order they run, those done before with their result.
+	OnOrder func([]Planned)
+}
+
+// Planned is a run in an experiment's planned order, as OnOrder hears it.
+type Planned struct {
+	Run   int    // from 1, its place in the order (runs/NNN)
+	Point string // its point's key
+	Rep   int    // from 1
+	// Before is the run's result when it was done before: a resume skips
+	// it. nil for a run to come.
+	Before *result.Result
 }
 
 // ErrPlanChanged is returned when a results directory holds runs of another plan.
@@ -296,6 +310,17 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	logf("experiment %s: %s × %s = %s, in an order shuffled with seed %d", p.Name, plural(len(points), "point"), plural(e.Repeat, "repeat"), plural(len(order), "run"), seed)
 	if factor, why := Factor(e); factor != "" {
 		logf("factor: %s, compared at each combination of the other params (%s)", factor, chosen(why))
+	}
+
+	if opts.OnOrder != nil {
+		planned := make([]Planned, len(order))
+		for i, slot := range order {
+			planned[i] = Planned{Run: slot.Index + 1, Point: points[slot.Point].Key, Rep: slot.Rep}
+			if r, ok := done[slot.Index]; ok && r.Status == store.StatusDone {
+				planned[i].Before = before[slot.Index]
+			}
+		}
+		opts.OnOrder(planned)
 	}
 
 	for _, slot := range order {
