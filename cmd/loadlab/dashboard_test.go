@@ -17,6 +17,7 @@ import (
 	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/store"
 	"github.com/loadlab/loadlab/internal/target"
 	"github.com/loadlab/loadlab/internal/target/targettest"
 )
@@ -147,8 +148,10 @@ func TestDashboardRun(t *testing.T) {
 	}
 }
 
-// TestDashboardExperiment: an experiment's page gets a run event as each
-// run ends, in the run order, with its point and figures and an ETA.
+// TestDashboardExperiment: an experiment's page gets its planned order
+// first (a schedule event, the runs in experiment.db's order), then a run
+// event as each run ends, in the run order, with its point and figures and
+// an ETA; resumed, the schedule marks the runs done with their figures.
 func TestDashboardExperiment(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an experiment of four 1 s runs")
@@ -165,55 +168,68 @@ repeat: 2
 `), 0o644)
 	out := filepath.Join(dir, "exp")
 	addr := freePort(t)
-	ch := make(chan []dashboard.Run, 1)
-	var end dashboard.End
-	var starts []dashboard.RunStart // each run as it starts
-	go func() {
-		var resp *http.Response
-		var err error
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if resp, err = http.Get("http://" + addr + "/events"); err == nil {
-				break
-			}
-		}
-		if err != nil {
-			ch <- nil
-			return
-		}
-		defer resp.Body.Close()
-		var runs []dashboard.Run
-		var name string
-		starts = nil
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				name = v
-			}
-			if v, ok := strings.CutPrefix(line, "data: "); ok {
-				if name == "end" {
-					json.Unmarshal([]byte(v), &end)
+	type events struct {
+		runs     []dashboard.Run
+		starts   []dashboard.RunStart // each run as it starts
+		schedule *dashboard.Schedule
+		order    []string // the events' names, in order
+		end      dashboard.End
+	}
+	read := func() chan events {
+		ch := make(chan events, 1)
+		go func() {
+			var ev events
+			defer func() { ch <- ev }()
+			var resp *http.Response
+			var err error
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if resp, err = http.Get("http://" + addr + "/events"); err == nil {
 					break
 				}
-				if name == "run" {
-					var r dashboard.Run
-					json.Unmarshal([]byte(v), &r)
-					runs = append(runs, r)
+			}
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			var name string
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				line := sc.Text()
+				if v, ok := strings.CutPrefix(line, "event: "); ok {
+					name = v
+					if name != "frame" {
+						ev.order = append(ev.order, name)
+					}
 				}
-				if name == "run-start" {
-					var r dashboard.RunStart
-					json.Unmarshal([]byte(v), &r)
-					starts = append(starts, r)
+				if v, ok := strings.CutPrefix(line, "data: "); ok {
+					switch name {
+					case "end":
+						json.Unmarshal([]byte(v), &ev.end)
+						return
+					case "run":
+						var r dashboard.Run
+						json.Unmarshal([]byte(v), &r)
+						ev.runs = append(ev.runs, r)
+					case "run-start":
+						var r dashboard.RunStart
+						json.Unmarshal([]byte(v), &r)
+						ev.starts = append(ev.starts, r)
+					case "schedule":
+						ev.schedule = new(dashboard.Schedule)
+						json.Unmarshal([]byte(v), ev.schedule)
+					}
 				}
 			}
-		}
-		ch <- runs
-	}()
+		}()
+		return ch
+	}
+	ch := read()
 	if _, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--dashboard="+addr, "--dashboard-linger", "1s"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	runs := <-ch
+	ev := <-ch
+	runs, starts, end := ev.runs, ev.starts, ev.end
 	if end.Report != "/report/report.html" {
 		t.Errorf("end %+v: no link to the experiment's report", end)
 	}
@@ -235,6 +251,51 @@ repeat: 2
 	}
 	if len(points) != 2 {
 		t.Errorf("points %v, want two, two runs each", points)
+	}
+
+	// The schedule came before any run started, and lists the runs as
+	// experiment.db records them, none done yet.
+	if ev.schedule == nil || len(ev.order) == 0 || ev.order[0] != "schedule" {
+		t.Fatalf("events %q: want a schedule first", ev.order)
+	}
+	h, err := store.OpenHistory(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := h.Runs()
+	h.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := ev.schedule.Runs
+	if len(sched) != 4 || len(recs) != 4 {
+		t.Fatalf("schedule %+v; experiment.db %d runs", sched, len(recs))
+	}
+	for _, rec := range recs {
+		s := sched[rec.Index]
+		if s.Run != rec.Index+1 || s.Point != rec.Point || s.Rep != rec.Rep || s.Done {
+			t.Errorf("schedule's run %d: %+v; experiment.db: run %d %s #%d", rec.Index+1, s, rec.Index+1, rec.Point, rec.Rep)
+		}
+		if s.Point != runs[rec.Index].Point {
+			t.Errorf("run %d: planned at %s, ran at %s", rec.Index+1, s.Point, runs[rec.Index].Point)
+		}
+	}
+
+	// Resumed with every run done: the schedule marks them all, with the
+	// figures their runs ended with, and no run goes again.
+	ch = read()
+	if _, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--dashboard="+addr, "--dashboard-linger", "1s"); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	ev = <-ch
+	if ev.schedule == nil || len(ev.schedule.Runs) != 4 || len(ev.runs) != 0 {
+		t.Fatalf("resume: schedule %+v, %d runs ran", ev.schedule, len(ev.runs))
+	}
+	for i, s := range ev.schedule.Runs {
+		r := runs[i]
+		if !s.Done || s.Run != i+1 || s.Point != r.Point || s.RPS != r.RPS || s.P != r.P || s.ErrorRate != r.ErrorRate {
+			t.Errorf("resume: schedule's run %d %+v; it ended with %+v", i+1, s, r)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
@@ -160,6 +161,25 @@ func (l *liveOutputs) runEnded(r *result.Result) {
 		dr.Capacity, dr.CapacityBy = c.Answer(), c.By
 	}
 	l.board.RunEnded(dr)
+}
+
+// schedule gives the dashboard an experiment's planned order, before its
+// first run: the runs a resume found done with their figures.
+func (l *liveOutputs) schedule(order []experiment.Planned) {
+	if l == nil || l.board == nil {
+		return
+	}
+	s := dashboard.Schedule{Runs: make([]dashboard.Slot, len(order))}
+	for i, o := range order {
+		sl := dashboard.Slot{Run: o.Run, Point: o.Point, Rep: o.Rep}
+		if r := o.Before; r != nil {
+			sum := r.Summary
+			sl.Done, sl.RPS, sl.ErrorRate = true, sum.ThroughputRPS, sum.ErrorRate
+			sl.P = [3]float64{sum.Latency.P50, sum.Latency.P95, sum.Latency.P99}
+		}
+		s.Runs[i] = sl
+	}
+	l.board.Scheduled(s)
 }
 
 // runStarted marks a run (quick mode, a plan) as going.

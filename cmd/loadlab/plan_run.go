@@ -278,7 +278,7 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	}
 	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(),
-		WriteRun: writeRun, Describe: report.Describe, RunPoint: runPoint,
+		WriteRun: writeRun, Describe: report.Describe, RunPoint: runPoint, OnOrder: live.schedule,
 		CheckPoint: func(p *plan.Plan) error {
 			if p.Capacity != nil {
 				// The search at this point, checked as loadlab capacity

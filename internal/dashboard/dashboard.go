@@ -502,6 +502,30 @@ type RunStart struct {
 // RunStarted adds an experiment's run that starts.
 func (b *Board) RunStarted(r RunStart) { b.emit("run-start", r) }
 
+// Schedule is an experiment's planned order, sent once as a "schedule"
+// event before its first run: every run in the order it runs (shuffled
+// with the experiment's seed), those a resume found done with their
+// figures. It stays in the history, so a page opened late lists the runs
+// to come too.
+type Schedule struct {
+	Runs []Slot `json:"runs"`
+}
+
+// Slot is a run of an experiment's planned order.
+type Slot struct {
+	Run   int    `json:"run"` // from 1
+	Point string `json:"point"`
+	Rep   int    `json:"rep"` // from 1
+	// Done is a run done before (a resume skips it), with its figures.
+	Done      bool       `json:"done,omitempty"`
+	RPS       float64    `json:"rps,omitempty"`
+	P         [3]float64 `json:"p"` // p50, p95, p99 in ms; zeros for a run to come
+	ErrorRate float64    `json:"error_rate,omitempty"`
+}
+
+// Scheduled adds an experiment's planned order.
+func (b *Board) Scheduled(s Schedule) { b.emit("schedule", s) }
+
 // RunEnded adds an experiment's run, with its ETA, then its point's
 // figures over its runs ended so far. The ETA is the time since the board
 // started over the runs ended since, times the runs left: a run is
