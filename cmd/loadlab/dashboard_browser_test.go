@@ -598,18 +598,27 @@ repeat: 2
 		Runs   [][]string
 		End    string
 		ETA    string
+		// The planned order's table: first seen, first with a run
+		// going, at the end; and its summary line at the end.
+		PlanEarly, PlanRunning, Plan [][]string
+		PlanSummary                  string
 	}
 	playwright(t, 90*time.Second, start, `
 const page = globalThis.page = await open(process.argv[1]);
 const etas = [];
 const rows = sel => page.evaluate(sel => [...document.querySelectorAll(sel + ' tbody tr')].map(tr => [...tr.children].map(td => td.textContent)), sel);
-let end = "";
+let end = "", planEarly = null, planRunning = null;
 for (const deadline = Date.now() + 60000; !end && Date.now() < deadline; await sleep(250)) {
   const e = await text(page, 'eta');
   if (e && etas[etas.length - 1] !== e) etas.push(e);
   end = await text(page, 'end');
+  if (end) break;
+  const pl = await rows('#plan');
+  if (!planEarly && pl.length) planEarly = pl;
+  if (!planRunning && pl.some(r => r[3] === 'running')) planRunning = pl;
 }
-await done({ETAs: etas, Points: await rows('#points'), Runs: await rows('#runs'), End: end, ETA: await text(page, 'eta')});
+await done({ETAs: etas, Points: await rows('#points'), Runs: await rows('#runs'), End: end, ETA: await text(page, 'eta'),
+  PlanEarly: planEarly, PlanRunning: planRunning, Plan: await rows('#plan'), PlanSummary: await text(page, 'plan-summary')});
 `, "http://"+addr+"/", "dashboard-experiment.png", &got)
 	cancel()
 	stderr := <-done
@@ -641,6 +650,32 @@ await done({ETAs: etas, Points: await rows('#points'), Runs: await rows('#runs')
 		b, _ := strconv.ParseFloat(runs[1], 64)
 		if math.Abs(med-(a+b)/2) > 0.011 {
 			t.Errorf("point %q: p95 median %v, its runs' %v and %v", p[0], med, a, b)
+		}
+	}
+	// The planned order was on the page before the runs ended, in the
+	// order they then ran, the run going marked; at the end every run is
+	// done, with the figures it ran with.
+	comeOrGoing := 0
+	for _, r := range got.PlanEarly {
+		if len(r) == 9 && (r[3] == "to come" || r[3] == "running") {
+			comeOrGoing++
+		}
+	}
+	if len(got.PlanEarly) != 4 || comeOrGoing == 0 {
+		t.Errorf("the planned order, first seen: %q; want 4 runs, some to come", got.PlanEarly)
+	}
+	if len(got.PlanRunning) != 4 {
+		t.Errorf("the planned order never showed a run going: %q", got.PlanRunning)
+	}
+	if len(got.Plan) != 4 || !strings.HasPrefix(got.PlanSummary, "4 of 4 runs done;") {
+		t.Fatalf("the planned order at the end: %q, %q", got.Plan, got.PlanSummary)
+	}
+	for i, r := range got.Plan {
+		if len(r) != 9 || r[0] != strconv.Itoa(i+1) || r[1] != got.Runs[i][1] || r[3] != "done" || !slices.Equal(r[4:9], got.Runs[i][2:7]) {
+			t.Errorf("planned run %d at the end: %q; it ran as %q", i+1, r, got.Runs[i])
+		}
+		if i < len(got.PlanEarly) && got.PlanEarly[i][1] != r[1] {
+			t.Errorf("planned run %d was at %q, ran at %q", i+1, got.PlanEarly[i][1], r[1])
 		}
 	}
 	var counting, going bool

@@ -128,12 +128,14 @@ function onRun(r) {
   cell(tr, fmt(100 * r.error_rate, 2) + "%" + (r.interrupted ? " (interrupted)" : ""));
   if (r.capacity_by) { $("runs-capacity").hidden = false; cell(tr, capacityText(r.capacity, r.capacity_by)); }
   $("runs").tBodies[0].appendChild(tr);
+  ranNow.set(r.run, r);
   lastEnded = r.run;
   if (r.run < r.runs) {
     etaAt = Date.now() + 1000 * r.eta_s;
     etaNext = "run " + (r.run + 1) + " of " + r.runs + " next";
   } else etaAt = 0, etaNext = "";
   showETA();
+  drawPlan();
 }
 // The run going now, as the experiment started it.
 let going = null;
@@ -141,6 +143,39 @@ function onRunStart(r) {
   experiment = true; going = r;
   $("experiment").hidden = false;
   showETA();
+  drawPlan();
+}
+// The planned order (the schedule event, before the first run): each run
+// done with its figures (now, or before a resume), the one going, the rest
+// to come.
+let plan = null;
+const ranNow = new Map(); // run number: its run event
+function onSchedule(s) {
+  experiment = true; plan = s;
+  $("experiment").hidden = false;
+  drawPlan();
+}
+function drawPlan() {
+  if (!plan) return;
+  const rows = [];
+  let done = 0, before = 0, toCome = 0;
+  for (const s of plan.runs) {
+    const r = ranNow.get(s.run) || (s.done ? s : null);
+    let state;
+    if (r && r.interrupted) state = "interrupted", toCome++;
+    else if (r) { state = ranNow.has(s.run) ? "done" : "done before (resumed)"; done++; if (!ranNow.has(s.run)) before++; }
+    else if (!ended && going && going.run === s.run) state = "running", toCome++;
+    else state = ended ? "not run" : "to come", toCome++;
+    const tr = document.createElement("tr");
+    tr.className = state === "running" ? "going" : state === "to come" ? "to-come" : "";
+    cell(tr, String(s.run)); cell(tr, s.point); cell(tr, "#" + s.rep); cell(tr, state);
+    if (r) { cell(tr, fmt(r.rps, 0)); for (const v of r.p) cell(tr, fmt(v, 2)); cell(tr, fmt(100 * r.error_rate, 2) + "%"); }
+    else for (let i = 0; i < 5; i++) cell(tr, "");
+    rows.push(tr);
+  }
+  $("plan").tBodies[0].replaceChildren(...rows);
+  $("plan-summary").textContent = done + " of " + plan.runs.length + " runs done" + (before ? " (" + before + " before the resume)" : "") +
+    (toCome ? ", " + toCome + (ended ? " not run" : " to come") : "") + "; the order is shuffled with the experiment's seed, each round every point once";
 }
 function showETA() {
   if (!experiment) return;
@@ -256,7 +291,7 @@ function connect() {
     lastId = id;
     onRun(JSON.parse(m.data));
   });
-  for (const [name, fn] of [["search", onSearch], ["search-step", onSearchStep], ["search-end", onSearchEnd], ["point", onPoint], ["run-start", onRunStart]]) {
+  for (const [name, fn] of [["search", onSearch], ["search-step", onSearchStep], ["search-end", onSearchEnd], ["point", onPoint], ["run-start", onRunStart], ["schedule", onSchedule]]) {
     es.addEventListener(name, m => {
       const id = Number(m.lastEventId);
       if (id <= lastId) return;
@@ -266,7 +301,7 @@ function connect() {
   }
   es.addEventListener("end", m => {
     lastId = Number(m.lastEventId);
-    onEnd(JSON.parse(m.data)); showETA(); redraw(); es.close();
+    onEnd(JSON.parse(m.data)); showETA(); drawPlan(); redraw(); es.close();
   });
   es.onerror = () => {
     if (ended) return;
