@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -372,6 +373,35 @@ func TestRunEvents(t *testing.T) {
 	}
 	if len(runs) != 2 || runs[0].Point != "delay=1ms<b>" || runs[0].ETASeconds <= 0 || runs[1].ETASeconds != 0 {
 		t.Errorf("runs %+v", runs)
+	}
+}
+
+// TestScheduleKept: an experiment's planned order, sent before its first
+// run, is in the history still for a page opened after an hour's frames
+// have thinned it, as it was sent.
+func TestScheduleKept(t *testing.T) {
+	live := telemetry.New()
+	b := startBoard(t, Options{Live: live, Interval: time.Hour, History: 8})
+	want := Schedule{Runs: []Slot{
+		{Run: 1, Point: "delay=3ms", Rep: 1, Done: true, RPS: 12, P: [3]float64{1, 2, 3}, ErrorRate: 0.5},
+		{Run: 2, Point: "delay=1ms<b>", Rep: 1},
+	}}
+	b.Scheduled(want)
+	for range 40 {
+		b.frame()
+	}
+	b.End(End{})
+	evs := readEvents(t, get(t, "http://"+b.Addr+"/events", nil).Body, func(e []sse) bool { return e[len(e)-1].name == "end" })
+	var got []Schedule
+	for _, e := range evs {
+		if e.name == "schedule" {
+			var s Schedule
+			json.Unmarshal([]byte(e.data), &s)
+			got = append(got, s)
+		}
+	}
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Errorf("schedule events %+v, want one: %+v", got, want)
 	}
 }
 
