@@ -392,8 +392,9 @@ capacity:
 			json.Unmarshal([]byte(e.data), &point)
 		}
 	}
-	// run-start comes with the run's first second, in its first step.
-	if want := []string{"search", "search-step", "run-start", "search-step", "search-end", "run", "point", "end"}; !slices.Equal(names, want) {
+	// The experiment's planned order comes first; run-start comes with the
+	// run's first second, in its first step.
+	if want := []string{"schedule", "search", "search-step", "run-start", "search-step", "search-end", "run", "point", "end"}; !slices.Equal(names, want) {
 		t.Errorf("events %v, want %v", names, want)
 	}
 	if len(search.Lines) != 1 || search.Lines[0].Ms != 5 || !step.Done || step.Level != 20 || step.Holds {
