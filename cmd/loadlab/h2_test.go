@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,7 +222,20 @@ http {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		// SIGTERM: nginx's master stops its worker, then exits. A SIGKILL
+		// of the master alone left the worker running, orphaned (seen
+		// after clean CI runs).
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
 	for _, port := range []int{tlsPort, h2cPort} {
 		if !waitPort(port) {
 			t.Fatalf("nginx did not listen on %d: %s", port, errb.String())
