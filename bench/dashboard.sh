@@ -68,7 +68,11 @@ CONF
 cat >"$work/page.js" <<'JS'
 const {chromium} = require('playwright-core');
 (async () => {
-  const b = await chromium.launch({executablePath: process.env.CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']});
+  // Playwright's own SIGTERM handler closes the browser but leaves this
+  // script waiting out its timer, and the run's `wait` with it: close and
+  // exit here instead.
+  const b = await chromium.launch({executablePath: process.env.CHROMIUM, handleSIGTERM: false, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']});
+  process.on('SIGTERM', () => { b.close().finally(() => process.exit(0)); });
   const p = await b.newPage({viewport: {width: 1280, height: 1600}});
   for (;;) { try { await p.goto(process.argv[2]); break; } catch (e) { await new Promise(r => setTimeout(r, 50)); } }
   await p.waitForFunction(() => Number((document.getElementById('requests').textContent || '').replace(/,/g, '')) > 0, null, {timeout: 60000});
