@@ -41,23 +41,8 @@ func segmentOptions(p *plan.Plan, f *quickFlags, opts *runner.Options) error {
 		if err != nil {
 			return fmt.Errorf("run: --segment: %w", err)
 		}
-		wl, _, err := runner.Workload(p)
-		if err != nil {
-			return err
-		}
-		scenarios, err := runner.ScenarioWorkloads(p)
-		if err != nil {
-			return err
-		}
-		if scenarios == nil {
-			if err := wl.SegmentFits(seg); err != nil {
-				return fmt.Errorf("run: %s: %w", p.File, err)
-			}
-		}
-		for i := range scenarios {
-			if err := scenarios[i].SegmentFits(seg); err != nil {
-				return fmt.Errorf("run: %s: scenario %s: %w", p.File, p.Scenarios[i].Name, err)
-			}
+		if err := segmentsFit(p, seg); err != nil {
+			return fmt.Errorf("run: %w", err)
 		}
 		opts.Segment = seg
 	}
