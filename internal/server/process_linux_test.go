@@ -638,22 +638,7 @@ func TestSamplers(t *testing.T) {
 // that a PSS carried forward by RSS agrees with the next real read.
 func TestPSSCarriedBetweenReads(t *testing.T) {
 	const mib = 1 << 20
-	port := freePort(t)
-	p, err := Start(context.Background(), Spec{
-		Argv:           []string{testBinary(t)},
-		Env:            map[string]string{roleEnv: "http", portEnv: strconv.Itoa(port)},
-		Ready:          fmt.Sprintf("http://127.0.0.1:%d/", port),
-		SampleInterval: time.Hour, // this test collects by itself
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	st, err := newProcReader().stat(p.PID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := newTree(treeOptions{root: p.PID(), rootStart: st.start}, false)
+	port, tr := httpTree(t)
 	tr.rollupBudget = time.Nanosecond // any read is over budget: the next ones are skipped
 	tr.rollupDrift = 1 << 40          // nor is growth a reason to read again
 	first, err := tr.collect()
@@ -686,22 +671,7 @@ func TestPSSCarriedBetweenReads(t *testing.T) {
 // rereadShift). Still, one that holds still is carried.
 func TestPSSReadAgainAfterGrowth(t *testing.T) {
 	const mib = 1 << 20
-	port := freePort(t)
-	p, err := Start(context.Background(), Spec{
-		Argv:           []string{testBinary(t)},
-		Env:            map[string]string{roleEnv: "http", portEnv: strconv.Itoa(port)},
-		Ready:          fmt.Sprintf("http://127.0.0.1:%d/", port),
-		SampleInterval: time.Hour, // this test collects by itself
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	st, err := newProcReader().stat(p.PID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := newTree(treeOptions{root: p.PID(), rootStart: st.start}, false)
+	port, tr := httpTree(t)
 	tr.rollupBudget = time.Nanosecond // any read is over budget: the next round waits
 	first, err := tr.collect()
 	if err != nil || first.pssEstimated {
@@ -719,4 +689,26 @@ func TestPSSReadAgainAfterGrowth(t *testing.T) {
 	if err != nil || !still.pssEstimated || still.pss != grown.pss+still.rss-grown.rss {
 		t.Errorf("a member that held still was read again, or carried wrong: %+v after %+v, %v", still, grown, err)
 	}
+}
+
+// httpTree starts the test binary's HTTP server, stopped when the test
+// ends, and a tree of its processes that the test collects by itself.
+func httpTree(t *testing.T) (port int, tr *tree) {
+	t.Helper()
+	port = freePort(t)
+	p, err := Start(context.Background(), Spec{
+		Argv:           []string{testBinary(t)},
+		Env:            map[string]string{roleEnv: "http", portEnv: strconv.Itoa(port)},
+		Ready:          fmt.Sprintf("http://127.0.0.1:%d/", port),
+		SampleInterval: time.Hour, // the test collects by itself
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	st, err := newProcReader().stat(p.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port, newTree(treeOptions{root: p.PID(), rootStart: st.start}, false)
 }
