@@ -35,7 +35,7 @@ func prometheus3(t *testing.T) string {
 	}
 	bin := filepath.Join(cache, "prometheus-"+prometheus3Version, "prometheus")
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s is not built (scripts/test-deps builds it with scripts/deps/prometheus.sh)", bin)
+		t.Fatalf("%s is not built: run scripts/test-deps (it builds it with scripts/deps/prometheus.sh)", bin)
 	}
 	return bin
 }
