@@ -46,13 +46,17 @@ type capacityFlags struct {
 	open            bool
 	metricsAddr     string
 	metricsLinger   time.Duration
+	// --url and its request flags: a search without a plan file.
+	quick capacityURLFlags
+	// --threshold: SLO clauses one a flag, as run's.
+	thresholds []string
 }
 
 func newCapacityCommand(io *stdio) *cobra.Command {
 	var f capacityFlags
 	var refused refusals
 	c := &cobra.Command{
-		Use:   "capacity PLAN.yaml --slo 'p95(latency) < 300ms, error_rate < 1%'",
+		Use:   "capacity [PLAN.yaml | --url URL] --slo 'p95(latency) < 300ms, error_rate < 1%'",
 		Short: "Find the highest arrival rate at which every SLO clause holds",
 		Long: `Find the highest arrival rate of the plan's open load at which every clause
 of the SLO holds. Each step is a run at one rate, kept under DIR/steps/NNN/;
@@ -62,16 +66,45 @@ until a step breaks, bisects until the bracket is within --precision, then
 repeats the answer --confirm times. With --by vus the plan's load is closed
 and the search varies its VU count the same way, in whole VUs. The SLO is the threshold grammar of plan
 files, clauses separated by commas; without --slo, the plan's thresholds.
+--threshold adds one clause, as on run.
+
+Without a plan, --url URL searches one request's capacity: an open load
+from --rate (default 10/s) with at most --max-vus requests in flight, with
+-X, -H and --body as in run's quick mode.
 
 Ctrl-C keeps every finished step; the same command resumes the search.
 Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 2 invalid input, no load sent; 3 even the first rate broke the SLO.`,
 		Example: `  loadlab capacity api.yaml --slo 'p95(latency) < 300ms, error_rate < 1%'
+  loadlab capacity --url http://127.0.0.1:8080/api --rate 50/s --slo 'p99(latency) < 100ms, error_rate < 0.1%'
   loadlab capacity shop.yaml --slo 'p99(latency, step=login) < 1s' --precision 5% --out results/cap --json`,
-		Args: dashboardArgs(cobra.ExactArgs(1)),
+		Args: dashboardArgs(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 && looksLikeURL(args[0]) && f.quick.url.url == nil && !refused.refused("url") {
+				if err := f.quick.url.Set(args[0]); err != nil {
+					return usageError(fmt.Errorf("capacity: %w", err))
+				}
+				args = nil
+			}
 			if err := refused.err(); err != nil {
 				return usageError(fmt.Errorf("capacity: %w", err))
+			}
+			quick := f.quick.url.url != nil
+			switch {
+			case quick && len(args) == 1:
+				return usageError(errors.New("capacity: give a plan file or --url, not both"))
+			case !quick && len(args) == 0:
+				return usageError(errors.New("capacity: give a plan file (loadlab capacity plan.yaml) or --url URL"))
+			}
+			if !quick {
+				for _, name := range []string{"rate", "method", "header", "body", "max-vus"} {
+					if c.Flags().Changed(name) {
+						return usageError(fmt.Errorf("capacity: --%s goes with --url; a plan sets it in its load and steps", name))
+					}
+				}
+				f.quick.url.shown = ""
+			} else {
+				args = []string{capacityURLSource}
 			}
 			f.changed = map[string]bool{}
 			for _, name := range []string{"by", "precision", "confirm", "step-max"} {
@@ -97,6 +130,14 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the search, keep the dashboard (and the search's report) served this long")
 	fl.BoolVar(&f.open, "open", false, "open the dashboard in a browser ($BROWSER, else the system's); implies --dashboard")
+	f.quick.method.method, f.quick.maxVUs = "GET", 1000
+	fl.Var(refused.hold("url", &f.quick.url), "url", "search the capacity of this URL, without a plan (http or https)")
+	fl.Var(refused.hold("rate", &f.quick.rate), "rate", "with --url: the rate the search starts from, such as 50/s (default 10/s)")
+	fl.VarP(refused.hold("method", &f.quick.method), "method", "X", "with --url: the request method")
+	fl.VarP(refused.hold("header", &f.quick.headers), "header", "H", "with --url: a request header 'Name: value' (repeatable)")
+	fl.StringVar(&f.quick.body, "body", "", "with --url: the request body")
+	fl.Var(refused.hold("max-vus", &countFlag[int]{value: &f.quick.maxVUs, shown: "--max-vus"}), "max-vus", "with --url: the most requests in flight at once (an open load's max_vus)")
+	fl.StringArrayVar(&f.thresholds, "threshold", nil, "an SLO clause, such as 'p95(latency) < 300ms' (repeatable; with --slo, both)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the current step's live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
 	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the search, keep /metrics up until it is scraped once more, for at most this long")
 	return c
@@ -123,7 +164,13 @@ func prepareCapacity(path string, f *capacityFlags) (*capacitySearch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capacity: %w", err)
 	}
-	p, err := plan.Load(path, plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv})
+	opts := plan.Options{Set: f.set, Env: env, LookupEnv: os.LookupEnv}
+	var p *plan.Plan
+	if f.quick.url.url != nil {
+		p, err = loadURLPlan(&f.quick, opts)
+	} else {
+		p, err = plan.Load(path, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +216,13 @@ func newCapacitySearch(p *plan.Plan, f0 *capacityFlags, path string) (*capacityS
 		return nil, fmt.Errorf("capacity: --precision must be over 0%%, got %s", f.precision)
 	}
 	var slo []*threshold.Threshold
+	for _, text := range f.thresholds {
+		t, err := threshold.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("capacity: --threshold %q: %w", text, err)
+		}
+		slo = append(slo, t)
+	}
 	for _, text := range f.slo {
 		ts, err := capacity.ParseSLO(text)
 		if err != nil {
@@ -177,6 +231,12 @@ func newCapacitySearch(p *plan.Plan, f0 *capacityFlags, path string) (*capacityS
 		slo = append(slo, ts...)
 	}
 	byVUs := f.by == "vus"
+	if p.PerScenario() {
+		// One rate split by the scenarios' shares is not what their loads
+		// say; a search of one of them is a plan of its own.
+		sc := p.Scenarios[0]
+		return nil, fmt.Errorf("capacity: %s: scenario %s has a load of its own, as every scenario here does: capacity searches one load, the plan's; give the scenarios weights under one top-level load, or search each scenario in a plan of its own", sc.Load.Pos, sc.Name)
+	}
 	switch {
 	case !byVUs && p.Load.Kind != plan.LoadOpen:
 		return nil, fmt.Errorf("capacity: %s: %s: --by rate needs an open load to start from, such as load: {open: {rate: 50/s, max_vus: 200}}; this one is %s (--by vus searches a closed load's VUs)", path, p.Load.Pos, p.Load.Kind)

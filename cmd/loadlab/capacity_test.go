@@ -43,6 +43,7 @@ func TestCapacityBadInput(t *testing.T) {
 	withShort := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "capacity:\n  slo: error_rate < 1%\n  step_max: 3s\n"})
 	sweepShort := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s") + "params:\n  x: [1, 2]\ncapacity:\n  slo: error_rate < 1%\n  step_max: 3s\n"})
 	sweepClosed := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: c\ntarget: %s\nsteps:\n  - get: /\nload: { closed: { vus: 2, duration: 5s } }\nparams:\n  x: [1, 2]\ncapacity:\n  slo: error_rate < 1%%\n", url)})
+	perScenario := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: ps\ntarget: %s\nscenarios:\n  a:\n    steps: [{ get: / }]\n    load: { open: { rate: 10/s, max_vus: 10, duration: 5s } }\n  b:\n    steps: [{ get: / }]\n    load: { closed: { vus: 1, duration: 5s } }\n", url)})
 	slo := "p95(latency) < 300ms, error_rate < 1%"
 	for _, tc := range []struct {
 		name string
@@ -64,7 +65,8 @@ func TestCapacityBadInput(t *testing.T) {
 		{"the section's step_max too short", []string{"capacity", withShort}, "plan.yaml:12:13: capacity step_max 3s is shorter"},
 		{"no SLO", []string{"capacity", open}, "no SLO"},
 		{"short steps", []string{"capacity", open, "--slo", slo, "--step-max", "3s"}, "shorter than a step's least, 7s"},
-		{"no plan", []string{"capacity", "--slo", slo}, "accepts 1 arg"},
+		{"loads per scenario", []string{"capacity", perScenario, "--slo", slo}, "plan.yaml:6:11: scenario a has a load of its own"},
+		{"no plan", []string{"capacity", "--slo", slo}, "give a plan file (loadlab capacity plan.yaml) or --url URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := cli(context.Background(), t, tc.args...)
@@ -426,5 +428,59 @@ func TestLaunchCapacityPlan(t *testing.T) {
 		if s.opts.Start != 1 || s.opts.Precision != 0.1 || s.opts.Confirm != 0 {
 			t.Errorf("%s: options %+v", pt.Key, s.opts)
 		}
+	}
+}
+
+// TestCapacityURL: capacity --url URL searches without a plan file: the
+// flags make a one-step plan under an open load from --rate, read by the
+// plan's own reader; what does not fit is refused with exit 2 before any
+// request.
+func TestCapacityURL(t *testing.T) {
+	t.Parallel()
+	url, served := counting(t)
+	f := capacityDefaults(t.TempDir(), 1)
+	f.changed = map[string]bool{}
+	for flag, set := range map[string]func() error{
+		"url":    func() error { return f.quick.url.Set(url + "/api?x=1") },
+		"rate":   func() error { return f.quick.rate.Set("40/s") },
+		"method": func() error { return f.quick.method.Set("post") },
+		"header": func() error { return f.quick.headers.Set("Content-Type: application/json") },
+	} {
+		if err := set(); err != nil {
+			t.Fatalf("--%s: %v", flag, err)
+		}
+	}
+	f.quick.body, f.quick.maxVUs, f.thresholds = `{"a":1}`, 300, []string{"p95(latency) < 300ms"}
+	s, err := prepareCapacity(capacityURLSource, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.plan.Scenarios[0].Steps[0]
+	if s.plan.Load.Kind != plan.LoadOpen || s.opts.Start != 40 || s.plan.Load.MaxVUs != 300 || st.Method != "POST" || st.URL.Src != "/api?x=1" ||
+		len(st.Headers) != 1 || st.Body == nil || st.Body.Src != `{"a":1}` || len(s.slo) != 1 || s.slo[0].Text != "p95(latency) < 300ms" {
+		t.Errorf("plan from --url: load %+v, start %v, step %+v, slo %v", s.plan.Load, s.opts.Start, st, s.doc.SLO)
+	}
+	plan := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s")})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"neither", []string{"capacity", "--slo", "error_rate < 1%"}, "give a plan file"},
+		{"both", []string{"capacity", plan, "--url", url + "/"}, "not both"},
+		{"a plan and --rate", []string{"capacity", plan, "--rate", "5/s", "--slo", "error_rate < 1%"}, "--rate goes with --url"},
+		{"no SLO", []string{"capacity", "--url", url + "/"}, "no SLO"},
+		{"a template", []string{"capacity", url + "/", "-H", "X-Token: {{ token }}", "--slo", "error_rate < 1%"}, "would be a template"},
+		{"bad threshold", []string{"capacity", "--url", url + "/", "--threshold", "p95(latency) <"}, "--threshold"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := cli(context.Background(), t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d with %q", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("the server got %d requests from bad input", n)
 	}
 }

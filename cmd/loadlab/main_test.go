@@ -192,7 +192,7 @@ func TestOutAndReport(t *testing.T) {
 	url := targettest.Start(t, target.Options{Status: []target.StatusWeight{{Code: 200, Weight: 3}, {Code: 503, Weight: 1}}})
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	for _, dir := range dirs {
-		_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "400", "-c", "3", "--out", dir)
+		_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "400", "-c", "3", "--out", dir, "--threshold", "error_rate < 50%")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -389,6 +389,49 @@ func TestNoResponseFailsTheRun(t *testing.T) {
 	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/?delay=0s", "-c", "2", "-n", "20", "--timeout", "50ms")
 	if code != exitOK {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestQuickErrorsFailTheRun: a quick run where every response was a 503
+// fails (exit 3) by the default threshold, error_rate < 1%, and says so; a
+// URL where the plan would go is quick mode's URL; --threshold replaces the
+// default, and one that fails fails the run.
+func TestQuickErrorsFailTheRun(t *testing.T) {
+	t.Parallel()
+	url := targettest.Start(t, target.Options{})
+	stdout, stderr, code := cli(context.Background(), t, "run", url+"/?status=503", "-c", "2", "-n", "50", "--no-history")
+	if code != exitThreshold || !strings.Contains(stderr, "the default error_rate < 1% of a quick run: 100.00% of the requests") {
+		t.Errorf("all 503: exit %d, stderr %q; want %d and the default threshold named", code, stderr, exitThreshold)
+	}
+	if !strings.Contains(stdout, "FAIL  error_rate < 1%") {
+		t.Errorf("the summary does not show the default threshold:\n%s", stdout)
+	}
+	if _, stderr, code := cli(context.Background(), t, "run", url+"/", "-c", "2", "-n", "50", "--no-history"); code != exitOK {
+		t.Errorf("no errors: exit %d, %s", code, stderr)
+	}
+	// --threshold replaces the default: the 503s pass a latency threshold...
+	if _, stderr, code := cli(context.Background(), t, "run", url+"/?status=503", "-c", "2", "-n", "50", "--no-history", "--threshold", "p95(latency) < 10s"); code != exitOK {
+		t.Errorf("--threshold replaces the default: exit %d, %s", code, stderr)
+	}
+	// ...and a --threshold that fails fails the run.
+	stdout, _, code = cli(context.Background(), t, "run", url+"/", "-c", "2", "-n", "50", "--no-history", "--json", "--threshold", "p50(latency) < 1us")
+	var s struct {
+		Thresholds []result.ThresholdResult `json:"thresholds"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitThreshold || len(s.Thresholds) != 1 || s.Thresholds[0].Pass || s.Thresholds[0].Default {
+		t.Errorf("a failing --threshold: exit %d, thresholds %+v", code, s.Thresholds)
+	}
+	for _, bad := range [][]string{
+		{url + "/", "--threshold", "p95(latency) <"},
+		{url + "/", "--threshold", "server.cpu < 50%"},
+		{url + "/", "--url", url + "/"},
+	} {
+		if _, stderr, code := cli(context.Background(), t, append([]string{"run", "-n", "1"}, bad...)...); code != exitUsage {
+			t.Errorf("run %q: exit %d, %s; want %d", bad, code, stderr, exitUsage)
+		}
 	}
 }
 

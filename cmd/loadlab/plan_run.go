@@ -44,7 +44,7 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 		// already running, whatever the plan or the flags say about it.
 		set = append(slices.Clone(set), "server=null")
 	}
-	popts := plan.Options{Set: set, Env: env, LookupEnv: os.LookupEnv}
+	popts := plan.Options{Set: set, Env: env, LookupEnv: os.LookupEnv, Thresholds: f.thresholds}
 	load := func(o plan.Options) (*plan.Plan, error) { return plan.Load(path, o) }
 	if path == "-" {
 		// A plan on stdin: relative paths in it are relative to the working
@@ -141,6 +141,9 @@ func onlyDefaultFailed(ts []result.ThresholdResult) bool {
 // does not say it, so the error must.
 func defaultFailed(ts []result.ThresholdResult) string {
 	for _, t := range ts {
+		if t.Default && !t.Pass && t.Text == runner.DefaultQuickErrors {
+			return fmt.Sprintf(" (the default %s of a quick run: %.2f%% of the requests got an error status or no response; --threshold replaces it)", t.Text, 100*t.Measured)
+		}
 		if t.Default && !t.Pass {
 			return fmt.Sprintf(" (the default %s among them: %.2f%% passed; a checks threshold in the plan replaces it)", t.Text, 100*t.Measured)
 		}

@@ -20,11 +20,13 @@ import (
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/schedule"
 	"github.com/loadlab/loadlab/internal/secret"
 	"github.com/loadlab/loadlab/internal/store"
+	"github.com/loadlab/loadlab/internal/threshold"
 )
 
 // quickFlags are the flags of `loadlab run --url`.
@@ -55,6 +57,7 @@ type quickFlags struct {
 	history     string
 	noHistory   bool
 	junit       string
+	thresholds  []string // --threshold
 	tls         tlsFlags
 	// HTTP/2 (--http2): streams is each connection's concurrent streams.
 	http2      bool
@@ -77,11 +80,14 @@ func newRunCommand(io *stdio) *cobra.Command {
 	var f quickFlags
 	var refused refusals
 	c := &cobra.Command{
-		Use:   "run [PLAN.yaml | - | --url URL] [flags]",
+		Use:   "run [PLAN.yaml | - | URL] [flags]",
 		Short: "Run a plan, or send load to a URL, and measure it",
 		Long: `Run what a plan file describes (scripted journeys, a workload, thresholds),
-or send load to one URL (quick mode) and report throughput, errors and latency.
-A plan named - is read from stdin.
+or send load to one URL (quick mode: the URL as the argument, or --url) and
+report throughput, errors and latency. A plan named - is read from stdin.
+
+A quick run fails (exit 3) when 1% or more of its requests got an error
+status or no response, unless --threshold gives its own criteria.
 
 Closed load (the default): -c connections each send a request as soon as the
 previous response arrived, for -d or until -n requests in all.
@@ -89,7 +95,8 @@ Open load (--rate): requests are due on a fixed schedule whatever the server
 does; -c caps the connections, and a request that finds them all busy waits
 and is counted late. Latency always counts from when a request was due, so a
 slow server cannot hide its queue (coordinated omission).`,
-		Example: `  loadlab run --url http://127.0.0.1:8080/ -c 50 -d 30s
+		Example: `  loadlab run http://127.0.0.1:8080/ -c 50 -d 30s
+  loadlab run http://127.0.0.1:8080/ --threshold 'p95(latency) < 100ms' --threshold 'error_rate < 0.1%'
   loadlab run --url http://127.0.0.1:8080/ -n 100000
   loadlab run --url http://127.0.0.1:8080/ --rate 2000/s -c 100 -d 1m --out results/
   loadlab run --url http://127.0.0.1:8080/api -X POST -H 'Content-Type: application/json' --body '{"a":1}'
@@ -99,6 +106,17 @@ slow server cannot hide its queue (coordinated omission).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := httpx.EngineFromEnv(); err != nil {
 				return usageError(fmt.Errorf("run: %w", err))
+			}
+			if len(args) == 1 && looksLikeURL(args[0]) {
+				// loadlab run http://127.0.0.1:8080/ -c 5: a URL where the
+				// plan would go is the URL of quick mode.
+				if f.url.url != nil || refused.refused("url") {
+					return usageError(errors.New("run: give the URL once: as the argument or as --url"))
+				}
+				if err := f.url.Set(args[0]); err != nil {
+					return usageError(fmt.Errorf("run: %w", err))
+				}
+				args = nil
 			}
 			if len(args) == 1 {
 				if f.url.url != nil || refused.refused("url") {
@@ -177,6 +195,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the load, keep the dashboard (and the report, with --out) served this long")
 	fl.BoolVar(&f.open, "open", false, "open the dashboard in a browser ($BROWSER, else the system's); implies --dashboard")
+	fl.StringArrayVar(&f.thresholds, "threshold", nil, "judge the run by this threshold, such as 'p95(latency) < 300ms' (repeatable; the plan's grammar); quick mode's default, 'error_rate < 1%', is then not applied; a plan's thresholds are kept")
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c
 }
@@ -212,6 +231,33 @@ type quickRun struct {
 	settings result.Settings
 	cfg      engine.Config
 	tls      *httpx.TLSSettings // the --tls-* flags; nil: none
+	// thresholds are --threshold's; none: runner.DefaultQuickErrors.
+	thresholds []plan.Threshold
+}
+
+// looksLikeURL tells a URL given where a plan file would go.
+func looksLikeURL(arg string) bool {
+	return strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://")
+}
+
+// quickThresholds parses --threshold for quick mode, which has one step and
+// watches no server.
+func quickThresholds(texts []string) ([]plan.Threshold, error) {
+	var out []plan.Threshold
+	for _, text := range texts {
+		t, err := threshold.Parse(text)
+		if err != nil {
+			return nil, usageError(fmt.Errorf("run: --threshold %q: %w", text, err))
+		}
+		if strings.HasPrefix(string(t.Metric), "server.") {
+			return nil, usageError(fmt.Errorf("run: --threshold %q: %s needs a server that loadlab starts, so a plan with a server: section; quick mode watches none", text, t.Metric))
+		}
+		if t.Filters.Step != "" || t.Filters.Scenario != "" {
+			return nil, usageError(fmt.Errorf("run: --threshold %q: quick mode has one request and no steps or scenarios to select", text))
+		}
+		out = append(out, plan.Threshold{Text: text, T: t})
+	}
+	return out, nil
 }
 
 // parseQuick turns the flags, each already valid (flags.go), into the
@@ -348,16 +394,21 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	if err != nil {
 		return nil, usageError(fmt.Errorf("run: %w", err))
 	}
+	thresholds, err := quickThresholds(f.thresholds)
+	if err != nil {
+		return nil, err
+	}
 	workers := f.workers
 	if f.http2 && workers == 0 {
 		workers = h2Workers(f.connections, runtime.GOMAXPROCS(0))
 	}
 	return &quickRun{
-		tls:      tlsSettings,
-		url:      u,
-		req:      req,
-		wire:     wire,
-		settings: settings,
+		thresholds: thresholds,
+		tls:        tlsSettings,
+		url:        u,
+		req:        req,
+		wire:       wire,
+		settings:   settings,
 		cfg: engine.Config{
 			Workload: wl,
 			HTTP:     httpx.Options{Timeout: f.timeout, MaxBodyBytes: f.maxBody, MaxHeaderBytes: int(f.maxHeader)},
@@ -396,7 +447,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	live.runStarted()
 	res, err := runner.Quick(ctx, runner.QuickRun{
 		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive, Decode: f.compressed,
-		TLS: q.tls, Streams: q.settings.Streams, Settings: q.settings, Engine: q.cfg,
+		TLS: q.tls, Streams: q.settings.Streams, Settings: q.settings, Engine: q.cfg, Thresholds: q.thresholds,
 	}, runner.Options{Version: version(), OnProgress: live.progress(prog.update), OnInterval: live.onInterval()})
 	prog.done()
 	live.result(res, err)
@@ -404,7 +455,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 		live.close()
 		return failedError(fmt.Errorf("run: %w", err))
 	}
-	err = finish(io, f, res, 0)
+	err = finish(io, f, res, runner.ThresholdsFailed(res))
 	live.close()
 	name, hash := quickIdentity(res)
 	record(io, f, runRecord(history.KindRun, name, hash, f.out, res, false))

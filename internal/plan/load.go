@@ -33,6 +33,9 @@ type Options struct {
 	// Params are the values of an experiment point's params: constants in
 	// every template. Nil means the baseline's.
 	Params map[string]any
+	// Thresholds are clauses of the threshold grammar given on the command
+	// line (--threshold), judged after the plan's own, with the same checks.
+	Thresholds []string
 }
 
 // renderConsts fills {{ }} in the scalars of a section that is read once per
@@ -155,6 +158,12 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	d.checkRowsPerVU(p)
 	d.checkWarmup(p)
 	d.thresholds(p, top.get("thresholds"))
+	for _, text := range opts.Thresholds {
+		t := Threshold{Text: text, Pos: Pos{File: p.File, Source: "--threshold " + strconv.Quote(text)}}
+		d.parseThreshold(&t)
+		d.checkThresholdFilters(p, &t)
+		p.Thresholds = append(p.Thresholds, t)
+	}
 	if n := top.get("capacity"); n != nil {
 		d.capacity(p, n)
 	}

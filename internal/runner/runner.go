@@ -193,6 +193,8 @@ type QuickRun struct {
 	// Engine is the load to send; its Program is built here, once the
 	// target has answered.
 	Engine engine.Config
+	// Thresholds judge the run (--threshold); none: DefaultQuickErrors.
+	Thresholds []plan.Threshold
 }
 
 // Quick runs quick mode's test once: it resolves the URL and connects once
@@ -215,7 +217,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 		return nil, err
 	}
 	name := q.Method + " " + q.URL.Path
-	t := &test{name: name, settings: q.Settings, cfg: q.Engine, local: target.Addr.Addr().IsLoopback(), fingerprint: quickFingerprint(q)}
+	t := &test{name: name, settings: q.Settings, cfg: q.Engine, local: target.Addr.Addr().IsLoopback(), fingerprint: quickFingerprint(q), quickThresholds: q.Thresholds, quick: true}
 	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close, q.Decode)
 	return t.run(ctx, opts)
 }
@@ -233,6 +235,10 @@ type test struct {
 	local bool
 	// fingerprint is what the run measures, for compare.
 	fingerprint *result.Fingerprint
+	// quick is set for quick mode, whose thresholds are quickThresholds
+	// (--threshold), or DefaultQuickErrors when none is given.
+	quick           bool
+	quickThresholds []plan.Threshold
 }
 
 // run sends the load while sampling loadlab itself and the server (if
@@ -414,6 +420,9 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 		res.Thresholds = thresholds(p.Thresholds, res, out.Totals)
 	} else {
 		explainFailures(res, out.Totals, nil)
+		if t.quick {
+			res.Thresholds = quickThresholds(t.quickThresholds, res, out.Totals)
+		}
 	}
 	res.Validity = Validity(res, out)
 	if !opts.Segment.Whole() || !opts.StartAt.IsZero() {

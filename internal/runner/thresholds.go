@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
@@ -48,6 +49,34 @@ func defaultChecks(c result.Checks, own bool) (result.ThresholdResult, bool) {
 	t := result.ThresholdResult{Text: DefaultChecks, Default: true, Measured: float64(c.Passed) / float64(n), Pass: c.Failed == 0}
 	t.Detail = fmt.Sprintf("checks passed: %s (%d of %d passed); the default threshold, which a checks threshold in the plan replaces", percent(t.Measured), c.Passed, n)
 	return t, true
+}
+
+// DefaultQuickErrors is the threshold of a quick run given no --threshold:
+// fewer than 1% of its requests got an error status or no response. A run
+// whose every response was a 503 measured an error page, not the server's
+// work, and CI must not pass it.
+const DefaultQuickErrors = "error_rate < 1%"
+
+var defaultQuickErrors = sync.OnceValue(func() *threshold.Threshold {
+	t, err := threshold.Parse(DefaultQuickErrors)
+	if err != nil {
+		panic(err) // a constant of this package
+	}
+	return t
+})
+
+// quickThresholds judges a quick run: by ts (--threshold) when given, else
+// by DefaultQuickErrors, marked as the default.
+func quickThresholds(ts []plan.Threshold, res *result.Result, totals *metrics.Recorder) []result.ThresholdResult {
+	if len(ts) > 0 {
+		return thresholds(ts, res, totals)
+	}
+	o := threshold.Evaluate(defaultQuickErrors(), res, threshold.Live(totals), nil)
+	if o.Missing {
+		return nil // no request was made: nothing to judge
+	}
+	return []result.ThresholdResult{{Text: DefaultQuickErrors, Default: true, Measured: o.Measured, Pass: o.Pass,
+		Detail: o.Detail + "; the default threshold of a quick run, which --threshold replaces"}}
 }
 
 // percent writes a share as the summary does: 66.67%, 100%.
