@@ -424,6 +424,14 @@ func TestQuickErrorsFailTheRun(t *testing.T) {
 	if code != exitThreshold || len(s.Thresholds) != 1 || s.Thresholds[0].Pass || s.Thresholds[0].Default {
 		t.Errorf("a failing --threshold: exit %d, thresholds %+v", code, s.Thresholds)
 	}
+	// With a plan, --threshold adds to the plan's thresholds, checked as they are.
+	plan := writePlan(t, map[string]string{"plan.yaml": "target: " + url + "\nsteps:\n  - get: /\nload: { closed: { vus: 1, iterations: 2 } }\n"})
+	if _, stderr, code := cli(context.Background(), t, "run", plan, "--no-history", "--threshold", "p50(latency) < 1us"); code != exitThreshold || !strings.Contains(stderr, "1 of 1 thresholds failed") {
+		t.Errorf("a plan with a failing --threshold: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := cli(context.Background(), t, "run", plan, "--no-history", "--threshold", "p95(latency, step=nope) < 1s"); code != exitUsage || !strings.Contains(stderr, `--threshold "p95(latency, step=nope) < 1s"`) {
+		t.Errorf("a plan with a --threshold of no step: exit %d, %s", code, stderr)
+	}
 	for _, bad := range [][]string{
 		{url + "/", "--threshold", "p95(latency) <"},
 		{url + "/", "--threshold", "server.cpu < 50%"},
