@@ -80,6 +80,9 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
   loadlab capacity shop.yaml --slo 'p99(latency, step=login) < 1s' --precision 5% --out results/cap --json`,
 		Args: dashboardArgs(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkOutDir("capacity", f.out); err != nil {
+				return err
+			}
 			if len(args) == 1 && looksLikeURL(args[0]) && f.quick.url.url == nil && !refused.refused("url") {
 				if err := f.quick.url.Set(args[0]); err != nil {
 					return usageError(fmt.Errorf("capacity: %w", err))

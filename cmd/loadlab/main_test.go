@@ -436,10 +436,21 @@ func TestQuickErrorsFailTheRun(t *testing.T) {
 		{url + "/", "--threshold", "p95(latency) <"},
 		{url + "/", "--threshold", "server.cpu < 50%"},
 		{url + "/", "--url", url + "/"},
+		{url + "/", "--out", "json=results.json"}, // k6's --out KIND=... is not a directory
 	} {
 		if _, stderr, code := cli(context.Background(), t, append([]string{"run", "-n", "1"}, bad...)...); code != exitUsage {
 			t.Errorf("run %q: exit %d, %s; want %d", bad, code, stderr, exitUsage)
 		}
+	}
+}
+
+// TestVersionFlag: loadlab version and loadlab --version print the same.
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	a, _, _ := cli(context.Background(), t, "version")
+	b, _, _ := cli(context.Background(), t, "--version")
+	if a != b || !strings.HasPrefix(a, "loadlab ") {
+		t.Errorf("version %q, --version %q: want the same", a, b)
 	}
 }
 

@@ -52,6 +52,8 @@ or a compare verdict failed, or a capacity search's first rate broke its SLO.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	// `loadlab --version` prints what `loadlab version` does.
+	root.SetVersionTemplate("loadlab {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if fe := (*flagValueError)(nil); errors.As(err, &fe) {
 			// A value of the flag's kind that loadlab refuses says why itself.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -106,6 +107,9 @@ slow server cannot hide its queue (coordinated omission).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := httpx.EngineFromEnv(); err != nil {
 				return usageError(fmt.Errorf("run: %w", err))
+			}
+			if err := checkOutDir("run", f.out); err != nil {
+				return err
 			}
 			if len(args) == 1 && looksLikeURL(args[0]) {
 				// loadlab run http://127.0.0.1:8080/ -c 5: a URL where the
@@ -233,6 +237,18 @@ type quickRun struct {
 	tls      *httpx.TLSSettings // the --tls-* flags; nil: none
 	// thresholds are --threshold's; none: runner.DefaultQuickErrors.
 	thresholds []plan.Threshold
+}
+
+// sinkLike is what k6 users write after --out: a sink, KIND=WHERE.
+var sinkLike = regexp.MustCompile(`^(json|csv|influxdb|statsd|cloud|experimental-[a-z-]+|prometheus-rw|otlp|opentelemetry|dashboard|web-dashboard|timescaledb|kafka|datadog)=`)
+
+// checkOutDir refuses an --out that looks like a k6 sink: --out is always
+// a directory, and --out json=x would otherwise make one named json=x.
+func checkOutDir(command, out string) error {
+	if m := sinkLike.FindString(out); m != "" {
+		return usageError(fmt.Errorf("%s: --out %q: --out is the results directory (result.json, the report, the CSVs), not a sink as k6's --out %s...; live figures go to --output prometheus-rw=URL or --output otlp=URL, and --json prints the summary as JSON. A directory with that name: --out ./%s", command, out, m, out))
+	}
+	return nil
 }
 
 // looksLikeURL tells a URL given where a plan file would go.

@@ -76,6 +76,9 @@ func TestBadPlans(t *testing.T) {
 		{"target-credentials", "1:9", "target must not carry credentials (user:password@)"},
 		{"server-ready-port", "4:10", `server.ready: "http://127.0.0.1:99999/health": port "99999" is not 1..65535`},
 		{"threshold-unknown-step", "5:5", `the plan has no step "logn"; did you mean "login"?`},
+		{"yaml-tab", "3:1", "indent with spaces, not tabs"},
+		{"flat-load", "3:9", "vus belongs inside a kind of load: load.closed.vus, as in load: {closed: {vus: 10, duration: 30s}}"},
+		{"flat-open-load", "4:3", "rate belongs inside a kind of load: load.open.rate"},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.yaml")
 	if len(files) != len(tests) {

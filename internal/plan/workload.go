@@ -42,8 +42,39 @@ func (d *decoder) perScenario(p *Plan, top *node) bool {
 	return true
 }
 
+// flatLoad refuses, with one error, a load written without its kind, as
+// k6 writes its options: load: {vus: 10, duration: 30s}.
+func (d *decoder) flatLoad(n *node) bool {
+	if n == nil || n.kind != kindMap {
+		return false
+	}
+	var flat *node
+	for _, k := range n.keys {
+		switch k.value {
+		case "closed", "open", "stages":
+			return false
+		case "vus", "duration", "iterations", "rate":
+			if flat == nil {
+				flat = k
+			}
+		}
+	}
+	if flat == nil {
+		return false
+	}
+	kind := "closed"
+	if flat.value == "rate" {
+		kind = "open"
+	}
+	d.errorf(flat.pos, "%s belongs inside a kind of load: load.%s.%s, as in load: {closed: {vus: 10, duration: 30s}} (VUs that each start a journey when the last ends), or load: {open: {rate: 50/s, duration: 30s}} (journeys that start on schedule)", flat.value, kind, flat.value)
+	return true
+}
+
 // loadInto reads a load: (the plan's, or a scenario's) into l.
 func (d *decoder) loadInto(l *Workload, n *node) {
+	if d.flatLoad(n) {
+		return
+	}
 	m, ok := d.fields(n, "load", "closed", "open", "stages", "max_vus", "grace")
 	if !ok {
 		return

@@ -125,7 +125,7 @@ func parseYAML(file string, data []byte) (*node, error) {
 		var se *yaml.SyntaxError
 		if errors.As(err, &se) && se.Token != nil {
 			pos := tokenPos(file, se.Token)
-			return nil, Errors{{Pos: pos, Msg: "YAML: " + se.Message + braceHint(data, pos.Line)}}
+			return nil, Errors{{Pos: pos, Msg: "YAML: " + se.Message + braceHint(data, pos.Line) + tabHint(data, pos.Line)}}
 		}
 		var de *yaml.DuplicateKeyError
 		if errors.As(err, &de) && de.Token != nil {
@@ -157,6 +157,21 @@ func braceHint(data []byte, line int) string {
 		if strings.Contains(l, ": {{") || strings.Contains(l, "- {{") {
 			return ` (a value that starts with {{ must be quoted: "{{ name }}")`
 		}
+	}
+	return ""
+}
+
+// tabHint says why a line indented with a tab does not parse: YAML
+// indents with spaces only, and its parser's words for it are "found
+// character that cannot start any token".
+func tabHint(data []byte, line int) string {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	l := lines[line-1]
+	if indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]; strings.Contains(indent, "\t") {
+		return ": indent with spaces, not tabs (YAML does not allow tabs in indentation)"
 	}
 	return ""
 }
