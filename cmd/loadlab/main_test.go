@@ -432,6 +432,12 @@ func TestQuickErrorsFailTheRun(t *testing.T) {
 	if _, stderr, code := cli(context.Background(), t, "run", plan, "--no-history", "--threshold", "p95(latency, step=nope) < 1s"); code != exitUsage || !strings.Contains(stderr, `--threshold "p95(latency, step=nope) < 1s"`) {
 		t.Errorf("a plan with a --threshold of no step: exit %d, %s", code, stderr)
 	}
+	// Without --out, a failed check's response is named as not kept, not as
+	// a failures/ file that was never written.
+	checked := writePlan(t, map[string]string{"plan.yaml": "target: " + url + "\nsteps:\n  - get: /\n    expect: { contains: nothing-like-this }\nload: { closed: { vus: 1, iterations: 1 } }\n"})
+	if stdout, _, _ := cli(context.Background(), t, "run", checked, "--no-history"); !strings.Contains(stdout, "the whole response was not kept (pass --out DIR to keep it)") || strings.Contains(stdout, "failures/") {
+		t.Errorf("a failed check without --out:\n%s", stdout)
+	}
 	for _, bad := range [][]string{
 		{url + "/", "--threshold", "p95(latency) <"},
 		{url + "/", "--threshold", "server.cpu < 50%"},

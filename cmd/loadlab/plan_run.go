@@ -162,6 +162,15 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 			}
 		}
 	}
+	if f.out == "" {
+		// Nothing was written: the summary must not point to a failures/
+		// file that is not there.
+		for i := range res.Steps {
+			if fc := res.Steps[i].FailedCheck; fc != nil {
+				fc.File = ""
+			}
+		}
+	}
 	noJourney := res.Plan != "" && res.Summary.Iterations == 0 && res.Summary.Aborted > 0
 	var err error
 	if f.json {

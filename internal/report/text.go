@@ -168,8 +168,11 @@ func Text(w io.Writer, r *result.Result) error {
 		for _, st := range r.Steps {
 			if f := st.FailedCheck; f != nil {
 				ew.printf("first failed check of %s: %s; %s\n", stepName(st), f.Check, failedAnswer(f, 160))
-				if f.File != "" {
+				switch {
+				case f.File != "":
 					ew.printf("  the whole response: %s (loadlab report DIR --failures)\n", f.File)
+				case f.Response != "":
+					ew.printf("  the whole response was not kept (pass --out DIR to keep it)\n")
 				}
 			}
 		}
