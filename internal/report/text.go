@@ -84,6 +84,11 @@ func Text(w io.Writer, r *result.Result) error {
 		ew.printf("%s\n", n)
 	}
 	errs := "no errors"
+	if s.Aborted > 0 {
+		// Journeys stopped without an error status: "no errors" would read
+		// as a run that went well.
+		errs = "no error responses"
+	}
 	if s.Errors.Total > 0 {
 		errs = fmt.Sprintf("%s errors (%.2f%%)", count(s.Errors.Total), 100*s.ErrorRate)
 	}
@@ -96,6 +101,11 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	if s.Interrupted {
 		ew.printf("interrupted: these are the figures measured until then\n")
+	}
+	if s.Aborted > 0 {
+		// Before any latency: figures of journeys that could not go on
+		// describe something else than the journey.
+		ew.printf("%s of %s completed: %s could not go on (see aborted below)\n", count(s.Iterations), counted(s.Iterations+s.Aborted, "journey"), count(s.Aborted))
 	}
 	ew.printf("\n")
 	open := r.Settings.Mode == "open"
