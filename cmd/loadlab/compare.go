@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/report"
@@ -17,7 +19,7 @@ func newCompareCommand(io *stdio) *cobra.Command {
 		pointA, pointB string
 		baseline, hist string
 		last           int
-		allowDifferent bool
+		allowDifferent allowFlag
 	)
 	c := &cobra.Command{
 		Use:   "compare A B",
@@ -90,7 +92,7 @@ rss_avg, pss_peak, pss_avg.`,
 		},
 	}
 	c.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 3 when B is worse than A beyond this: 'FIGURE +N%' or 'FIGURE -N%' (repeatable)")
-	c.Flags().BoolVar(&allowDifferent, "allow-different", false, "compare A and B even when they measured different things (load, requests, target, server): the differences head the output")
+	allowDifferent.register(c.Flags(), "compare A and B even when they measured different things (load, requests, target, server): the differences head the output; =port (or another field, comma-separated) allows only those")
 	c.Flags().StringVar(&pointA, "point-a", "", "the point of experiment A to compare (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "the point of experiment B to compare (default: its baseline)")
 	c.Flags().StringVar(&baseline, "baseline", "", "compare B with the history instead of A: history (any branch) or history:BRANCH")
@@ -100,7 +102,7 @@ rss_avg, pss_peak, pss_avg.`,
 }
 
 // compareSides prints the comparison of a and b and applies the rules.
-func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule, allowDifferent bool) error {
+func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule, allowDifferent allowFlag) error {
 	cmp := experiment.Compare(a, b)
 	if err := refuseUnlike(cmp, allowDifferent, "compare"); err != nil {
 		return err
@@ -128,13 +130,73 @@ func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule, allo
 // refuseUnlike refuses, as invalid input (exit 2), to compare two sides
 // that measured different things, unless allowed; the error lists each
 // difference, A against B.
-func refuseUnlike(cmp *experiment.Comparison, allowed bool, command string) error {
-	if !cmp.Unlike() || allowed {
+func refuseUnlike(cmp *experiment.Comparison, allowed allowFlag, command string) error {
+	if !cmp.Unlike() || allowed.all {
 		return nil
 	}
-	var lines []string
+	var lines, fields []string
 	for _, d := range cmp.Differences {
+		if allowed.fields[d.Field] {
+			continue
+		}
 		lines = append(lines, fmt.Sprintf("  %s: A %s · B %s", d.Field, d.A, d.B))
+		if !slices.Contains(fields, d.Field) {
+			fields = append(fields, d.Field)
+		}
 	}
-	return usageError(fmt.Errorf("%s: A and B measured different things, so their figures would differ for these reasons too, not only for the change under test:\n%s\npass --allow-different to compare them anyway", command, strings.Join(lines, "\n")))
+	if len(lines) == 0 {
+		return nil
+	}
+	hint := "pass --allow-different to compare them anyway"
+	if len(fields) == 1 && fields[0] == "port" {
+		// Two servers on two free ports: the one difference that does not
+		// change what was measured.
+		hint = "they differ only in the port: pass --allow-different=port to compare them"
+	}
+	return usageError(fmt.Errorf("%s: A and B measured different things, so their figures would differ for these reasons too, not only for the change under test:\n%s\n%s", command, strings.Join(lines, "\n"), hint))
 }
+
+// allowFlag is --allow-different: alone, every difference is allowed;
+// =port,shape allows those fields of the fingerprint only.
+type allowFlag struct {
+	all    bool
+	fields map[string]bool
+	text   string
+}
+
+// allowFields are the names Differences gives.
+var allowFields = []string{"workload", "shape", "steps", "steps (order)", "target", "port", "server", "segments"}
+
+func (f *allowFlag) register(fl *pflag.FlagSet, usage string) {
+	fl.Var(f, "allow-different", usage)
+	fl.Lookup("allow-different").NoOptDefVal = "all"
+}
+
+func (f *allowFlag) Set(s string) error {
+	f.text = s
+	if s == "all" || s == "true" {
+		f.all = true
+		return nil
+	}
+	if s == "false" {
+		f.all, f.fields = false, nil
+		return nil
+	}
+	if f.fields == nil {
+		f.fields = map[string]bool{}
+	}
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(allowFields, name) {
+			return &flagValueError{fmt.Errorf("--allow-different=%s: %q is not a field of what a run measured; want one of %s, or --allow-different alone for all", s, name, strings.Join(allowFields, ", "))}
+		}
+		f.fields[name] = true
+		if name == "steps" {
+			f.fields["steps (order)"] = true
+		}
+	}
+	return nil
+}
+
+func (f *allowFlag) String() string { return f.text }
+func (f *allowFlag) Type() string   { return "fields" }

@@ -66,6 +66,9 @@ func runPlan(ctx context.Context, io *stdio, path string, f *quickFlags) error {
 		return usageError(fmt.Errorf("run: %s: %w", path, err))
 	}
 	if p.Experiment != nil {
+		if f.repeat > 0 && f.quiet {
+			return usageError(fmt.Errorf("run: %s is an experiment, whose runs repeat by its repeat: (--set repeat=5), not by --repeat", path))
+		}
 		if f.segment != "" || f.startAt != "" {
 			return usageError(fmt.Errorf("run: %s is an experiment (params or repeat): --segment and --start-at run one plan's load, not an experiment's runs", path))
 		}
@@ -162,6 +165,9 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 			}
 		}
 	}
+	if f.collect != nil {
+		f.collect(res)
+	}
 	if f.out == "" {
 		// Nothing was written: the summary must not point to a failures/
 		// file that is not there.
@@ -173,9 +179,11 @@ func finish(io *stdio, f *quickFlags, res *result.Result, thresholdsFailed int) 
 	}
 	noJourney := res.Plan != "" && res.Summary.Iterations == 0 && res.Summary.Aborted > 0
 	var err error
-	if f.json {
+	switch {
+	case f.quiet:
+	case f.json:
 		err = report.JSON(io.out, res)
-	} else {
+	default:
 		err = report.Text(io.out, res)
 	}
 	switch {

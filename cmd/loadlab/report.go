@@ -34,7 +34,7 @@ func render(name string, by map[string]func() error, want string) error {
 func newReportCommand(io *stdio) *cobra.Command {
 	var format, table, pointA, pointB string
 	var failures bool
-	var allowDifferent bool
+	var allowDifferent allowFlag
 	c := &cobra.Command{
 		Use:   "report RESULT [OTHER]",
 		Short: "Render a stored result or experiment again, or compare two",
@@ -160,7 +160,7 @@ experiment.`,
 	c.Flags().StringVar(&format, "format", "text", "text, json, html, md or csv")
 	c.Flags().StringVar(&table, "table", "", "with --format csv: steps (default) or series of a run; runs (default) or points of an experiment")
 	c.Flags().BoolVar(&failures, "failures", false, "print the failing responses kept (failures/STEP.http), the first of each step, of the run or of every run of the experiment")
-	c.Flags().BoolVar(&allowDifferent, "allow-different", false, "with two inputs: compare them even when they measured different things; the differences head the output")
+	allowDifferent.register(c.Flags(), "with two inputs: compare them even when they measured different things; the differences head the output; =port (or another field, comma-separated) allows only those")
 	c.Flags().StringVar(&pointA, "point-a", "", "with two experiments: the point of the first (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "with two experiments: the point of the second (default: its baseline)")
 	return c

@@ -59,7 +59,12 @@ type quickFlags struct {
 	noHistory   bool
 	junit       string
 	thresholds  []string // --threshold
-	tls         tlsFlags
+	repeat      int      // --repeat: runs into DIR/runs/NNN
+	// quiet leaves the summary out and collect hears the result: a run of
+	// --repeat, whose set is summed up once.
+	quiet   bool
+	collect func(*result.Result)
+	tls     tlsFlags
 	// HTTP/2 (--http2): streams is each connection's concurrent streams.
 	http2      bool
 	streams    int
@@ -134,7 +139,7 @@ slow server cannot hide its queue (coordinated omission).`,
 				if err := refused.err(); err != nil {
 					return usageError(fmt.Errorf("run: %w", err))
 				}
-				return runPlan(c.Context(), io, args[0], &f)
+				return repeatOr(c.Context(), io, &f, func(g *quickFlags) error { return runPlan(c.Context(), io, args[0], g) })
 			}
 			if len(f.set) > 0 || len(f.env) > 0 {
 				return usageError(errors.New("run: --set and -e change a plan file; give one"))
@@ -152,7 +157,8 @@ slow server cannot hide its queue (coordinated omission).`,
 				return usageError(fmt.Errorf("run: %w", err))
 			}
 			f.streamsSet = c.Flags().Changed("streams")
-			return runQuick(c.Context(), io, &f, c.Flags().Changed("connections"))
+			connectionsSet := c.Flags().Changed("connections")
+			return repeatOr(c.Context(), io, &f, func(g *quickFlags) error { return runQuick(c.Context(), io, g, connectionsSet) })
 		},
 	}
 	fl := c.Flags()
@@ -200,6 +206,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the load, keep the dashboard (and the report, with --out) served this long")
 	fl.BoolVar(&f.open, "open", false, "open the dashboard in a browser ($BROWSER, else the system's); implies --dashboard")
 	fl.StringArrayVar(&f.thresholds, "threshold", nil, "judge the run by this threshold, such as 'p95(latency) < 300ms' (repeatable; the plan's grammar); quick mode's default, 'error_rate < 1%', is then not applied; a plan's thresholds are kept")
+	fl.Var(refused.hold("repeat", &countFlag[int]{value: &f.repeat, shown: "--repeat"}), "repeat", "run N times, one after the other, into --out DIR/runs/NNN: a result set that loadlab compare reads as N runs a side")
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -41,10 +43,31 @@ func (s Side) Run(i int) int {
 // LoadSide reads a result (a directory with result.json, or the file) or an
 // experiment (a directory with experiment.json); of an experiment it takes
 // the runs of point (the baseline when empty).
+//
+// A side may also be several results: a result set (the directory of
+// loadlab run --repeat N, whose runs are DIR/runs/NNN/result.json), or
+// paths separated by commas (a,b,c), as benchstat reads N runs a side. The
+// results of one side must have measured the same thing.
 func LoadSide(path, point string) (Side, error) {
+	if strings.Contains(path, ",") {
+		if _, err := os.Stat(path); err != nil {
+			return loadListSide(strings.Split(path, ","), point)
+		}
+	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		if _, err := os.Stat(filepath.Join(path, "experiment.json")); err == nil {
 			return loadExperimentSide(path, point)
+		}
+		if _, err := os.Stat(filepath.Join(path, store.ResultFile)); err != nil {
+			if runs, _ := filepath.Glob(filepath.Join(path, "runs", "*", store.ResultFile)); len(runs) > 0 {
+				sort.Strings(runs)
+				for i := range runs {
+					runs[i] = filepath.Dir(runs[i])
+				}
+				side, err := loadListSide(runs, point)
+				side.Label = path
+				return side, err
+			}
 		}
 	}
 	r, err := store.ReadResult(path)
@@ -55,6 +78,36 @@ func LoadSide(path, point string) (Side, error) {
 		return Side{}, fmt.Errorf("%s is a single run, not an experiment: it has no point %q", path, point)
 	}
 	return Side{Label: path, Results: []*result.Result{r}}, nil
+}
+
+// loadListSide reads several results as one side; they must share one
+// fingerprint, or the side would mix two measurements.
+func loadListSide(paths []string, point string) (Side, error) {
+	if point != "" {
+		return Side{}, fmt.Errorf("%s are single runs, not an experiment: they have no point %q", strings.Join(paths, ", "), point)
+	}
+	side := Side{Label: strings.Join(paths, ",")}
+	for _, p := range paths {
+		if p == "" {
+			return Side{}, fmt.Errorf("%q: an empty path in the list", strings.Join(paths, ","))
+		}
+		r, err := store.ReadResult(p)
+		if err != nil {
+			return Side{}, err
+		}
+		if len(side.Results) > 0 {
+			first := side.Results[0].Fingerprint
+			if f := r.Fingerprint; first != nil && f != nil && f.Hash != first.Hash {
+				var ds []string
+				for _, d := range Differences(first, f) {
+					ds = append(ds, fmt.Sprintf("%s: %s · %s", d.Field, d.A, d.B))
+				}
+				return Side{}, fmt.Errorf("%s and %s measured different things (%s): one side's runs must measure the same thing", paths[0], p, strings.Join(ds, "; "))
+			}
+		}
+		side.Results = append(side.Results, r)
+	}
+	return side, nil
 }
 
 func loadExperimentSide(dir, point string) (Side, error) {
@@ -171,9 +224,35 @@ func Differences(a, b *result.Fingerprint) []Difference {
 			out = append(out, Difference{Field: "steps", A: "only here: " + orNone(strings.Join(onlyA, "; ")), B: "only here: " + orNone(strings.Join(onlyB, "; "))})
 		}
 	}
-	field("target", a.Target, b.Target)
-	field("server", a.Server, b.Server)
+	serverA := a.Server
+	if port, x, y := onlyPort(a.Target, b.Target); port {
+		// Two servers started on two free ports measured the same thing
+		// if nothing else differs: the port has a name of its own, for
+		// --allow-different=port, and a server command that names it
+		// differs by the port alone.
+		field("port", x, y)
+		serverA = strings.ReplaceAll(serverA, ":"+x, ":"+y)
+	} else {
+		field("target", a.Target, b.Target)
+	}
+	if serverA != b.Server {
+		field("server", a.Server, b.Server)
+	}
 	return out
+}
+
+// onlyPort reports whether two targets (origins) differ in their port
+// alone, and the two ports.
+func onlyPort(a, b string) (bool, string, string) {
+	if a == b {
+		return false, "", ""
+	}
+	ua, erra := url.Parse(a)
+	ub, errb := url.Parse(b)
+	if erra != nil || errb != nil || ua.Host == "" || ub.Host == "" || ua.Scheme != ub.Scheme || ua.Hostname() != ub.Hostname() || ua.Path != ub.Path {
+		return false, "", ""
+	}
+	return true, ua.Port(), ub.Port()
 }
 
 // missing lists the items of x that y lacks, counting repeats.

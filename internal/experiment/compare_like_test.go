@@ -102,3 +102,25 @@ func TestCompareSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestComparePortOnly: two servers on two free ports, whose commands name
+// their ports, differ in one field, the port, which compare's
+// --allow-different=port can allow alone; another host is a target.
+func TestComparePortOnly(t *testing.T) {
+	t.Parallel()
+	a := fingerprint(result.Fingerprint{Workload: "closed", Shape: "2 VUs", Steps: []string{"GET /"}, Target: "http://127.0.0.1:40001", Server: "puma -b tcp://127.0.0.1:40001"})
+	b := fingerprint(result.Fingerprint{Workload: "closed", Shape: "2 VUs", Steps: []string{"GET /"}, Target: "http://127.0.0.1:40002", Server: "puma -b tcp://127.0.0.1:40002"})
+	if got, want := Differences(a, b), []Difference{{"port", "40001", "40002"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("port only: %+v, want %+v", got, want)
+	}
+	c := *b
+	c.Server = "thin -p 40002"
+	if got := Differences(a, &c); len(got) != 2 || got[0].Field != "port" || got[1].Field != "server" {
+		t.Errorf("port and server: %+v", got)
+	}
+	d := *b
+	d.Target = "http://127.0.0.2:40002"
+	if got := Differences(a, &d); len(got) != 2 || got[0].Field != "target" {
+		t.Errorf("another host: %+v", got)
+	}
+}
