@@ -188,9 +188,16 @@ rss_avg, pss_peak, pss_avg.`,
 				if err != nil {
 					return failedError(err)
 				}
+				switch format {
+				case "json":
+					return report.HistoryPlansJSON(io.out, path, plans)
+				case "text":
+				default:
+					return usageError(fmt.Errorf("history: --format %s needs a plan (the trend of its figure); without one, the plans are listed as text or --json", format))
+				}
 				fmt.Fprintf(io.out, "%d plans in %s\n", len(plans), path)
 				for _, p := range plans {
-					fmt.Fprintf(io.out, "  %-40s %4d runs, last %s\n", p.Plan, p.Runs, p.Last.Local().Format("2006-01-02 15:04"))
+					fmt.Fprintf(io.out, "  %-40s %s, last %s\n", p.Plan, report.Counted(p.Runs, "run"), p.Last.Local().Format("2006-01-02 15:04"))
 				}
 				return nil
 			}

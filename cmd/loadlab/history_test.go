@@ -37,6 +37,18 @@ func TestHistoryQuick(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "GET "+url+"/") || !strings.Contains(stdout, "2 runs") {
 		t.Fatalf("history: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// Without a plan, --json lists the plans as JSON, not as text.
+	stdout, stderr, code = cli(context.Background(), t, "history", "--history", db, "--json")
+	var listed struct {
+		Schema string
+		Plans  []struct {
+			Plan string
+			Runs int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &listed); code != 0 || err != nil || listed.Schema != "loadlab.history-plans/v1" || len(listed.Plans) != 1 || listed.Plans[0].Runs != 2 {
+		t.Errorf("history --json: exit %d, %v\n%s%s", code, err, stdout, stderr)
+	}
 	stdout, stderr, code = cli(context.Background(), t, "history", "GET "+url+"/", "--history", db, "--figure", "throughput")
 	if code != 0 || !strings.Contains(stdout, "2 runs at") || !strings.Contains(stdout, "No change point") {
 		t.Fatalf("history of the URL: exit %d\n%s%s", code, stdout, stderr)

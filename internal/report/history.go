@@ -114,6 +114,24 @@ func HistoryJSON(w io.Writer, t *history.Trend) error {
 	return enc.Encode(t)
 }
 
+// HistoryPlansJSON lists the plans of a history database (schema
+// loadlab.history-plans/v1), the latest run first.
+func HistoryPlansJSON(w io.Writer, path string, plans []history.PlanCount) error {
+	if plans == nil {
+		plans = []history.PlanCount{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Schema string              `json:"schema"`
+		Path   string              `json:"path"`
+		Plans  []history.PlanCount `json:"plans"`
+	}{"loadlab.history-plans/v1", path, plans})
+}
+
+// Counted writes a count of things: "1 run", "5 runs".
+func Counted(n int, thing string) string { return counted(int64(n), thing) }
+
 // HistoryCSV writes one line per run: the commit group, the commit, and the value.
 func HistoryCSV(w io.Writer, t *history.Trend) error {
 	cw := csv.NewWriter(w)
