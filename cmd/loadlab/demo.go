@@ -17,6 +17,7 @@ import (
 func newDemoCommand(io *stdio) *cobra.Command {
 	var out string
 	var workers int
+	var summary summaryFlag
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in demo: sweep the demo shop's workers",
@@ -53,7 +54,7 @@ with loadlab run.`,
 			if err := os.WriteFile(path, demo.Written(bin, addr), 0o644); err != nil {
 				return usageError(fmt.Errorf("demo: --out: %w", err))
 			}
-			f := &quickFlags{out: filepath.Join(out, "results"), fresh: true, workers: workers}
+			f := &quickFlags{out: filepath.Join(out, "results"), fresh: true, workers: workers, summary: summary}
 			popts := plan.Options{Env: demo.Env(bin, addr), LookupEnv: os.LookupEnv}
 			p, err := plan.Load(path, popts)
 			if err != nil {
@@ -64,6 +65,7 @@ with loadlab run.`,
 		},
 	}
 	c.Flags().StringVar(&out, "out", "loadlab-demo", "directory for the plan and its results")
+	c.Flags().Var(&summary, "summary", summaryUsage)
 	c.Flags().IntVar(&workers, "workers", 0, "event loops sending load (default: the CPUs loadlab may use)")
 	c.AddCommand(newDemoServeCommand(io))
 	return c

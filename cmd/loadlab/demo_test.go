@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,17 +29,34 @@ func TestDemo(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "demo", "--out", dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	err := cmd.Run()
 	took := time.Since(start)
 	if err != nil {
-		t.Fatalf("loadlab demo: %v\n%s", err, out)
+		t.Fatalf("loadlab demo: %v\n%s%s", err, stderr.Bytes(), stdout.Bytes())
+	}
+	out := stdout.Bytes()
+	// Answer first: the summary fits a screen, 45 lines of 100 columns at
+	// most, and the recommendation is within its first 10 lines.
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > 45 {
+		t.Errorf("the demo's summary is %d lines, want 45 at most:\n%s", len(lines), out)
+	}
+	for i, line := range lines {
+		if n := len([]rune(line)); n > 100 && !strings.HasPrefix(line, "recommendation: ") && !strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "validity: ") {
+			t.Errorf("line %d is %d columns, want 100 at most: %q", i+1, n, line)
+		}
+	}
+	if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "recommendation: ") }); i < 0 || i >= 10 {
+		t.Errorf("the recommendation is at line %d of the summary, want within the first 10:\n%s", i+1, out)
 	}
 	if took > 2*time.Minute {
 		t.Errorf("the demo took %v, want under 2 minutes", took)
 	}
 	text := string(out)
-	if !(strings.Contains(text, "recommendation\n  workers=") || strings.Contains(text, "recommendation\n  NOT TRUSTED YET")) || !strings.Contains(text, "report: ") {
+	if !(strings.Contains(text, "recommendation: workers=") || strings.Contains(text, "recommendation: NOT TRUSTED YET")) || !strings.Contains(text, "report: ") {
 		t.Errorf("the demo's output has no recommendation or report:\n%s", text)
 	}
 	o, err := experiment.LoadOutcome(filepath.Join(dir, "results"))

@@ -284,8 +284,8 @@ seed: 3
 	if len(v.StepChanges) != 1 || v.StepChanges[0].Step != "login" || v.StepChanges[0].Point != slow {
 		t.Fatalf("step changes %+v, want login at %s", v.StepChanges, slow)
 	}
-	if !strings.Contains(v.Recommendation, slow+" vs login_delay=20ms: login p95 +") || !strings.Contains(v.Recommendation, "; other steps unchanged") ||
-		!strings.Contains(stdout, "; other steps unchanged") || !strings.Contains(stdout, "step login: p95 latency (ms)") {
+	if !strings.Contains(v.Recommendation, slow+" vs login_delay=20ms: login p95 +") || !strings.Contains(v.Recommendation, "; no other step's p95 changed by 5% or more") ||
+		!strings.Contains(stdout, "step changed on its own: "+slow+" vs login_delay=20ms: login p95 +") {
 		t.Errorf("recommendation %q; stdout:\n%s", v.Recommendation, stdout)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/report"
 	"net/url"
 	"strconv"
 	"strings"
@@ -328,3 +329,29 @@ func (f *headerFlag) String() string {
 }
 
 func (f *headerFlag) Type() string { return "stringArray" }
+
+// summaryFlag is --summary: compact (the answer first, the default) or
+// full (every figure's table, per step too).
+type summaryFlag struct{ form string }
+
+func (f *summaryFlag) Set(s string) error {
+	if s != report.SummaryCompact && s != report.SummaryFull {
+		return &flagValueError{fmt.Errorf("--summary %q: want compact or full", s)}
+	}
+	f.form = s
+	return nil
+}
+
+func (f *summaryFlag) String() string {
+	if f.form == "" {
+		return report.SummaryCompact
+	}
+	return f.form
+}
+func (f *summaryFlag) Type() string { return "compact|full" }
+
+// full reports whether --summary full was asked for.
+func (f *summaryFlag) full() bool { return f.form == report.SummaryFull }
+
+// summaryUsage is --summary's help.
+const summaryUsage = "an experiment's summary: compact (the recommendation, one table of the points, validity in a line) or full (every figure's table, per step too)"

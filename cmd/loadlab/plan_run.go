@@ -323,7 +323,11 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		return failedError(fmt.Errorf("run: %w", err))
 	}
 	record(io, f, experimentRecords(p, dir, out, ran)...)
-	if err := report.Verdict(io.out, out); err != nil {
+	summary := func() error { return report.CompactVerdict(io.out, out, dir) }
+	if f.summary.full() {
+		summary = func() error { return report.Verdict(io.out, out) }
+	}
+	if err := summary(); err != nil {
 		return failedError(err)
 	}
 	if err := report.WriteExperimentFiles(dir, out); err != nil {

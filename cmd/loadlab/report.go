@@ -35,6 +35,7 @@ func newReportCommand(io *stdio) *cobra.Command {
 	var format, table, pointA, pointB string
 	var failures bool
 	var allowDifferent allowFlag
+	var summary summaryFlag
 	c := &cobra.Command{
 		Use:   "report RESULT [OTHER]",
 		Short: "Render a stored result or experiment again, or compare two",
@@ -116,7 +117,12 @@ experiment.`,
 					return usageError(fmt.Errorf("report: %w", err))
 				}
 				return render(format, map[string]func() error{
-					"text": func() error { return report.Verdict(out, o) },
+					"text": func() error {
+						if summary.full() {
+							return report.Verdict(out, o)
+						}
+						return report.CompactVerdict(out, o, dir)
+					},
 					"json": func() error {
 						enc := json.NewEncoder(out)
 						enc.SetIndent("", "  ")
@@ -160,6 +166,7 @@ experiment.`,
 	c.Flags().StringVar(&format, "format", "text", "text, json, html, md or csv")
 	c.Flags().StringVar(&table, "table", "", "with --format csv: steps (default) or series of a run; runs (default) or points of an experiment")
 	c.Flags().BoolVar(&failures, "failures", false, "print the failing responses kept (failures/STEP.http), the first of each step, of the run or of every run of the experiment")
+	c.Flags().Var(&summary, "summary", summaryUsage)
 	allowDifferent.register(c.Flags(), "with two inputs: compare them even when they measured different things; the differences head the output; =port (or another field, comma-separated) allows only those")
 	c.Flags().StringVar(&pointA, "point-a", "", "with two experiments: the point of the first (default: its baseline)")
 	c.Flags().StringVar(&pointB, "point-b", "", "with two experiments: the point of the second (default: its baseline)")

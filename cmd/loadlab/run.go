@@ -60,6 +60,7 @@ type quickFlags struct {
 	junit       string
 	thresholds  []string // --threshold
 	repeat      int      // --repeat: runs into DIR/runs/NNN
+	summary     summaryFlag
 	// quiet leaves the summary out and collect hears the result: a run of
 	// --repeat, whose set is summed up once.
 	quiet   bool
@@ -206,6 +207,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the load, keep the dashboard (and the report, with --out) served this long")
 	fl.BoolVar(&f.open, "open", false, "open the dashboard in a browser ($BROWSER, else the system's); implies --dashboard")
 	fl.StringArrayVar(&f.thresholds, "threshold", nil, "judge the run by this threshold, such as 'p95(latency) < 300ms' (repeatable; the plan's grammar); quick mode's default, 'error_rate < 1%', is then not applied; a plan's thresholds are kept")
+	fl.Var(&f.summary, "summary", summaryUsage)
 	fl.Var(refused.hold("repeat", &countFlag[int]{value: &f.repeat, shown: "--repeat"}), "repeat", "run N times, one after the other, into --out DIR/runs/NNN: a result set that loadlab compare reads as N runs a side")
 	fl.StringVar(&f.junit, "junit", "", "write JUnit XML to this file: a test case per threshold and per step's checks (and, for an experiment, per failed run)")
 	return c

@@ -35,7 +35,7 @@ func (p *PartVerdict) Table(id FigureID) *FigureTable {
 // is significantly different from the reference's, by StepChangeShare or
 // more, while every other step's p95 was tested and is not (not
 // significant, or within StepChangeShare). The recommendation names the
-// step: "login p95 +80% (p=0.002); other steps unchanged".
+// step: "login p95 +80% (p=0.002); no other step's p95 changed by 5% or more".
 type StepChange struct {
 	Point     string   `json:"point"`
 	Reference string   `json:"reference"`
@@ -49,7 +49,7 @@ type StepChange struct {
 // StepChangeShare is the least change of a step's p95 latency that counts
 // as a change of that step alone: a difference that is significant but
 // smaller (a neighbour step 2% slower because its connection is busier) is
-// not a change worth naming, and does not spoil "other steps unchanged".
+// not a change worth naming, and does not spoil "no other step changed".
 const StepChangeShare = 0.05
 
 // partFigures are the figures of a step or a scenario: what its own summary

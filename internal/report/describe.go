@@ -39,6 +39,11 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 	d.Scenarios = describeParts(v.Scenarios)
 	d.Sweeps = slices.Clone(v.Sweeps)
 	var recs []string
+	// A step that changed on its own is the answer when there is one:
+	// the whole-run figures moved because of it.
+	for _, c := range d.StepChanges {
+		recs = append(recs, stepChange(c))
+	}
 	for i := range d.Sweeps {
 		s := &d.Sweeps[i]
 		if s.USL != nil {
@@ -55,9 +60,6 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 	}
 	for _, n := range d.Named {
 		recs = append(recs, named(n))
-	}
-	for _, c := range d.StepChanges {
-		recs = append(recs, stepChange(c))
 	}
 	if d.Recommendation == "" {
 		if d.Suspect.Untrusted() && len(recs) > 0 {
@@ -138,7 +140,13 @@ func describeParts(parts []experiment.PartVerdict) []experiment.PartVerdict {
 // stepChange says that one step alone changed at a point: "mode=slow vs
 // mode=fast: login p95 +80% (p=0.002); other steps unchanged".
 func stepChange(c experiment.StepChange) string {
-	return fmt.Sprintf("%s vs %s: %s %s %+.0f%% (p=%.3f); other steps unchanged", c.Point, c.Reference, c.Step, c.Figure, 100*c.Change.Delta, c.Change.P)
+	return fmt.Sprintf("%s vs %s: %s %s %+.0f%% (p=%.3f); %s", c.Point, c.Reference, c.Step, c.Figure, 100*c.Change.Delta, c.Change.P, othersUnchanged(c.Figure))
+}
+
+// othersUnchanged says the rule by which the other steps did not change:
+// a smaller significant change is not named (experiment.StepChangeShare).
+func othersUnchanged(figure experiment.FigureID) string {
+	return fmt.Sprintf("no other step's %s changed by %.0f%% or more", figure, 100*experiment.StepChangeShare)
 }
 
 // factor says which param a matrix compares (its factor), at which

@@ -28,7 +28,7 @@ func TestStepVerdictsShown(t *testing.T) {
 	v.Steps = []experiment.PartVerdict{part("login", sig, 18), part("browse", noise, 10.1)}
 	v.StepChanges = []experiment.StepChange{{Point: other, Reference: base, Step: "login", Figure: experiment.FigureP95, Change: *sig, Others: 1}}
 	o.Verdict = &v
-	rec := other + " vs " + base + ": login p95 +80% (p=0.002); other steps unchanged"
+	rec := other + " vs " + base + ": login p95 +80% (p=0.002); no other step's p95 changed by 5% or more"
 
 	var buf bytes.Buffer
 	if err := Verdict(&buf, o); err != nil {

@@ -100,6 +100,7 @@ func TestGolden(t *testing.T) {
 		{"run-steps.csv", func(w io.Writer) error { return StepsCSV(w, r) }},
 		{"run-series.csv", func(w io.Writer) error { return SeriesCSV(w, r) }},
 		{"experiment.txt", func(w io.Writer) error { return Verdict(w, o) }},
+		{"experiment-compact.txt", func(w io.Writer) error { return CompactVerdict(w, o, "results/workers-sweep") }},
 		{"experiment.md", func(w io.Writer) error { return ExperimentMarkdown(w, "", o) }},
 		{"experiment-runs.csv", func(w io.Writer) error { return RunsCSV(w, o) }},
 		{"experiment-points.csv", func(w io.Writer) error { return PointsCSV(w, o) }},
