@@ -259,16 +259,23 @@ func negated(x []float64) []float64 {
 }
 
 // NoiseFloor is the smallest change of the primary figure that this
-// experiment's n can tell from noise on this machine, from the baseline's
-// run-to-run spread (stats.RelativeSpread) and stats.DetectableChange: at
-// level Alpha with stats.Power, for N rounds (paired) or N runs a point.
+// experiment's n can tell from noise on this machine: at level Alpha with
+// stats.Power, for N runs a point from the baseline's run-to-run spread
+// (stats.RelativeSpread, stats.DetectableChange); for N rounds, paired,
+// from the spread of the per-round ratios to the reference
+// (RatioSpread, stats.DetectablePairedChange), which the machine's
+// round-wide slow phases do not widen as they widen the baseline's.
 type NoiseFloor struct {
 	Figure FigureID `json:"figure"`
 	Point  string   `json:"point"` // the baseline
 	Runs   int      `json:"runs"`  // the baseline's runs the spread is from
 	// Spread is the baseline's run-to-run spread, a fraction: 0.021 is
 	// 2.1% (1.4826 × the median absolute deviation of ln x).
-	Spread   float64 `json:"spread"`
+	Spread float64 `json:"spread"`
+	// RatioSpread is, paired, the robust spread of the points' log ratios
+	// to their reference over the rounds (the median over the points
+	// compared), a fraction.
+	RatioSpread float64 `json:"ratio_spread,omitempty"`
 	Analysis string  `json:"analysis"`
 	N        int     `json:"n"`
 	// Testable is false when N is too few for any test to reach Alpha;
@@ -281,7 +288,7 @@ type NoiseFloor struct {
 
 // noiseFloor computes the verdict's noise floor; nil without a baseline
 // of at least two runs.
-func noiseFloor(v *Verdict, base int) *NoiseFloor {
+func noiseFloor(v *Verdict, base int, refs []int, perRound map[FigureID][][]float64) *NoiseFloor {
 	t := primaryFigure(v)
 	if t == nil || base < 0 || len(t.Rows) < 2 || len(t.Rows[base].Samples) < 2 {
 		return nil
@@ -295,7 +302,35 @@ func noiseFloor(v *Verdict, base int) *NoiseFloor {
 		nf.N = v.Sampling.RunsMin
 		nf.Testable = stats.Testable(nf.N, nf.N, Alpha)
 	}
-	if nf.Testable {
+	if nf.Analysis == Paired {
+		var spreads []float64
+		for i, ref := range refs {
+			if ref < 0 || ref == i || perRound[t.ID] == nil {
+				continue
+			}
+			var b, x []float64
+			for k, y := range perRound[t.ID][i] {
+				if r := perRound[t.ID][ref][k]; !math.IsNaN(r) && !math.IsNaN(y) {
+					b, x = append(b, r), append(x, y)
+				}
+			}
+			if d, ok := stats.LogRatios(b, x); ok && len(d) >= 2 {
+				spreads = append(spreads, stats.SpreadOf(d))
+			}
+		}
+		if len(spreads) == 0 {
+			nf.Analysis, nf.N = Unpaired, v.Sampling.RunsMin
+			nf.Testable = stats.Testable(nf.N, nf.N, Alpha)
+		} else {
+			slices.Sort(spreads)
+			nf.RatioSpread = spreads[len(spreads)/2]
+		}
+	}
+	switch {
+	case !nf.Testable:
+	case nf.Analysis == Paired:
+		nf.Detectable = stats.DetectablePairedChange(nf.RatioSpread, nf.N, Alpha)
+	default:
 		nf.Detectable = stats.DetectableChange(nf.Spread, nf.N, Alpha)
 	}
 	return nf

@@ -593,7 +593,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.Suspect = suspectRuns(results)
 	v.Drifts = drifts(points, order, results)
 	v.MachineDrift = machineDrift(v, cmp.rounds, complete)
-	v.NoiseFloor = noiseFloor(v, base)
+	v.NoiseFloor = noiseFloor(v, base, refs, cmp.rounds)
 	v.Sweeps = sweeps(params, points, v, e.KneeShare, factor, cmp)
 	for i := range v.Sweeps {
 		v.Sweeps[i].Memory = memoryFits(v.Sweeps[i], points, v, byPoint)

@@ -652,23 +652,34 @@ func trustLine(v *experiment.Verdict) string {
 	if !v.Suspect.Untrusted() {
 		return ""
 	}
-	var memory []experiment.FigureID
-	for _, id := range t.RestsOn {
-		if experiment.MemoryFigure(id) {
-			memory = append(memory, id)
-		}
-	}
 	var parts []string
 	if len(t.Unmoved) > 0 {
-		parts = append(parts, fmt.Sprintf("%s move time figures, not memory, and the verdict rests on memory (%s)", counts(t.Unmoved), names(memory)))
+		parts = append(parts, fmt.Sprintf("%s moves time figures, not memory, which the verdict rests on", strings.Join(codesOf(t.Unmoved), " and ")))
 	}
 	if len(t.Absorbed) > 0 {
-		parts = append(parts, fmt.Sprintf("%s: the paired analysis compares each point with its reference within a round, so a slow phase that hits the round falls out of their ratio, and the rest is in the round-to-round spread its test measures", counts(t.Absorbed)))
+		parts = append(parts, "the paired analysis compares each point with its reference within a round, so what the machine takes from a whole round falls out of their ratio, and the rest is in the round-to-round spread its test measures")
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("trusted for %s, although %d of %d runs were measured on a busy machine: %s (see validity below).", names(t.RestsOn), v.Suspect.Runs, v.Suspect.Of, strings.Join(parts, "; "))
+	all := map[string]int{}
+	for _, m := range []map[string]int{t.Unmoved, t.Absorbed} {
+		for code, n := range m {
+			all[code] += n
+		}
+	}
+	return fmt.Sprintf("trusted for %s, although %d of %d runs were measured on a busy machine (%s): %s (see validity below).", names(t.RestsOn), v.Suspect.Runs, v.Suspect.Of, counts(all), strings.Join(parts, "; "))
+}
+
+// codesOf lists the codes of m in the order of SuspectCodes.
+func codesOf(m map[string]int) []string {
+	var out []string
+	for _, code := range experiment.SuspectCodes {
+		if m[code] > 0 {
+			out = append(out, code)
+		}
+	}
+	return out
 }
 
 // figureName is a figure's display name in the verdict's tables.
@@ -712,6 +723,9 @@ func noiseFloorLine(n *experiment.NoiseFloor) string {
 	}
 	name := string(n.Figure)
 	head := fmt.Sprintf("noise floor: %s at %s spreads %.1f%% run to run (%d runs)", name, n.Point, 100*n.Spread, n.Runs)
+	if n.Analysis == experiment.Paired {
+		head += fmt.Sprintf(", its ratio to the reference %.1f%% round to round", 100*n.RatioSpread)
+	}
 	if !n.Testable {
 		return head + fmt.Sprintf("; at %s no test can tell a change from noise", at)
 	}

@@ -363,15 +363,7 @@ func RelativeSpread(samples []float64) float64 {
 			logs = append(logs, math.Log(x))
 		}
 	}
-	if len(logs) < 2 {
-		return 0
-	}
-	med := medianOf(logs)
-	dev := make([]float64, len(logs))
-	for i, l := range logs {
-		dev[i] = math.Abs(l - med)
-	}
-	return 1.4826 * medianOf(dev)
+	return SpreadOf(logs)
 }
 
 func medianOf(x []float64) float64 {
@@ -395,6 +387,27 @@ func DetectableChange(spread float64, n int, alpha float64) float64 {
 	}
 	z := normalQuantile(1-alpha/2) + normalQuantile(Power)
 	return math.Expm1(z * math.Sqrt2 * spread / math.Sqrt(float64(n)))
+}
+
+// DetectablePairedChange is DetectableChange for n pairs whose log ratios
+// themselves spread by ratioSpread (the spread of the differences, so no
+// √2): (z₁₋α/₂ + z_power)·ratioSpread/√n.
+func DetectablePairedChange(ratioSpread float64, n int, alpha float64) float64 {
+	return DetectableChange(ratioSpread/math.Sqrt2, n, alpha)
+}
+
+// SpreadOf is the robust standard deviation of x: 1.4826 × its median
+// absolute deviation; 0 for fewer than two values.
+func SpreadOf(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	med := medianOf(x)
+	dev := make([]float64, len(x))
+	for i, v := range x {
+		dev[i] = math.Abs(v - med)
+	}
+	return 1.4826 * medianOf(dev)
 }
 
 func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
