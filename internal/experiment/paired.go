@@ -276,8 +276,8 @@ type NoiseFloor struct {
 	// to their reference over the rounds (the median over the points
 	// compared), a fraction.
 	RatioSpread float64 `json:"ratio_spread,omitempty"`
-	Analysis string  `json:"analysis"`
-	N        int     `json:"n"`
+	Analysis    string  `json:"analysis"`
+	N           int     `json:"n"`
 	// Testable is false when N is too few for any test to reach Alpha;
 	// Detectable is then 0.
 	Testable   bool    `json:"testable"`

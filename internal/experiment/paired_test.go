@@ -121,7 +121,6 @@ repeat: 9
 	if !c.Significant() || c.Test != TestWilcoxon || c.Rounds != 8 || math.Abs(c.Delta+0.074) > 0.01 || c.Interval == nil || !c.Interval.Bounded || !(c.Interval.Lo < -0.074 && c.Interval.Hi > -0.074) {
 		t.Errorf("paired %+v %+v, want -7.4%% significant over 8 rounds", c, c.Interval)
 	}
-	t.Logf("unpaired %+v paired %+v %+v noise %+v", r.Unpaired, r.Paired, r.Paired.Interval, v.NoiseFloor)
 	if r.Change != r.Paired || !r.Significant {
 		t.Errorf("the verdict uses %+v", r.Change)
 	}
