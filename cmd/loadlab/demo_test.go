@@ -37,7 +37,7 @@ func TestDemo(t *testing.T) {
 		t.Errorf("the demo took %v, want under 2 minutes", took)
 	}
 	text := string(out)
-	if !(strings.Contains(text, "recommendation\n  workers=") || strings.Contains(text, "recommendation\n  NOT TRUSTED YET")) || !strings.Contains(text, "report: ") {
+	if !(strings.Contains(text, "recommendation\n  workers=") || strings.Contains(text, "recommendation\n  NOT TRUSTED YET") || strings.Contains(text, "recommendation\n  trusted for ")) || !strings.Contains(text, "report: ") {
 		t.Errorf("the demo's output has no recommendation or report:\n%s", text)
 	}
 	o, err := experiment.LoadOutcome(filepath.Join(dir, "results"))
