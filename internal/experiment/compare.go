@@ -478,6 +478,7 @@ func (o *Outcome) reanalyze() {
 	if o.Verdict != nil && len(o.Verdict.Figures) > 0 && len(v.Figures) == 0 {
 		return // runs not found where they were: keep what was stored
 	}
+	v.Sequential = o.Sequential
 	o.Verdict = v
 	// The verdict is analysed anew, in the current version's terms.
 	o.Schema = SchemaExperiment

@@ -77,6 +77,9 @@ type Verdict struct {
 	// recommendation rests on; it decides whether the recommendation is
 	// headed NOT TRUSTED YET (Suspect alone is the older rule).
 	Trust *Trust `json:"trust,omitempty"`
+	// Sequential is the outcome's repeat: auto (Outcome.Sequential), for
+	// the verdict's words.
+	Sequential *Sequential `json:"sequential,omitempty"`
 	// Suspect counts the runs whose measurement itself is in doubt (see
 	// SuspectCodes); present when there is at least one. When they are
 	// many (Untrusted), the recommendation says first that it cannot be

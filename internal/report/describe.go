@@ -75,6 +75,9 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		if line := analysisLine(d.Pairing); line != "" && len(d.Figures) > 0 {
 			d.Noise = append(d.Noise, line)
 		}
+		if line := sequentialLine(d.Sequential, d.NoiseFloor); line != "" {
+			d.Noise = append(d.Noise, line)
+		}
 		if line := noiseFloorLine(d.NoiseFloor); line != "" {
 			d.Noise = append(d.Noise, line)
 		}
@@ -744,4 +747,34 @@ func machineDriftText(m *experiment.MachineDrift, figure string) string {
 	}
 	return fmt.Sprintf("machine-wide drift: the rounds' %s, across all points, %s %+.0f%% from the first round to the last (each round against the points' medians: %s; Mann-Kendall p=%.3f). The machine changed during the experiment: every comparison is wider for it, and a paired one less so",
 		figure, way, 100*m.Change, strings.Join(levels, ", "), m.P)
+}
+
+// sequentialLine says what repeat: auto decided, after how many rounds,
+// by which rule; "" for a fixed repeat.
+func sequentialLine(q *experiment.Sequential, n *experiment.NoiseFloor) string {
+	if q == nil {
+		return ""
+	}
+	rule := fmt.Sprintf("Lan–DeMets α-spending of O'Brien–Fleming type, α=%s over the looks", strconv.FormatFloat(q.Alpha, 'f', -1, 64))
+	var parts []string
+	if len(q.Looks) > 0 {
+		l := q.Looks[len(q.Looks)-1]
+		for _, c := range l.Comparisons {
+			switch c.Decision {
+			case experiment.Decided:
+				parts = append(parts, fmt.Sprintf("%s %+.1f%%", c.Point, 100*c.Delta))
+			case experiment.Within:
+				parts = append(parts, fmt.Sprintf("%s within ±%s (%+.1f%% to %+.1f%%)", c.Point, share(q.MinEffect), 100*c.Lo, 100*c.Hi))
+			}
+		}
+	}
+	switch q.Decision {
+	case experiment.Decided, experiment.Within:
+		return fmt.Sprintf("repeat: auto stopped after %s of at most %d: %s's change is decided (%s; %s)", plural(q.Rounds, "round"), q.MaxRounds, q.Figure, strings.Join(parts, ", "), rule)
+	}
+	floor := ""
+	if n != nil && n.Testable {
+		floor = fmt.Sprintf("; changes under %.1f%% cannot be told from noise on this machine", 100*n.Detectable)
+	}
+	return fmt.Sprintf("repeat: auto: undecided after %s%s (%s)", plural(q.Rounds, "round"), floor, rule)
 }
