@@ -50,7 +50,7 @@ const (
 // unpaired), why, and which rounds the pairing used and left out. Every
 // row carries both analyses (FigureRow.Paired, FigureRow.Unpaired); the
 // verdict's own (FigureRow.Change, the named comparisons, the sweeps'
-// tests) is Analysis.
+// tests) is Analysis. The steps' and scenarios' own tables stay unpaired.
 type Pairing struct {
 	Analysis string `json:"analysis"`
 	Why      string `json:"why"`

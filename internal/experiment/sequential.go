@@ -107,6 +107,7 @@ func look(k, most int, alpha, minEffect, spentBefore float64, comparisons []pair
 
 // pairedRounds is one comparison's primary figure, round by round.
 type pairedRounds struct {
+	figure     FigureID
 	point      string
 	base, test []float64
 }
@@ -139,6 +140,7 @@ func (q *SequentialTest) Look(comparisons []pairedRounds) bool {
 	if n := len(q.s.Looks); n > 0 {
 		before = q.s.Looks[n-1].Spent
 	}
+	q.s.Figure = comparisons[0].figure
 	l := look(k, q.s.MaxRounds, Alpha, q.s.MinEffect, before, comparisons, q.decided)
 	q.s.Looks = append(q.s.Looks, l)
 	q.s.Rounds = k
@@ -164,8 +166,9 @@ func (q *SequentialTest) Result() *Sequential {
 	return &s
 }
 
-// autoComparisons are the primary figure (throughput) of each point and its
-// reference over the complete rounds of order, for repeat: auto's look.
+// autoComparisons are the primary figure (throughput, or capacity) of each
+// point and its reference over the complete rounds of order, for repeat:
+// auto's look.
 func autoComparisons(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) []pairedRounds {
 	base := -1
 	for i, p := range points {
@@ -176,19 +179,25 @@ func autoComparisons(e *plan.Experiment, points []Point, order []Slot, results [
 	factor, _ := Factor(e)
 	refs := references(e, points, base, factor)
 	complete, _ := rounds(points, order, results)
-	var throughput figure
+	// The primary figure: a capacity search's answer when the runs have
+	// one, throughput otherwise.
+	id := FigureThroughput
+	if withCapacity(results) {
+		id = FigureCapacity
+	}
+	var primary figure
 	for _, f := range figures {
-		if f.id == FigureThroughput {
-			throughput = f
+		if f.id == id {
+			primary = f
 		}
 	}
-	tp := byRound(throughput, points, order, results, complete)
+	values := byRound(primary, points, order, results, complete)
 	var out []pairedRounds
 	for i, ref := range refs {
 		if ref < 0 || ref == i {
 			continue
 		}
-		out = append(out, pairedRounds{point: points[i].Key, base: tp[ref], test: tp[i]})
+		out = append(out, pairedRounds{figure: id, point: points[i].Key, base: values[ref], test: values[i]})
 	}
 	return out
 }

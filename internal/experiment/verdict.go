@@ -944,7 +944,8 @@ func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64, facto
 		}
 		s.Best = stats.BestIndex(s.Throughput)
 		// A step is more than noise when the runs of its two levels do
-		// not overlap, or the Mann-Whitney test says so.
+		// not overlap, or the verdict's test (Mann-Whitney, or paired
+		// within rounds) says so.
 		stepSignificant := func(j int) bool {
 			c := cmp.between(tp, pts[j-1].point, pts[j].point)
 			return c.Significant() && c.Delta > 0
