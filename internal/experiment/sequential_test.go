@@ -140,6 +140,12 @@ max_repeat: 16
 // each run by its own 2% noise.
 func sweepAuto(t *testing.T, seed uint64, effect float64, extra string) *Outcome {
 	t.Helper()
+	return sweepAutoIn(t, t.TempDir(), seed, effect, extra, nil)
+}
+
+// sweepAutoIn is sweepAuto in dir; ran, if set, counts the runs made.
+func sweepAutoIn(t *testing.T, dir string, seed uint64, effect float64, extra string, ran *int) *Outcome {
+	t.Helper()
 	src := autoPlan + extra + fmt.Sprintf("seed: %d\n", seed)
 	p, err := plan.Parse("plan.yaml", []byte(src), plan.Options{})
 	if err != nil {
@@ -160,13 +166,18 @@ func sweepAuto(t *testing.T, seed uint64, effect float64, extra string) *Outcome
 		if _, ok := phases[key]; !ok {
 			phases[key] = 1 - 0.4*rng.Float64()*float64(rng.IntN(2))
 		}
+		if ran != nil {
+			*ran++
+		}
 		rps := 1000 * phases[key] * math.Exp(0.02*rng.NormFloat64())
 		if o.Point == "cpu=slower" {
 			rps *= 1 + effect
 		}
-		return fake(rps, 1000/rps), nil
+		r := fake(rps, 1000/rps)
+		r.Schema = result.SchemaResult // read back on a resume
+		return r, nil
 	}
-	out, err := Sweep(context.Background(), p, load, p.Fingerprint(), SweepOptions{Dir: t.TempDir(), Workers: 1, RunPoint: run})
+	out, err := Sweep(context.Background(), p, load, p.Fingerprint(), SweepOptions{Dir: dir, Workers: 1, RunPoint: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,5 +219,29 @@ func TestRepeatAuto(t *testing.T) {
 	out := sweepAuto(t, 30, 0, "min_effect: 3%\n")
 	if s := out.Sequential; s.Decision != Within || s.Rounds >= 16 || s.MinEffect != 0.03 {
 		t.Errorf("A/A with min_effect 3%%: %+v", s)
+	}
+}
+
+// TestRepeatAutoResumes: the same command run again on an experiment that
+// repeat: auto stopped replays its runs, looks as it did, stops at the same
+// round and runs nothing.
+func TestRepeatAutoResumes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first, ran := 0, 0
+	a := sweepAutoIn(t, dir, 2, -0.074, "", &first)
+	b := sweepAutoIn(t, dir, 2, -0.074, "", &ran)
+	if ran != 0 || first != 2*a.Sequential.Rounds {
+		t.Errorf("first pass ran %d runs for %d rounds, the second %d", first, a.Sequential.Rounds, ran)
+	}
+	if a.Sequential.Decision != Decided || b.Sequential.Rounds != a.Sequential.Rounds || b.Sequential.Decision != a.Sequential.Decision || len(b.Runs) != len(a.Runs) {
+		t.Errorf("resumed %+v, first %+v", b.Sequential, a.Sequential)
+	}
+	o, err := LoadOutcome(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Sequential == nil || o.Verdict.Sequential == nil || o.Repeat != a.Sequential.Rounds || len(o.Verdict.Incomplete) != 0 {
+		t.Errorf("stored outcome: sequential %v, repeat %d, incomplete %+v", o.Sequential, o.Repeat, o.Verdict.Incomplete)
 	}
 }
