@@ -474,11 +474,10 @@ func (o *Outcome) reanalyze() {
 		order = append(order, Slot{Index: i, Point: pi, Rep: r.Rep})
 		results = append(results, o.results[i])
 	}
-	v := Analyze(e, o.Points, order, results)
+	v := AnalyzeSequential(e, o.Points, order, results, o.Sequential)
 	if o.Verdict != nil && len(o.Verdict.Figures) > 0 && len(v.Figures) == 0 {
 		return // runs not found where they were: keep what was stored
 	}
-	v.Sequential = o.Sequential
 	o.Verdict = v
 	// The verdict is analysed anew, in the current version's terms.
 	o.Schema = SchemaExperiment

@@ -201,3 +201,29 @@ func autoComparisons(e *plan.Experiment, points []Point, order []Slot, results [
 	}
 	return out
 }
+
+// judge returns a paired change of the primary figure at point as the
+// looks judged it: significant when a look decided it so; otherwise tested
+// at the last look's bound rather than Alpha (its Alpha says which).
+func (q *Sequential) judge(c Change, point string) Change {
+	if len(q.Looks) == 0 || c.Status == Untested {
+		return c
+	}
+	last := q.Looks[len(q.Looks)-1]
+	for _, lc := range last.Comparisons {
+		if lc.Point != point {
+			continue
+		}
+		if lc.Decision == Decided {
+			c.Status = Significant
+			return c
+		}
+		c.Alpha = last.Bound
+		if c.P <= c.Alpha {
+			c.Status = Significant
+		} else {
+			c.Status = NotSignificant
+		}
+	}
+	return c
+}

@@ -196,7 +196,7 @@ func TestRepeatAuto(t *testing.T) {
 		if s == nil || s.Decision != Decided || s.Rule != SpendingRule || s.Rounds >= 16 || out.Repeat != s.Rounds || len(out.Runs) != 2*s.Rounds || !out.Complete {
 			t.Fatalf("seed %d: -7.4%%: sequential %+v, repeat %d, %d runs, complete %v", seed, s, out.Repeat, len(out.Runs), out.Complete)
 		}
-		if v := out.Verdict; v.Sequential != s || len(v.Incomplete) != 0 || v.Pairing.Analysis != Paired {
+		if v := out.Verdict; v.Sequential != s || len(v.Incomplete) != 0 || v.Pairing.Analysis != Paired || !v.Table(FigureThroughput).Rows[1].Significant {
 			t.Errorf("seed %d: verdict %+v", seed, v.Pairing)
 		}
 		last := s.Looks[len(s.Looks)-1]
@@ -211,6 +211,12 @@ func TestRepeatAuto(t *testing.T) {
 			falsePositives++
 		} else if s.Decision != Undecided || s.Rounds != 16 || len(out.Runs) != 32 {
 			t.Errorf("seed %d: A/A %+v", seed, s)
+		}
+		// The table judges throughput as the looks did: at the last
+		// look's bound, not at 0.05 after 11 looks.
+		r := out.Verdict.Table(FigureThroughput).Rows[1]
+		if r.Significant != (out.Sequential.Decision == Decided) || r.Change.Alpha >= Alpha && out.Sequential.Decision != Decided {
+			t.Errorf("seed %d: A/A %s, yet the throughput row %+v", seed, out.Sequential.Decision, r.Change)
 		}
 	}
 	if falsePositives > 1 {

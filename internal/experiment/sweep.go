@@ -481,8 +481,7 @@ func (out *Outcome) finish(e *plan.Experiment, order []Slot, status func(i int) 
 		out.Runs = append(out.Runs, info)
 	}
 	out.Complete = complete
-	out.Verdict = Analyze(e, out.Points, order, out.results)
-	out.Verdict.Sequential = out.Sequential
+	out.Verdict = AnalyzeSequential(e, out.Points, order, out.results, out.Sequential)
 }
 
 // Assemble builds an experiment's outcome from results already in hand,

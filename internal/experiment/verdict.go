@@ -486,7 +486,15 @@ const WithinBest = 0.05
 
 // Analyze computes the verdict from the done runs.
 func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) *Verdict {
-	v := &Verdict{}
+	return AnalyzeSequential(e, points, order, results, nil)
+}
+
+// AnalyzeSequential is Analyze for an experiment that repeat: auto ran
+// (seq its looks; nil for a fixed repeat): the primary figure's paired
+// changes are judged as its looks judged them, so that a verdict never
+// calls significant what the looks, holding α over all of them, did not.
+func AnalyzeSequential(e *plan.Experiment, points []Point, order []Slot, results []*result.Result, seq *Sequential) *Verdict {
+	v := &Verdict{Sequential: seq}
 	params := outcomeParams(e)
 	byPoint := make([][]*result.Result, len(points))
 	for _, s := range order {
@@ -559,6 +567,9 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 				row.Unpaired, row.Reference = &c, points[ref].Key
 				if perRound != nil {
 					pc := comparePaired(perRound[ref], perRound[i])
+					if seq != nil && seq.Figure == f.id {
+						pc = seq.judge(pc, p.Key)
+					}
 					row.Paired = &pc
 				}
 				row.Change = row.Unpaired
