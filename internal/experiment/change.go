@@ -68,7 +68,18 @@ type Change struct {
 	N2           int            `json:"n2"` // runs of the point
 	Delta        float64        `json:"delta"`
 	DeltaDefined bool           `json:"delta_defined"`
+	// Test names the test behind P: TestMannWhitney (unpaired; empty in
+	// files written before paired rounds), TestWilcoxon or TestSign
+	// (paired, see Pairing). A paired change's N1 and N2 are both the
+	// rounds compared, its Delta the Hodges–Lehmann median ratio less 1,
+	// with its Interval.
+	Test     string    `json:"test,omitempty"`
+	Rounds   int       `json:"rounds,omitempty"`
+	Interval *Interval `json:"interval,omitempty"`
 }
+
+// IsPaired reports whether the change compares rounds.
+func (c Change) IsPaired() bool { return c.Test == TestWilcoxon || c.Test == TestSign }
 
 // Significant reports whether the change is more than noise.
 func (c Change) Significant() bool { return c.Status == Significant }
@@ -77,7 +88,7 @@ func (c Change) Significant() bool { return c.Status == Significant }
 // reference (base).
 func compareRuns(base, test []float64) Change {
 	c := stats.Compare(base, test, Alpha)
-	ch := Change{P: c.P, MinP: c.MinP, Alpha: c.Alpha, N1: c.Base.N, N2: c.Test.N, Delta: c.Delta, DeltaDefined: c.DeltaDefined}
+	ch := Change{P: c.P, MinP: c.MinP, Alpha: c.Alpha, N1: c.Base.N, N2: c.Test.N, Delta: c.Delta, DeltaDefined: c.DeltaDefined, Test: TestMannWhitney}
 	switch {
 	case c.Significant:
 		ch.Status = Significant

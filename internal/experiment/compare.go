@@ -553,7 +553,7 @@ func (o *Outcome) reanalyze() {
 		order = append(order, Slot{Index: i, Point: pi, Rep: r.Rep})
 		results = append(results, o.results[i])
 	}
-	v := Analyze(e, o.Points, order, results)
+	v := AnalyzeSequential(e, o.Points, order, results, o.Sequential)
 	if o.Verdict != nil && len(o.Verdict.Figures) > 0 && len(v.Figures) == 0 {
 		return // runs not found where they were: keep what was stored
 	}

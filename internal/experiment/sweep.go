@@ -187,13 +187,16 @@ type Outcome struct {
 	Warmup     string `json:"warmup,omitempty"`
 	// TargetRate is the plan's target_rate, in req/s: what the cheapest
 	// setup of boxes must serve; absent without one.
-	TargetRate  float64   `json:"target_rate,omitempty"`
-	Params      []Param   `json:"params"`
-	Points      []Point   `json:"points"`
-	Runs        []RunInfo `json:"runs"`
-	Verdict     *Verdict  `json:"verdict"`
-	Interrupted bool      `json:"interrupted"`
-	Complete    bool      `json:"complete"`
+	TargetRate float64   `json:"target_rate,omitempty"`
+	Params     []Param   `json:"params"`
+	Points     []Point   `json:"points"`
+	Runs       []RunInfo `json:"runs"`
+	Verdict    *Verdict  `json:"verdict"`
+	// Sequential is what repeat: auto did (its looks and decision);
+	// absent for a fixed repeat.
+	Sequential  *Sequential `json:"sequential,omitempty"`
+	Interrupted bool        `json:"interrupted"`
+	Complete    bool        `json:"complete"`
 
 	results []*result.Result // by run index; nil when not done
 }
@@ -323,7 +326,24 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		opts.OnOrder(planned)
 	}
 
+	var seq *SequentialTest
+	if e.Auto {
+		seq = NewSequentialTest(FigureThroughput, e.Repeat, e.MinEffect)
+	}
+	stopAt := len(order) // repeat: auto ends the order early
 	for _, slot := range order {
+		if slot.Index >= stopAt {
+			break
+		}
+		if seq != nil && slot.Index > 0 && order[slot.Index-1].Rep != slot.Rep && !out.Interrupted {
+			// A round ended: look at the primary figure.
+			if seq.Look(autoComparisons(e, points, order[:slot.Index], out.results)) {
+				stopAt = slot.Index
+				r := seq.Result()
+				logf("repeat: auto: decided after %s (%s, %s)", plural(r.Rounds, "round"), r.Decision, SpendingRule)
+				break
+			}
+		}
 		pt := points[slot.Point]
 		runDir := filepath.Join(opts.Dir, "runs", fmt.Sprintf("%03d", slot.Index+1))
 		if r, ok := done[slot.Index]; ok && r.Status == store.StatusDone {
@@ -385,7 +405,20 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		done[slot.Index] = rec
 	}
 
-	out.finish(e, order, func(i int) (string, string, bool) {
+	if seq != nil && stopAt == len(order) && !out.Interrupted {
+		seq.Look(autoComparisons(e, points, order, out.results))
+	}
+	finished := e
+	if seq != nil {
+		out.Sequential = seq.Result()
+		if stopAt < len(order) {
+			// The rounds run are the experiment's: the rest never will be.
+			short := *e
+			short.Repeat = order[stopAt-1].Rep
+			finished, order, out.Repeat = &short, order[:stopAt], short.Repeat
+		}
+	}
+	out.finish(finished, order, func(i int) (string, string, bool) {
 		r, ok := done[i]
 		return r.Status, r.Error, ok
 	})
@@ -448,7 +481,7 @@ func (out *Outcome) finish(e *plan.Experiment, order []Slot, status func(i int) 
 		out.Runs = append(out.Runs, info)
 	}
 	out.Complete = complete
-	out.Verdict = Analyze(e, out.Points, order, out.results)
+	out.Verdict = AnalyzeSequential(e, out.Points, order, out.results, out.Sequential)
 }
 
 // Assemble builds an experiment's outcome from results already in hand,

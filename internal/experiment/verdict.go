@@ -19,7 +19,8 @@ import (
 // recommendation with its evidence.
 //
 // The verdict is data. The fields documented as text (Cell, Versus,
-// Against, Recommendation, Warnings, Thresholds, Passed, Quota, Validity)
+// Against, Recommendation, Warnings, Thresholds, Passed, Quota, Validity,
+// Noise)
 // are left empty by Analyze and filled by report.Describe, for readers of
 // experiment.json; loadlab itself reads only the typed fields.
 type Verdict struct {
@@ -63,8 +64,22 @@ type Verdict struct {
 	ThresholdTallies []ThresholdTally `json:"threshold_tallies,omitempty"`
 	QuotaTallies     []QuotaTally     `json:"quota_tallies,omitempty"`
 	ValidityTallies  []ValidityTally  `json:"validity_tallies,omitempty"`
-	// Drifts are the points whose throughput drifted between rounds.
-	Drifts []Drift `json:"drifts,omitempty"`
+	// Drifts are the points whose throughput drifted between rounds;
+	// MachineDrift a trend of the rounds' level across all points.
+	Drifts       []Drift       `json:"drifts,omitempty"`
+	MachineDrift *MachineDrift `json:"machine_drift,omitempty"`
+	// Pairing says whether the changes are paired within rounds or not,
+	// and which rounds were left out; NoiseFloor the smallest change of
+	// the primary figure the runs can tell from noise.
+	Pairing    *Pairing    `json:"pairing,omitempty"`
+	NoiseFloor *NoiseFloor `json:"noise_floor,omitempty"`
+	// Trust weighs the suspect runs against the figures the
+	// recommendation rests on; it decides whether the recommendation is
+	// headed NOT TRUSTED YET (Suspect alone is the older rule).
+	Trust *Trust `json:"trust,omitempty"`
+	// Sequential is the outcome's repeat: auto (Outcome.Sequential), for
+	// the verdict's words.
+	Sequential *Sequential `json:"sequential,omitempty"`
 	// Suspect counts the runs whose measurement itself is in doubt (see
 	// SuspectCodes); present when there is at least one. When they are
 	// many (Untrusted), the recommendation says first that it cannot be
@@ -88,6 +103,9 @@ type Verdict struct {
 	Passed         []string `json:"thresholds_passed,omitempty"`
 	Quota          []string `json:"memory_quota,omitempty"`
 	Validity       []string `json:"validity,omitempty"`
+	// Noise says which analysis the changes are (paired or not, the
+	// rounds left out) and the noise floor.
+	Noise []string `json:"noise,omitempty"`
 }
 
 // PointRuns is a point with the runs it has and the runs it should have.
@@ -124,9 +142,13 @@ type FigureRow struct {
 	Reference string `json:"reference,omitempty"` // the point this one is compared with
 	Spread
 	Cell string `json:"cell"` // text: "123.4 ± 3%"
-	// Change is the comparison with Reference; nil when the point is its
-	// own reference or a side has no runs.
+	// Change is the comparison with Reference that the verdict uses (see
+	// Verdict.Pairing); nil when the point is its own reference or a side
+	// has no runs. Unpaired and Paired are both analyses, the one of
+	// them Change is included: Paired is absent without complete rounds.
 	Change      *Change   `json:"change,omitempty"`
+	Unpaired    *Change   `json:"unpaired,omitempty"`
+	Paired      *Change   `json:"paired,omitempty"`
 	Delta       float64   `json:"delta"` // Change.Delta: +0.12 is +12%
 	P           float64   `json:"p"`     // Change.P
 	Significant bool      `json:"significant"`
@@ -464,7 +486,15 @@ const WithinBest = 0.05
 
 // Analyze computes the verdict from the done runs.
 func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) *Verdict {
-	v := &Verdict{}
+	return AnalyzeSequential(e, points, order, results, nil)
+}
+
+// AnalyzeSequential is Analyze for an experiment that repeat: auto ran
+// (seq its looks; nil for a fixed repeat): the primary figure's paired
+// changes are judged as its looks judged them, so that a verdict never
+// calls significant what the looks, holding α over all of them, did not.
+func AnalyzeSequential(e *plan.Experiment, points []Point, order []Slot, results []*result.Result, seq *Sequential) *Verdict {
+	v := &Verdict{Sequential: seq}
 	params := outcomeParams(e)
 	byPoint := make([][]*result.Result, len(points))
 	for _, s := range order {
@@ -497,6 +527,17 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 			v.Incomplete = append(v.Incomplete, PointRuns{Point: points[i].Key, Done: len(rs), Want: e.Repeat})
 		}
 	}
+	complete, left := rounds(points, order, results)
+	v.Pairing = &Pairing{Analysis: Unpaired, Rounds: complete, Left: left, Need: stats.PairsToTest(Alpha)}
+	switch {
+	case len(points) < 2:
+		v.Pairing.Why = OnePoint
+	case len(complete) < v.Pairing.Need:
+		v.Pairing.Why = TooFewRounds
+	default:
+		v.Pairing.Analysis, v.Pairing.Why = Paired, PairedRounds
+	}
+	cmp := comparer{paired: v.Pairing.Analysis == Paired, rounds: map[FigureID][][]float64{}}
 	var changes []Change
 	for _, f := range figures {
 		if !f.applies(results) {
@@ -514,13 +555,29 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 				}
 			}
 		}
+		var perRound [][]float64
+		if len(complete) > 0 {
+			perRound = byRound(f, points, order, results, complete)
+			cmp.rounds[f.id] = perRound
+		}
 		for i, p := range points {
 			row := FigureRow{Point: p.Key, Baseline: i == base, Spread: spreadOf(samples[i]), Samples: samples[i]}
 			if ref := refs[i]; ref >= 0 && ref != i && len(samples[i]) > 0 && len(samples[ref]) > 0 {
 				c := compareRuns(samples[ref], samples[i])
-				row.Change, row.Reference = &c, points[ref].Key
-				row.Delta, row.P, row.Significant = c.Delta, c.P, c.Significant()
-				changes = append(changes, c)
+				row.Unpaired, row.Reference = &c, points[ref].Key
+				if perRound != nil {
+					pc := comparePaired(perRound[ref], perRound[i])
+					if seq != nil && seq.Figure == f.id {
+						pc = seq.judge(pc, p.Key)
+					}
+					row.Paired = &pc
+				}
+				row.Change = row.Unpaired
+				if cmp.paired && row.Paired != nil {
+					row.Change = row.Paired
+				}
+				row.Delta, row.P, row.Significant = row.Change.Delta, row.Change.P, row.Change.Significant()
+				changes = append(changes, *row.Change)
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -549,7 +606,9 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.ValidityTallies = validityTally(points, order, results)
 	v.Suspect = suspectRuns(results)
 	v.Drifts = drifts(points, order, results)
-	v.Sweeps = sweeps(params, points, v, e.KneeShare, factor)
+	v.MachineDrift = machineDrift(v, cmp.rounds, complete)
+	v.NoiseFloor = noiseFloor(v, base, refs, cmp.rounds)
+	v.Sweeps = sweeps(params, points, v, e.KneeShare, factor, cmp)
 	for i := range v.Sweeps {
 		v.Sweeps[i].Memory = memoryFits(v.Sweeps[i], points, v, byPoint)
 	}
@@ -557,6 +616,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 	v.Steps, v.Scenarios = partVerdicts(points, byPoint, refs, base)
 	v.StepChanges = stepChanges(points, v.Steps)
 	v.Boxes = boxVerdict(e, points, v, byPoint)
+	v.Trust = trust(v, results)
 	return v
 }
 
@@ -849,7 +909,7 @@ func sweepLines(params []Param, points []Point, factor string) []sweepLine {
 
 // sweeps looks along each numeric param with the other params at baseline;
 // in a matrix, along its factor at each condition.
-func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64, factor string) []SweepVerdict {
+func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64, factor string, cmp comparer) []SweepVerdict {
 	tp, p95, cpu := v.Table(FigureThroughput), v.Table(FigureP95), v.Table(FigureCPU)
 	if tp == nil || p95 == nil {
 		return nil
@@ -895,9 +955,10 @@ func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64, facto
 		}
 		s.Best = stats.BestIndex(s.Throughput)
 		// A step is more than noise when the runs of its two levels do
-		// not overlap, or the Mann-Whitney test says so.
+		// not overlap, or the verdict's test (Mann-Whitney, or paired
+		// within rounds) says so.
 		stepSignificant := func(j int) bool {
-			c := compareRuns(tp.Rows[pts[j-1].point].Samples, tp.Rows[pts[j].point].Samples)
+			c := cmp.between(tp, pts[j-1].point, pts[j].point)
 			return c.Significant() && c.Delta > 0
 		}
 		switch k := stats.StepKnee(s.Throughput, lo, hi, kneeShare, stepSignificant); {
@@ -932,7 +993,7 @@ func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64, facto
 		// test compares a figure between two levels of the sweep: a
 		// claim that is not significant is qualified.
 		test := func(t *FigureTable, from, to int) *Change {
-			c := compareRuns(t.Rows[pts[from].point].Samples, t.Rows[pts[to].point].Samples)
+			c := cmp.between(t, pts[from].point, pts[to].point)
 			return &c
 		}
 		s.Evidence = evidence(s, func(fig FigureID, from, to int) *Change {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-var experimentKeys = []string{"params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare", "target_rate"}
+var experimentKeys = []string{"params", "vary", "baseline", "repeat", "max_repeat", "min_effect", "warmup", "cooldown", "seed", "knee", "compare", "target_rate"}
 
 // experiment reads params, vary, baseline, repeat, warmup, cooldown, seed, knee, compare and target_rate.
 func (d *decoder) experiment(p *Plan, top *node) {
@@ -101,9 +101,26 @@ func (d *decoder) experiment(p *Plan, top *node) {
 	}
 	d.factor(e, top.get("compare"), named)
 	if n := top.get("repeat"); n != nil {
-		if v, ok := d.integer(n, "repeat", 1); ok && d.atMost(n, "repeat", v, MaxRepeat) {
+		if _, err := strconv.ParseInt(n.value, 10, 64); n.kind == kindScalar && n.value != "auto" && err != nil && !strings.Contains(n.value, "{{") {
+			d.errorf(n.pos, "repeat must be a whole number of rounds, or auto (rounds until the change is decided, at most max_repeat), got %q", n.value)
+		} else if n.kind == kindScalar && n.value == "auto" {
+			e.Auto, e.Repeat = true, DefaultMaxRepeat
+		} else if v, ok := d.integer(n, "repeat", 1); ok && d.atMost(n, "repeat", v, MaxRepeat) {
 			e.Repeat = int(v)
 		}
+	}
+	for _, key := range []string{"max_repeat", "min_effect"} {
+		if n := top.get(key); n != nil && !e.Auto {
+			d.errorf(n.pos, "%s is for repeat: auto, and the plan's repeat is a number (or absent): remove %s, or set repeat: auto", key, key)
+		}
+	}
+	if n := top.get("max_repeat"); n != nil && e.Auto {
+		if v, ok := d.integer(n, "max_repeat", MinAutoRepeat); ok && d.atMost(n, "max_repeat", v, MaxRepeat) {
+			e.Repeat = int(v)
+		}
+	}
+	if n := top.get("min_effect"); n != nil && e.Auto {
+		e.MinEffect = d.minEffect(n)
 	}
 	if n := top.get("warmup"); n != nil {
 		e.Warmup, _ = d.durationOrNone(n, "warmup")
@@ -174,6 +191,30 @@ func (d *decoder) kneeShare(n *node) float64 {
 	}
 	return v / 100
 }
+
+// minEffect reads min_effect: the change of the primary figure below which
+// repeat: auto calls two points the same ("2%").
+func (d *decoder) minEffect(n *node) float64 {
+	s, ok := d.str(n, "min_effect")
+	if !ok {
+		return 0
+	}
+	num, isPercent := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !isPercent || err != nil || !(v > 0 && v < 100) {
+		d.errorf(n.pos, "min_effect must be a change above 0%% and below 100%%, such as 2%%, got %q", s)
+		return 0
+	}
+	return v / 100
+}
+
+// DefaultMaxRepeat is the most rounds repeat: auto runs when the plan has
+// no max_repeat; MinAutoRepeat the fewest max_repeat may be, the rounds a
+// paired test needs to reach p <= 0.05 at all.
+const (
+	DefaultMaxRepeat = 20
+	MinAutoRepeat    = 6
+)
 
 // checkWarmup refuses a warmup that leaves nothing to measure: the warmup
 // is the first part of the load's duration, not added to it.

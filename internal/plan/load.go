@@ -83,7 +83,7 @@ func Load(path string, opts Options) (*Plan, error) {
 	return Parse(path, data, opts)
 }
 
-var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "warmup", "cooldown", "seed", "knee", "compare", "target_rate", "capacity"}
+var topKeys = []string{"name", "target", "vars", "data", "scenarios", "steps", "load", "thresholds", "http", "server", "params", "vary", "baseline", "repeat", "max_repeat", "min_effect", "warmup", "cooldown", "seed", "knee", "compare", "target_rate", "capacity"}
 
 // Parse validates a plan given as bytes; file names it in errors and
 // relative paths are resolved against its directory.

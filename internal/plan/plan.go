@@ -292,11 +292,17 @@ type HTTP struct {
 // Experiment is a sweep: the plan run at every point of its params,
 // several times each.
 type Experiment struct {
-	Pos       Pos
-	Params    []Param
-	Vary      Vary
-	Baseline  map[string]int // param name: index of its baseline value
+	Pos      Pos
+	Params   []Param
+	Vary     Vary
+	Baseline map[string]int // param name: index of its baseline value
+	// Repeat is the rounds to run; with Auto (repeat: auto), the most
+	// (max_repeat), and the experiment stops when the primary figure's
+	// change is decided (see experiment.Sequential), or is within
+	// MinEffect (min_effect: 2% is 0.02; 0 when absent).
 	Repeat    int
+	Auto      bool
+	MinEffect float64
 	Warmup    time.Duration
 	WarmupPos Pos
 	Cooldown  time.Duration

@@ -62,6 +62,9 @@ func CompactVerdict(w io.Writer, o *experiment.Outcome, dir string) error {
 		ew.printf("factor: %s\n", v.Factor)
 	}
 	compactTable(ew, o, v)
+	for _, line := range v.Noise {
+		ew.printf("%s\n", line) // "paired analysis: ...", "noise floor: ..."
+	}
 	for _, sw := range v.Sweeps {
 		for _, line := range memoryLines(sw) {
 			ew.printf("memory against %s: %s\n", sw.Param, line)
@@ -163,11 +166,15 @@ func compactTable(ew *errWriter, o *experiment.Outcome, v *experiment.Verdict) {
 		ew.printf("%s\n", strings.TrimRight(padRow(cells[i], widths), " "))
 	}
 	note := "medians; changes against " + v.Against
+	test := "p is Mann-Whitney U's"
+	if v.Pairing != nil && v.Pairing.Analysis == experiment.Paired {
+		test = "p is paired within rounds (Wilcoxon signed-rank)"
+	}
 	switch {
 	case tested && untested:
-		note += "; p is Mann-Whitney U's, ~ not significant at α=0.05, ? too few runs to test"
+		note += "; " + test + ", ~ not significant at α=0.05, ? too few runs to test"
 	case tested:
-		note += "; p is Mann-Whitney U's, ~ not significant at α=0.05"
+		note += "; " + test + ", ~ not significant at α=0.05"
 	case untested:
 		note += fmt.Sprintf("; ? untested: %d runs a point are too few for any test, %d are the fewest (set repeat: %d or more)", v.Sampling.RunsMin, v.Sampling.RunsToTest, v.Sampling.RunsToTest)
 	}

@@ -62,10 +62,27 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		recs = append(recs, named(n))
 	}
 	if d.Recommendation == "" {
-		if d.Suspect.Untrusted() && len(recs) > 0 {
+		switch {
+		case len(recs) == 0:
+		case d.Trust != nil:
+			if line := trustLine(&d); line != "" {
+				recs = append([]string{line}, recs...)
+			}
+		case d.Suspect.Untrusted():
 			recs = append([]string{untrusted(d.Suspect)}, recs...)
 		}
 		d.Recommendation = strings.Join(recs, "\n")
+	}
+	if d.Noise == nil {
+		if line := analysisLine(d.Pairing); line != "" && len(d.Figures) > 0 {
+			d.Noise = append(d.Noise, line)
+		}
+		if line := sequentialLine(d.Sequential, d.NoiseFloor); line != "" {
+			d.Noise = append(d.Noise, line)
+		}
+		if line := noiseFloorLine(d.NoiseFloor); line != "" {
+			d.Noise = append(d.Noise, line)
+		}
 	}
 	if d.Warnings == nil {
 		d.Warnings = warnings(&d)
@@ -90,6 +107,9 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 		}
 		for _, dr := range d.Drifts {
 			d.Validity = append(d.Validity, driftText(dr))
+		}
+		if m := d.MachineDrift; m != nil {
+			d.Validity = append(d.Validity, machineDriftText(m, figureName(&d, m.Figure)))
 		}
 	}
 	return &d
@@ -291,6 +311,12 @@ func versus(c *experiment.Change) string {
 		return fmt.Sprintf("from 0 (n=%s, untested)", sizes(c))
 	case c.Reason == experiment.TooFewRuns:
 		return fmt.Sprintf("%+.2f%% (n=%s, untested)", 100*c.Delta, sizes(c))
+	case c.IsPaired() && c.Reason == experiment.NotPositive:
+		return fmt.Sprintf("(%d rounds, a figure of 0: no ratio)", c.Rounds)
+	case c.IsPaired():
+		// benchstat's notation, the p and n of the paired test: "n=8
+		// paired" is 8 rounds.
+		return strings.TrimSuffix(benchstat(c).String(), ")") + " paired)"
 	}
 	return benchstat(c).String()
 }
@@ -604,4 +630,159 @@ func joinInts(xs []int) string {
 		parts[i] = strconv.Itoa(x)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// trustLine heads a recommendation with whether the machine let it be
+// measured: NOT TRUSTED YET, naming the figures it applies to, when the
+// suspect runs that move the figures it rests on are many; otherwise, when
+// as many suspect runs were set aside (they move none of those figures, or
+// the paired analysis absorbs them), a line that says so; "" when no
+// suspect run weighs.
+func trustLine(v *experiment.Verdict) string {
+	t := v.Trust
+	names := func(ids []experiment.FigureID) string {
+		var out []string
+		for _, id := range ids {
+			out = append(out, figureName(v, id))
+		}
+		return strings.Join(out, ", ")
+	}
+	counts := func(m map[string]int) string {
+		var out []string
+		for _, code := range experiment.SuspectCodes {
+			if n := m[code]; n > 0 {
+				out = append(out, fmt.Sprintf("%s in %d", code, n))
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	if t.Untrusted {
+		return fmt.Sprintf("NOT TRUSTED YET for %s: %d of %d runs were measured on a machine that could not measure them (%s; see validity below), so the differences below in these figures may be the machine's, not the settings'. Quiet the machine (or give loadlab and the server their own CPUs) and run the experiment again with --fresh.",
+			names(t.Moved), t.Runs, t.Of, counts(t.Codes))
+	}
+	if !v.Suspect.Untrusted() {
+		return ""
+	}
+	var parts []string
+	if len(t.Unmoved) > 0 {
+		parts = append(parts, fmt.Sprintf("%s moves time figures, not memory, which the verdict rests on", strings.Join(codesOf(t.Unmoved), " and ")))
+	}
+	if len(t.Absorbed) > 0 {
+		parts = append(parts, "the paired analysis compares each point with its reference within a round, so what the machine takes from a whole round falls out of their ratio, and the rest is in the round-to-round spread its test measures")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	all := map[string]int{}
+	for _, m := range []map[string]int{t.Unmoved, t.Absorbed} {
+		for code, n := range m {
+			all[code] += n
+		}
+	}
+	return fmt.Sprintf("trusted for %s, although %d of %d runs were measured on a busy machine (%s): %s (see validity below).", names(t.RestsOn), v.Suspect.Runs, v.Suspect.Of, counts(all), strings.Join(parts, "; "))
+}
+
+// codesOf lists the codes of m in the order of SuspectCodes.
+func codesOf(m map[string]int) []string {
+	var out []string
+	for _, code := range experiment.SuspectCodes {
+		if m[code] > 0 {
+			out = append(out, code)
+		}
+	}
+	return out
+}
+
+// figureName is a figure's display name in the verdict's tables.
+func figureName(v *experiment.Verdict, id experiment.FigureID) string {
+	if t := v.Table(id); t != nil {
+		return t.Name
+	}
+	return string(id)
+}
+
+// analysisLine says which analysis the changes are: paired within rounds,
+// with the rounds left out named, or unpaired and why.
+func analysisLine(p *experiment.Pairing) string {
+	if p == nil || p.Why == experiment.OnePoint {
+		return ""
+	}
+	var left []string
+	for _, l := range p.Left {
+		left = append(left, fmt.Sprintf("round %d (%s not done)", l.Round, strings.Join(l.Points, ", ")))
+	}
+	leftOut := ""
+	if len(left) > 0 {
+		leftOut = "; left out: " + strings.Join(left, "; ")
+	}
+	if p.Analysis == experiment.Paired {
+		return fmt.Sprintf("paired analysis: each point against its reference within each of %d rounds (Wilcoxon signed-rank test of the per-round ratios, Hodges–Lehmann median ratio)%s", len(p.Rounds), leftOut)
+	}
+	return fmt.Sprintf("unpaired analysis (Mann-Whitney U over the runs): %s, a paired test takes %d%s; experiment.json has both", plural(len(p.Rounds), "complete round"), p.Need, leftOut)
+}
+
+// noiseFloorLine states the smallest change of the primary figure the runs
+// can tell from noise: "noise floor: throughput at the baseline spreads
+// 2.1% run to run; at 6 rounds, changes under 3.4% are within noise here".
+func noiseFloorLine(n *experiment.NoiseFloor) string {
+	if n == nil {
+		return ""
+	}
+	at := runs(n.N) + " a point"
+	if n.Analysis == experiment.Paired {
+		at = plural(n.N, "round")
+	}
+	name := string(n.Figure)
+	head := fmt.Sprintf("noise floor: %s at %s spreads %.1f%% run to run (%d runs)", name, n.Point, 100*n.Spread, n.Runs)
+	if n.Analysis == experiment.Paired {
+		head += fmt.Sprintf(", its ratio to the reference %.1f%% round to round", 100*n.RatioSpread)
+	}
+	if !n.Testable {
+		return head + fmt.Sprintf("; at %s no test can tell a change from noise", at)
+	}
+	return head + fmt.Sprintf("; at %s, changes under %.1f%% are within noise here (α=%s, %.0f%% power)", at, 100*n.Detectable, strconv.FormatFloat(n.Alpha, 'f', -1, 64), 100*n.Power)
+}
+
+// machineDriftText says that the rounds' level drifted across all points.
+func machineDriftText(m *experiment.MachineDrift, figure string) string {
+	way := "rose"
+	if m.Change < 0 {
+		way = "fell"
+	}
+	levels := make([]string, len(m.Levels))
+	for i, l := range m.Levels {
+		levels[i] = fmt.Sprintf("%+.0f%%", 100*(l-1))
+	}
+	return fmt.Sprintf("machine-wide drift: the rounds' %s, across all points, %s %+.0f%% from the first round to the last (each round against the points' medians: %s; Mann-Kendall p=%.3f). The machine changed during the experiment: every comparison is wider for it, and a paired one less so",
+		figure, way, 100*m.Change, strings.Join(levels, ", "), m.P)
+}
+
+// sequentialLine says what repeat: auto decided, after how many rounds,
+// by which rule; "" for a fixed repeat.
+func sequentialLine(q *experiment.Sequential, n *experiment.NoiseFloor) string {
+	if q == nil {
+		return ""
+	}
+	rule := fmt.Sprintf("Lan–DeMets α-spending of O'Brien–Fleming type, α=%s over the looks", strconv.FormatFloat(q.Alpha, 'f', -1, 64))
+	var parts []string
+	if len(q.Looks) > 0 {
+		l := q.Looks[len(q.Looks)-1]
+		for _, c := range l.Comparisons {
+			switch c.Decision {
+			case experiment.Decided:
+				parts = append(parts, fmt.Sprintf("%s %+.1f%%", c.Point, 100*c.Delta))
+			case experiment.Within:
+				parts = append(parts, fmt.Sprintf("%s within ±%s (%+.1f%% to %+.1f%%)", c.Point, share(q.MinEffect), 100*c.Lo, 100*c.Hi))
+			}
+		}
+	}
+	switch q.Decision {
+	case experiment.Decided, experiment.Within:
+		return fmt.Sprintf("repeat: auto stopped after %s of at most %d: %s's change is decided (%s; %s)", plural(q.Rounds, "round"), q.MaxRounds, q.Figure, strings.Join(parts, ", "), rule)
+	}
+	floor := ""
+	if n != nil && n.Testable {
+		floor = fmt.Sprintf("; changes under %.1f%% cannot be told from noise on this machine", 100*n.Detectable)
+	}
+	return fmt.Sprintf("repeat: auto: undecided after %s%s (%s)", plural(q.Rounds, "round"), floor, rule)
 }

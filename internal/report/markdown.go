@@ -213,6 +213,12 @@ func ExperimentMarkdownFrom(w io.Writer, dir, from string, o *experiment.Outcome
 		}
 		ew.printf("\n")
 	}
+	for _, line := range v.Noise {
+		ew.printf("- %s\n", md(line))
+	}
+	if len(v.Noise) > 0 {
+		ew.printf("\n")
+	}
 	for _, t := range v.Thresholds {
 		ew.printf("- **Threshold failed:** %s\n", md(t))
 	}

@@ -81,6 +81,12 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 			ew.printf("  %s\n", line)
 		}
 	}
+	if len(v.Noise) > 0 {
+		ew.printf("\nnoise\n")
+		for _, line := range v.Noise {
+			ew.printf("  %s\n", line)
+		}
+	}
 	if len(v.Quota) > 0 {
 		ew.printf("\nmemory quota\n")
 		for _, line := range v.Quota {

@@ -52,6 +52,28 @@
 //	func RunsToTestAgainst(n int, alpha float64) int     // 5 against 3 at 0.05
 //	func IntervalRuns(confidence float64) int            // 6 at 0.95
 //
+// # Paired comparisons and the noise floor
+//
+// An experiment's rounds pair its runs: ComparePaired judges test against
+// base pair by pair, on the log ratios ln(testᵢ/baseᵢ), with the two-sided
+// Wilcoxon signed-rank test (scipy.stats.wilcoxon's conventions: zeros
+// dropped, exact to 50 differences without ties or zeros, the normal
+// approximation with the tie correction otherwise, no continuity
+// correction), the sign test under SignTestBelow (6) pairs, and the
+// Hodges–Lehmann estimate of the median ratio with its distribution-free
+// interval (Hollander & Wolfe §3.2, as R's wilcox.test(conf.int = TRUE)).
+// benchmath has only unpaired tests and gonum none of these, so they are
+// written here; TestPairedEqualsScipy checks them against scipy 1.10.
+// DetectableChange is the smallest change n runs a side (or n pairs,
+// DetectablePairedChange) detect at level alpha with 80% power, from a
+// robust spread (RelativeSpread, SpreadOf).
+//
+//	func ComparePaired(base, test []float64, alpha float64) Paired
+//	func WilcoxonSignedRank(d []float64) SignedRank
+//	func SignTest(d []float64) (positive, negative int, p float64)
+//	func EstimateShift(d []float64, confidence float64) HodgesLehmann
+//	func DetectableChange(spread float64, n int, alpha float64) float64
+//
 // # Universal Scalability Law
 //
 // FitUSL fits Gunther's Universal Scalability Law

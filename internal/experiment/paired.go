@@ -1,0 +1,337 @@
+package experiment
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/stats"
+)
+
+// The analyses a verdict can rest on (Pairing.Analysis).
+const (
+	// Unpaired compares each point's runs with its reference's as two
+	// sets (Mann-Whitney U), whatever round they ran in.
+	Unpaired = "unpaired"
+	// Paired compares each point with its reference within each round
+	// (the per-round ratio) and judges the ratios (Wilcoxon signed-rank,
+	// the sign test under stats.SignTestBelow rounds; Hodges–Lehmann
+	// estimate): a slow phase of the machine that hits a whole round
+	// falls out of the ratio.
+	Paired = "paired"
+)
+
+// Tests behind a Change.
+const (
+	TestMannWhitney = "mann_whitney"
+	TestWilcoxon    = stats.MethodWilcoxon
+	TestSign        = stats.MethodSign
+)
+
+// NotPositive: a paired change is a ratio, and some round's figure was 0
+// (an error rate of 0, say) at the point or its reference.
+const NotPositive UntestedReason = "not_positive"
+
+// Why a verdict uses the analysis it does (Pairing.Why).
+const (
+	// PairedRounds: enough complete rounds for a paired test to reach
+	// Alpha.
+	PairedRounds = "rounds"
+	// TooFewRounds: fewer complete rounds than stats.PairsToTest(Alpha),
+	// 6, below which no paired test can reach 0.05, while the unpaired
+	// test of 4 or 5 runs a point can.
+	TooFewRounds = "too_few_rounds"
+	// OnePoint: nothing to pair with.
+	OnePoint = "one_point"
+)
+
+// Pairing says which analysis the verdict's changes are (paired or
+// unpaired), why, and which rounds the pairing used and left out. Every
+// row carries both analyses (FigureRow.Paired, FigureRow.Unpaired); the
+// verdict's own (FigureRow.Change, the named comparisons, the sweeps'
+// tests) is Analysis. The steps' and scenarios' own tables stay unpaired.
+type Pairing struct {
+	Analysis string `json:"analysis"`
+	Why      string `json:"why"`
+	// Rounds are the complete rounds, those whose every run was done,
+	// from 1; the pairing uses these alone.
+	Rounds []int `json:"rounds"`
+	// Left are the rounds left out, each with the points whose run in it
+	// was not done.
+	Left []RoundLeft `json:"rounds_left_out,omitempty"`
+	// Need is the fewest rounds a paired test can be significant with.
+	Need int `json:"rounds_to_test"`
+}
+
+// RoundLeft is a round left out of the pairing and the points whose run in
+// it was not done (failed, or not run yet).
+type RoundLeft struct {
+	Round  int      `json:"round"`
+	Points []string `json:"points"`
+}
+
+// Interval is a paired change's Hodges–Lehmann interval, as changes (-0.09
+// is 9% lower), at Confidence; Bounded false with too few rounds for one,
+// when Lo and Hi are the extremes.
+type Interval struct {
+	Lo         float64 `json:"low"`
+	Hi         float64 `json:"high"`
+	Bounded    bool    `json:"bounded"`
+	Confidence float64 `json:"confidence"`
+}
+
+// rounds finds the complete rounds of the order and those left out.
+func rounds(points []Point, order []Slot, results []*result.Result) ([]int, []RoundLeft) {
+	done := map[int]map[int]bool{} // round: points done
+	var all []int
+	for _, s := range order {
+		if done[s.Rep] == nil {
+			done[s.Rep] = map[int]bool{}
+			all = append(all, s.Rep)
+		}
+		if results[s.Index] != nil {
+			done[s.Rep][s.Point] = true
+		}
+	}
+	sort.Ints(all)
+	var complete []int
+	var left []RoundLeft
+	for _, r := range all {
+		var missing []string
+		for i, p := range points {
+			if !done[r][i] {
+				missing = append(missing, p.Key)
+			}
+		}
+		if len(missing) == 0 {
+			complete = append(complete, r)
+		} else {
+			left = append(left, RoundLeft{Round: r, Points: missing})
+		}
+	}
+	return complete, left
+}
+
+// byRound is a figure's value at each point in each complete round: NaN
+// where the run has none.
+func byRound(f figure, points []Point, order []Slot, results []*result.Result, complete []int) [][]float64 {
+	at := map[int]int{}
+	for k, r := range complete {
+		at[r] = k
+	}
+	out := make([][]float64, len(points))
+	for i := range out {
+		out[i] = make([]float64, len(complete))
+		for k := range out[i] {
+			out[i][k] = math.NaN()
+		}
+	}
+	for _, s := range order {
+		k, ok := at[s.Rep]
+		r := results[s.Index]
+		if !ok || r == nil {
+			continue
+		}
+		if x, ok := f.get(r); ok {
+			out[s.Point][k] = x
+		}
+	}
+	return out
+}
+
+// comparePaired compares a point's figure with its reference's round by
+// round (base and test aligned by round, NaN where a run has none).
+func comparePaired(base, test []float64) Change {
+	var b, t []float64
+	for k := range base {
+		if !math.IsNaN(base[k]) && !math.IsNaN(test[k]) {
+			b, t = append(b, base[k]), append(t, test[k])
+		}
+	}
+	p := stats.ComparePaired(b, t, Alpha)
+	c := Change{Test: p.Method, P: p.P, MinP: p.MinP, Alpha: p.Alpha, N1: len(b), N2: len(t), Rounds: len(b)}
+	switch {
+	case len(b) > 0 && allEqual(b, t):
+		c.Status, c.Reason, c.Delta, c.DeltaDefined = Untested, EqualSamples, 0, true
+		return c
+	case !p.Positive:
+		c.Status, c.Reason = Untested, NotPositive
+		return c
+	}
+	c.Delta, c.DeltaDefined = p.Ratio-1, true
+	c.Interval = &Interval{Lo: p.Lo - 1, Hi: p.Hi - 1, Bounded: p.Bounded, Confidence: p.Confidence}
+	switch {
+	case p.Testable && p.P <= p.Alpha:
+		c.Status = Significant
+	case !p.Testable:
+		c.Status, c.Reason = Untested, TooFewRuns
+	default:
+		c.Status = NotSignificant
+	}
+	return c
+}
+
+// comparer compares a figure between two points with the verdict's
+// analysis.
+type comparer struct {
+	paired bool
+	rounds map[FigureID][][]float64
+}
+
+func (c comparer) between(t *FigureTable, ref, i int) Change {
+	if c.paired {
+		if r := c.rounds[t.ID]; r != nil {
+			return comparePaired(r[ref], r[i])
+		}
+	}
+	return compareRuns(t.Rows[ref].Samples, t.Rows[i].Samples)
+}
+
+// primaryFigure is the figure an experiment is mostly about: a capacity
+// search's answer when the runs have one, throughput otherwise.
+func primaryFigure(v *Verdict) *FigureTable {
+	if t := v.Table(FigureCapacity); t != nil {
+		return t
+	}
+	return v.Table(FigureThroughput)
+}
+
+// MachineDrift is a trend of the rounds' level across all points: each
+// complete round's geometric mean, over the points, of the primary figure
+// against the point's own median. A point's own Drift needs it to move
+// run after run; a machine that slows down (or warms up) under the whole
+// experiment moves every point a little, which only their mean shows. The
+// shuffled order spreads it over the points, but it widens every
+// comparison, and says the machine changed.
+type MachineDrift struct {
+	Figure FigureID  `json:"figure"`
+	Rounds []int     `json:"rounds"`
+	Levels []float64 `json:"levels"` // 1.0 is the points' medians
+	// Change is Sen's slope over the rounds, times the rounds less one:
+	// the trend from the first round to the last, 0.17 rose by 17%.
+	Change float64 `json:"change"`
+	// P is the two-sided Mann-Kendall p-value of the trend.
+	P float64 `json:"p"`
+}
+
+// MachineDriftShare is the least change from the first round to the last
+// that a machine-wide drift is flagged for (with P <= Alpha).
+const MachineDriftShare = 0.05
+
+// machineDrift finds a machine-wide drift of the rounds' level; nil when
+// there is none (or fewer than DriftMinRuns rounds, or one point).
+func machineDrift(v *Verdict, perRound map[FigureID][][]float64, complete []int) *MachineDrift {
+	t := primaryFigure(v)
+	if t == nil || len(complete) < DriftMinRuns || len(t.Rows) < 2 {
+		return nil
+	}
+	vals := perRound[t.ID]
+	levels := make([]float64, len(complete))
+	for k := range complete {
+		sum, n := 0.0, 0
+		for i, row := range vals {
+			if x := row[k]; x > 0 && t.Rows[i].Median > 0 {
+				sum += math.Log(x / t.Rows[i].Median)
+				n++
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		levels[k] = math.Exp(sum / float64(n))
+	}
+	up := stats.MannKendall(levels)
+	down := stats.MannKendall(negated(levels))
+	d := &MachineDrift{Figure: t.ID, Rounds: slices.Clone(complete), Levels: levels, Change: up.Slope * float64(len(levels)-1), P: math.Min(1, 2*math.Min(up.PUp, down.PUp))}
+	if d.P <= Alpha && math.Abs(d.Change) >= MachineDriftShare {
+		return d
+	}
+	return nil
+}
+
+func negated(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = -v
+	}
+	return out
+}
+
+// NoiseFloor is the smallest change of the primary figure that this
+// experiment's n can tell from noise on this machine: at level Alpha with
+// stats.Power, for N runs a point from the baseline's run-to-run spread
+// (stats.RelativeSpread, stats.DetectableChange); for N rounds, paired,
+// from the spread of the per-round ratios to the reference
+// (RatioSpread, stats.DetectablePairedChange), which the machine's
+// round-wide slow phases do not widen as they widen the baseline's.
+type NoiseFloor struct {
+	Figure FigureID `json:"figure"`
+	Point  string   `json:"point"` // the baseline
+	Runs   int      `json:"runs"`  // the baseline's runs the spread is from
+	// Spread is the baseline's run-to-run spread, a fraction: 0.021 is
+	// 2.1% (1.4826 × the median absolute deviation of ln x).
+	Spread float64 `json:"spread"`
+	// RatioSpread is, paired, the robust spread of the points' log ratios
+	// to their reference over the rounds (the median over the points
+	// compared), a fraction.
+	RatioSpread float64 `json:"ratio_spread,omitempty"`
+	Analysis    string  `json:"analysis"`
+	N           int     `json:"n"`
+	// Testable is false when N is too few for any test to reach Alpha;
+	// Detectable is then 0.
+	Testable   bool    `json:"testable"`
+	Detectable float64 `json:"detectable"`
+	Power      float64 `json:"power"`
+	Alpha      float64 `json:"alpha"`
+}
+
+// noiseFloor computes the verdict's noise floor; nil without a baseline
+// of at least two runs.
+func noiseFloor(v *Verdict, base int, refs []int, perRound map[FigureID][][]float64) *NoiseFloor {
+	t := primaryFigure(v)
+	if t == nil || base < 0 || len(t.Rows) < 2 || len(t.Rows[base].Samples) < 2 {
+		return nil
+	}
+	nf := &NoiseFloor{Figure: t.ID, Point: t.Rows[base].Point, Runs: len(t.Rows[base].Samples), Spread: stats.RelativeSpread(t.Rows[base].Samples),
+		Analysis: v.Pairing.Analysis, Power: stats.Power, Alpha: Alpha}
+	if nf.Analysis == Paired {
+		nf.N = len(v.Pairing.Rounds)
+		nf.Testable = nf.N >= v.Pairing.Need
+	} else {
+		nf.N = v.Sampling.RunsMin
+		nf.Testable = stats.Testable(nf.N, nf.N, Alpha)
+	}
+	if nf.Analysis == Paired {
+		var spreads []float64
+		for i, ref := range refs {
+			if ref < 0 || ref == i || perRound[t.ID] == nil {
+				continue
+			}
+			var b, x []float64
+			for k, y := range perRound[t.ID][i] {
+				if r := perRound[t.ID][ref][k]; !math.IsNaN(r) && !math.IsNaN(y) {
+					b, x = append(b, r), append(x, y)
+				}
+			}
+			if d, ok := stats.LogRatios(b, x); ok && len(d) >= 2 {
+				spreads = append(spreads, stats.SpreadOf(d))
+			}
+		}
+		if len(spreads) == 0 {
+			nf.Analysis, nf.N = Unpaired, v.Sampling.RunsMin
+			nf.Testable = stats.Testable(nf.N, nf.N, Alpha)
+		} else {
+			slices.Sort(spreads)
+			nf.RatioSpread = spreads[len(spreads)/2]
+		}
+	}
+	switch {
+	case !nf.Testable:
+	case nf.Analysis == Paired:
+		nf.Detectable = stats.DetectablePairedChange(nf.RatioSpread, nf.N, Alpha)
+	default:
+		nf.Detectable = stats.DetectableChange(nf.Spread, nf.N, Alpha)
+	}
+	return nf
+}

@@ -1,0 +1,231 @@
+package experiment
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// unpaired is the same runs with their rounds taken away (each run its own
+// round): the verdict can then only be unpaired.
+func unpaired(order []Slot) []Slot {
+	out := make([]Slot, len(order))
+	for i, s := range order {
+		s.Rep = 1000 + i
+		out[i] = s
+	}
+	return out
+}
+
+// TestQuietPairedSameAnswer: on a quiet machine (each run within 1% of its
+// point's level, no round-wide noise), a sweep of 6 rounds gets the same
+// pick, knee, evidence and significant changes from the paired analysis as
+// from the unpaired one: the new analysis changes no answer that the old
+// one got right.
+func TestQuietPairedSameAnswer(t *testing.T) {
+	t.Parallel()
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { threads: 1..5 }
+baseline: { threads: 5 }
+repeat: 6
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 6, 3)
+	curve := map[string][2]float64{"1": {100, 20}, "2": {190, 21}, "3": {260, 23}, "4": {300, 30}, "5": {305, 40}}
+	rng := rand.New(rand.NewPCG(5, 6))
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		c := curve[points[s.Point].Labels["threads"]]
+		j := 0.01 * (2*rng.Float64() - 1)
+		results[i] = fake(c[0]*(1+j), c[1]*(1-j))
+	}
+	paired := Analyze(p.Experiment, points, order, results)
+	plain := Analyze(p.Experiment, points, unpaired(order), results)
+	if paired.Pairing.Analysis != Paired || plain.Pairing.Analysis != Unpaired {
+		t.Fatalf("analyses %s and %s", paired.Pairing.Analysis, plain.Pairing.Analysis)
+	}
+	if len(paired.Sweeps) != 1 || len(plain.Sweeps) != 1 {
+		t.Fatalf("sweeps %d and %d", len(paired.Sweeps), len(plain.Sweeps))
+	}
+	a, b := paired.Sweeps[0], plain.Sweeps[0]
+	if a.Pick != b.Pick || !reflect.DeepEqual(a.Knee, b.Knee) || a.KneeWhy != b.KneeWhy {
+		t.Errorf("paired pick %d knee %v (%s), unpaired %d %v (%s)", a.Pick, a.Knee, a.KneeWhy, b.Pick, b.Knee, b.KneeWhy)
+	}
+	if len(a.Evidence) != len(b.Evidence) {
+		t.Fatalf("evidence %+v against %+v", a.Evidence, b.Evidence)
+	}
+	for k := range a.Evidence {
+		ea, eb := a.Evidence[k], b.Evidence[k]
+		if ea.Kind != eb.Kind || (ea.Test == nil) != (eb.Test == nil) || ea.Test != nil && ea.Test.Status != eb.Test.Status {
+			t.Errorf("evidence %d: paired %+v, unpaired %+v", k, ea, eb)
+		}
+	}
+	for fi, tab := range paired.Figures {
+		for ri, r := range tab.Rows {
+			u := plain.Figures[fi].Rows[ri]
+			if (r.Change == nil) != (u.Change == nil) || r.Change != nil && r.Change.Status != u.Change.Status {
+				t.Errorf("%s at %s: paired %+v, unpaired %+v", tab.ID, r.Point, r.Change, u.Change)
+			}
+			if r.Change != nil && (!r.Change.IsPaired() || r.Unpaired == nil || r.Paired != r.Change) {
+				t.Errorf("%s at %s: the verdict's change is not the paired one of the two: %+v", tab.ID, r.Point, r)
+			}
+		}
+	}
+}
+
+// TestPairedCancelsRoundNoise: a -7.4% change under a machine whose load
+// comes and goes by round (a third of the speed in some rounds, for both
+// points) is lost by the unpaired test and found by the paired one, with
+// its estimate within a point of -7.4%; a failed run's round is left out
+// and named.
+func TestPairedCancelsRoundNoise(t *testing.T) {
+	t.Parallel()
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { cpu: { base: 1ms, slower: 1.08ms } }
+baseline: { cpu: base }
+repeat: 9
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 9, 11)
+	hog := []float64{1, 0.65, 1, 0.7, 0.6, 1, 0.95, 0.62, 1}
+	rng := rand.New(rand.NewPCG(1, 2))
+	results := make([]*result.Result, len(order))
+	for i, s := range order {
+		rps := 1000 * hog[s.Rep-1] * (1 + 0.01*rng.NormFloat64())
+		if points[s.Point].Labels["cpu"] == "slower" {
+			rps *= 1 - 0.074
+		}
+		if s.Rep == 4 && points[s.Point].Labels["cpu"] == "slower" {
+			continue // failed
+		}
+		results[i] = fake(rps, 1000/rps)
+	}
+	v := Analyze(p.Experiment, points, order, results)
+	if v.Pairing.Analysis != Paired || len(v.Pairing.Rounds) != 8 || len(v.Pairing.Left) != 1 || v.Pairing.Left[0].Round != 4 || v.Pairing.Left[0].Points[0] != "cpu=slower" {
+		t.Fatalf("pairing %+v", v.Pairing)
+	}
+	r := v.Table(FigureThroughput).Rows[1]
+	if r.Unpaired.Significant() {
+		t.Errorf("unpaired %+v: the round noise should hide the change", r.Unpaired)
+	}
+	c := r.Paired
+	if !c.Significant() || c.Test != TestWilcoxon || c.Rounds != 8 || math.Abs(c.Delta+0.074) > 0.01 || c.Interval == nil || !c.Interval.Bounded || !(c.Interval.Lo < -0.074 && c.Interval.Hi > -0.074) {
+		t.Errorf("paired %+v %+v, want -7.4%% significant over 8 rounds", c, c.Interval)
+	}
+	if r.Change != r.Paired || !r.Significant {
+		t.Errorf("the verdict uses %+v", r.Change)
+	}
+	if n := v.NoiseFloor; n == nil || n.Analysis != Paired || n.N != 8 || !n.Testable || n.Detectable <= 0 {
+		t.Errorf("noise floor %+v", n)
+	}
+}
+
+// TestTrustPerFigure: CPU steal in a third of the runs heads a verdict on
+// throughput NOT TRUSTED (unpaired), not one that rests on memory alone,
+// and not a paired one; a saturated loadlab counts against all three.
+func TestTrustPerFigure(t *testing.T) {
+	t.Parallel()
+	mk := func(repeat int, memoryOnly bool, code string) *Verdict {
+		p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { allocator: { glibc: "", jemalloc: /lib/je.so } }
+repeat: 5
+`)
+		p.Experiment.Repeat = repeat
+		points := Points(p.Experiment)
+		order := Order(len(points), repeat, 9)
+		results := make([]*result.Result, len(order))
+		for i, s := range order {
+			rps := 100 + float64(s.Rep%3)
+			if !memoryOnly && s.Point == 1 {
+				rps *= 1.2
+			}
+			r := fake(rps, 50+float64(s.Rep%3))
+			r.Server = &result.Server{RSSPeak: 3000 << 20, RSSAvg: 2000 << 20}
+			if s.Point == 1 {
+				r.Server.RSSPeak, r.Server.RSSAvg = (2000+int64(s.Rep))<<20, (1500+int64(s.Rep))<<20
+			}
+			if i%3 == 0 {
+				r.Validity = []result.Warning{{Code: code}}
+			}
+			results[i] = r
+		}
+		return Analyze(p.Experiment, points, order, results)
+	}
+	memory := mk(5, true, "cpu_steal")
+	if tr := memory.Trust; tr == nil || tr.Untrusted || tr.Unmoved["cpu_steal"] == 0 || !memory.Suspect.Untrusted() {
+		t.Errorf("memory verdict under steal: trust %+v", tr)
+	}
+	for _, id := range memory.Trust.RestsOn {
+		if !MemoryFigure(id) {
+			t.Errorf("rests on %s, want memory figures alone", id)
+		}
+	}
+	timed := mk(5, false, "cpu_steal")
+	if tr := timed.Trust; tr == nil || !tr.Untrusted || len(tr.Moved) == 0 || tr.Moved[0] != FigureThroughput {
+		t.Errorf("throughput verdict under steal: trust %+v", tr)
+	}
+	for _, id := range timed.Trust.Moved {
+		if MemoryFigure(id) {
+			t.Errorf("steal said to move %s", id)
+		}
+	}
+	paired := mk(6, false, "cpu_steal")
+	if tr := paired.Trust; paired.Pairing.Analysis != Paired || tr == nil || tr.Untrusted || tr.Absorbed["cpu_steal"] == 0 {
+		t.Errorf("paired verdict under steal: %s, trust %+v", paired.Pairing.Analysis, tr)
+	}
+	saturated := mk(6, true, "generator_saturated")
+	if tr := saturated.Trust; tr == nil || !tr.Untrusted {
+		t.Errorf("memory verdict with loadlab saturated: trust %+v", tr)
+	}
+}
+
+// TestMachineDrift: the rounds' level rising 17% from first to last across
+// all points, no point rising run after run alone, is flagged; the same
+// noise without the trend is not.
+func TestMachineDrift(t *testing.T) {
+	t.Parallel()
+	p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 10, duration: 1s } }
+params: { server: [thin, puma, falcon] }
+baseline: { server: thin }
+repeat: 6
+`)
+	points := Points(p.Experiment)
+	order := Order(len(points), 6, 4)
+	level := map[string]float64{"thin": 500, "puma": 520, "falcon": 480}
+	wobble := []float64{1, -1, 1, -1, 0, 1}
+	build := func(trend float64) []*result.Result {
+		results := make([]*result.Result, len(order))
+		for i, s := range order {
+			l := points[s.Point].Labels["server"]
+			w := wobble[(s.Rep+s.Point)%len(wobble)] * 0.05
+			results[i] = fake(level[l]*(1+trend*float64(s.Rep-1)/5)*(1+w), 10)
+		}
+		return results
+	}
+	v := Analyze(p.Experiment, points, order, build(0.17))
+	if len(v.Drifts) != 0 {
+		t.Errorf("point drifts %+v: no point rises run after run", v.Drifts)
+	}
+	d := v.MachineDrift
+	if d == nil || d.Figure != FigureThroughput || len(d.Levels) != 6 || math.Abs(d.Change-0.17) > 0.05 || d.P > Alpha {
+		t.Fatalf("machine drift %+v, want about +17%%", d)
+	}
+	if d := Analyze(p.Experiment, points, order, build(0)).MachineDrift; d != nil {
+		t.Errorf("no trend, yet machine drift %+v", d)
+	}
+}
