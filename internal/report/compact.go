@@ -176,7 +176,7 @@ func compactTable(ew *errWriter, o *experiment.Outcome, v *experiment.Verdict) {
 	case tested:
 		note += "; " + test + ", ~ not significant at α=0.05"
 	case untested:
-		note += fmt.Sprintf("; ? untested: %d runs a point are too few for any test, %d are the fewest (set repeat: %d or more)", v.Sampling.RunsMin, v.Sampling.RunsToTest, v.Sampling.RunsToTest)
+		note += fmt.Sprintf("; ? untested: %s a point are too few for any test, %d are the fewest (set repeat: %d or more)", plural(v.Sampling.RunsMin, "run"), v.Sampling.RunsToTest, v.Sampling.RunsToTest)
 	}
 	ew.printf("(%s)\n", note)
 }
