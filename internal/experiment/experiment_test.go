@@ -337,7 +337,7 @@ repeat: 3
 	}
 }
 
-func TestMatrixComparesTheLastParam(t *testing.T) {
+func TestMatrixOrderAndFactor(t *testing.T) {
 	p := load(t, `
 target: http://127.0.0.1:1
 steps: [ { get: / } ]
@@ -346,6 +346,7 @@ params:
   case: [small, big]
   server: { thin: thin start, puma: puma }
 vary: matrix
+compare: server
 repeat: 5
 `)
 	points := Points(p.Experiment)

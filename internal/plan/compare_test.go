@@ -6,7 +6,8 @@ import (
 )
 
 // TestCompareFactor: compare: names the param a matrix studies; without
-// it, the only param the baseline names, or else the last param; a name
+// it, the only param the baseline names; a matrix whose baseline names none
+// or several is refused, listing the params, instead of guessing; a name
 // that is no param, or compare: in a one-at-a-time plan of several params,
 // is refused at its position.
 func TestCompareFactor(t *testing.T) {
@@ -17,8 +18,6 @@ func TestCompareFactor(t *testing.T) {
 	}{
 		{"named", "vary: matrix\ncompare: c\nbaseline: { server: thin }\n", "c", CompareNamed},
 		{"baseline names one", "vary: matrix\nbaseline: { server: puma }\n", "server", CompareBaseline},
-		{"baseline names all", "vary: matrix\nbaseline: { server: thin, c: 100, per_vu: 5 }\n", "per_vu", CompareLast},
-		{"no baseline", "vary: matrix\n", "per_vu", CompareLast},
 		{"one at a time", "", "", ""},
 	} {
 		p, err := Parse("plan.yaml", []byte(head+tt.extra), Options{})
@@ -36,6 +35,8 @@ func TestCompareFactor(t *testing.T) {
 	for _, bad := range []struct{ extra, want string }{
 		{"vary: matrix\ncompare: servr\n", `plan.yaml:6:10: compare names "servr", which is not a param (params: server, c, per_vu); did you mean "server"?`},
 		{"compare: server\n", "plan.yaml:5:10: compare names the param a matrix studies at each combination of the others; add vary: matrix"},
+		{"vary: matrix\nbaseline: { server: thin, c: 100, per_vu: 5 }\n", "plan.yaml:5:7: a matrix of 3 params needs to know which one it studies: add compare: PARAM (one of server, c, per_vu)"},
+		{"vary: matrix\n", "plan.yaml:5:7: a matrix of 3 params needs to know which one it studies"},
 	} {
 		_, err := Parse("plan.yaml", []byte(head+bad.extra), Options{})
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

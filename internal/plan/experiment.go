@@ -99,7 +99,7 @@ func (d *decoder) experiment(p *Plan, top *node) {
 			named = append(named, k.value)
 		}
 	}
-	d.factor(e, top.get("compare"), named)
+	d.factor(e, top.get("compare"), top.get("vary"), named)
 	if n := top.get("repeat"); n != nil {
 		if _, err := strconv.ParseInt(n.value, 10, 64); n.kind == kindScalar && n.value != "auto" && err != nil && !strings.Contains(n.value, "{{") {
 			d.errorf(n.pos, "repeat must be a whole number of rounds, or auto (rounds until the change is decided, at most max_repeat), got %q", n.value)
@@ -146,8 +146,11 @@ func (d *decoder) experiment(p *Plan, top *node) {
 
 // factor reads compare: the param a matrix studies, compared at each
 // combination of the others (its conditions). Without it, a matrix studies
-// the only param the baseline names, or else the last param.
-func (d *decoder) factor(e *Experiment, n *node, named []string) {
+// the only param the baseline names; when the baseline names none or
+// several, the matrix is refused at its vary: with the params listed: a
+// guess recommended "per_vu=10" on a Thin-vs-Puma matrix, as if a request
+// count were a knob.
+func (d *decoder) factor(e *Experiment, n, vary *node, named []string) {
 	var names []string
 	for _, prm := range e.Params {
 		names = append(names, prm.Name)
@@ -172,7 +175,11 @@ func (d *decoder) factor(e *Experiment, n *node, named []string) {
 		e.Compare, e.CompareWhy = named[0], CompareBaseline
 		return
 	}
-	e.Compare, e.CompareWhy = names[len(names)-1], CompareLast
+	pos := e.Pos
+	if vary != nil {
+		pos = vary.pos
+	}
+	d.errorf(pos, "a matrix of %d params needs to know which one it studies: add compare: PARAM (one of %s), the param compared at each combination of the others, or a baseline: that names that one param alone", len(names), strings.Join(names, ", "))
 }
 
 // kneeShare reads knee: the share of throughput a step of a sweep must add
