@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Origin is a server address, resolved once before the load starts.
@@ -59,7 +60,16 @@ func ResolveOrigin(ctx context.Context, u *url.URL, insecure bool) (*Origin, err
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil {
-		addrs, err := lookupNetIP(ctx, "ip", host)
+		lookup := lookupNetIP
+		if isLocalhost(host) {
+			// localhost is loopback on both families, as curl and browsers
+			// take it (RFC 6761), whatever /etc/hosts maps it to: a server
+			// on ::1 alone is found.
+			lookup = func(context.Context, string, string) ([]netip.Addr, error) {
+				return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}, nil
+			}
+		}
+		addrs, err := lookup(ctx, "ip", host)
 		if err != nil {
 			return nil, fmt.Errorf("resolve %s: %w", host, err)
 		}
@@ -83,6 +93,12 @@ func ResolveOrigin(ctx context.Context, u *url.URL, insecure bool) (*Origin, err
 	t.SetAddr(netip.AddrPortFrom(addr.Unmap().WithZone(addr.Zone()), uint16(p)))
 	t.Addrs = []netip.AddrPort{t.Addr}
 	return t, nil
+}
+
+// isLocalhost reports whether host is localhost or a name under it.
+func isLocalhost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
 // lookupNetIP resolves names; tests replace it.

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// TestOriginTriesEveryAddress: "localhost" resolving to ::1 and 127.0.0.1
-// (the usual getaddrinfo answer) with a server on ::1 alone. The IPv4
+// TestOriginTriesEveryAddress: a name resolving to ::1 and 127.0.0.1 (the
+// usual getaddrinfo answer for localhost) with a server on ::1 alone. The IPv4
 // address is tried first and refused, the IPv6 one answers, and the load's
 // connections go there, on every engine.
 func TestOriginTriesEveryAddress(t *testing.T) {
@@ -30,7 +30,7 @@ func TestOriginTriesEveryAddress(t *testing.T) {
 		t.Skip("something listens on 127.0.0.1 at the same port")
 	}
 	lookupNetIP = func(ctx context.Context, network, host string) ([]netip.Addr, error) {
-		if host != "localhost" {
+		if host != "dual.test" {
 			t.Errorf("looked up %q", host)
 		}
 		return []netip.Addr{netip.MustParseAddr("::1"), netip.MustParseAddr("127.0.0.1")}, nil
@@ -38,7 +38,7 @@ func TestOriginTriesEveryAddress(t *testing.T) {
 	t.Cleanup(func() { lookupNetIP = net.DefaultResolver.LookupNetIP })
 
 	forEachEngine(t, func(t *testing.T, engine Engine) {
-		u, _ := url.Parse("http://localhost:" + itoa(port) + "/")
+		u, _ := url.Parse("http://dual.test:" + itoa(port) + "/")
 		tg, err := ResolveOrigin(context.Background(), u, false)
 		if err != nil {
 			t.Fatal(err)
@@ -62,11 +62,45 @@ func TestOriginTriesEveryAddress(t *testing.T) {
 	})
 	// Nothing answers: the first address's error.
 	ln.Close()
-	u, _ := url.Parse("http://localhost:" + itoa(port) + "/")
+	u, _ := url.Parse("http://dual.test:" + itoa(port) + "/")
 	tg, _ := ResolveOrigin(context.Background(), u, false)
 	if _, err := tg.Dial(context.Background(), &net.Dialer{Timeout: time.Second}); err == nil || tg.Addr.Addr().Is6() {
 		t.Errorf("nothing listening: %v, addr %v", err, tg.Addr)
 	}
+}
+
+// TestLocalhostIsBothLoopbacks: localhost is 127.0.0.1 and ::1 without a
+// lookup, as curl takes it, though /etc/hosts may map it to 127.0.0.1
+// alone: a server on ::1 alone is reached.
+func TestLocalhostIsBothLoopbacks(t *testing.T) {
+	for _, host := range []string{"localhost", "LOCALHOST", "shop.localhost", "localhost."} {
+		u, _ := url.Parse("http://" + host + ":8080/")
+		tg, err := ResolveOrigin(context.Background(), u, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8080"), netip.MustParseAddrPort("[::1]:8080")}
+		if len(tg.Addrs) != 2 || tg.Addrs[0] != want[0] || tg.Addrs[1] != want[1] {
+			t.Errorf("%s: addresses %v, want %v", host, tg.Addrs, want)
+		}
+	}
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback on this machine: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	u, _ := url.Parse("http://localhost:" + itoa(ln.Addr().(*net.TCPAddr).Port) + "/")
+	tg, _ := ResolveOrigin(context.Background(), u, false)
+	conn, err := tg.Dial(context.Background(), &net.Dialer{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("a server on ::1 alone, by localhost: %v", err)
+	}
+	conn.Close()
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
