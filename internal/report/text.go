@@ -496,11 +496,18 @@ func MachineText(m *result.Machine) string {
 	if m.ServerUnwatched {
 		others = "others (the server among them: loadlab did not start it)"
 	}
+	srv := "the server"
+	if f := m.ServerFound; f != nil {
+		srv = fmt.Sprintf("the server (%s, pid %d, found by its listening socket)", f.Command, f.PID)
+		if f.Command == "" {
+			srv = fmt.Sprintf("the server (pid %d, found by its listening socket)", f.PID)
+		}
+	}
 	steal := fmt.Sprintf("%.0f%% stolen by the hypervisor", m.StealPct)
 	if slices.Contains(m.Unmeasured, "steal") {
 		steal = "steal not measured here"
 	}
-	return fmt.Sprintf("%d CPUs %.0f%% busy: loadlab %.0f%%, the server %.0f%%, %s %.0f%%; %s", m.CPUs, m.BusyPct, m.LoadlabPct, m.ServerPct, others, m.OthersPct, steal)
+	return fmt.Sprintf("%d CPUs %.0f%% busy: loadlab %.0f%%, %s %.0f%%, %s %.0f%%; %s", m.CPUs, m.BusyPct, m.LoadlabPct, srv, m.ServerPct, others, m.OthersPct, steal)
 }
 
 // protocolText says what an HTTP/2 run spoke: the protocol, the streams

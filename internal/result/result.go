@@ -501,6 +501,13 @@ type Generator struct {
 	RSSPeak int64   `json:"rss_peak_bytes"`
 }
 
+// FoundServer is a loopback target's server that loadlab did not start,
+// found by the socket it listens on.
+type FoundServer struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command,omitempty"`
+}
+
 // Machine is the whole machine's CPU over the measured window, from
 // /proc/stat (gopsutil outside Linux), as percentages of all its CPUs.
 type Machine struct {
@@ -518,6 +525,11 @@ type Machine struct {
 	// ServerUnwatched: loadlab did not start the server and the target is on
 	// a loopback address, so the server is likely among the others.
 	ServerUnwatched bool `json:"server_unwatched,omitempty"`
+	// ServerFound is the server of a loopback target that loadlab did not
+	// start, found by its listening socket (Linux): its CPU is ServerPct,
+	// not among the others'. Nil when loadlab started the server or found
+	// none.
+	ServerFound *FoundServer `json:"server_found,omitempty"`
 	// Unmeasured lists what this platform cannot read: "steal" outside
 	// Linux (it reads 0 there).
 	Unmeasured []string `json:"unmeasured,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -149,6 +150,7 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 		o, err := resolve(ctx, u)
 		if err == nil && o.Addr.Addr().IsLoopback() {
 			t.local = true
+			t.listeners = append(t.listeners, o.Addr)
 		}
 		return o, err
 	})
@@ -218,6 +220,9 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 	}
 	name := q.Method + " " + q.URL.Path
 	t := &test{name: name, settings: q.Settings, cfg: q.Engine, local: target.Addr.Addr().IsLoopback(), fingerprint: quickFingerprint(q), quickThresholds: q.Thresholds, quick: true}
+	if t.local {
+		t.listeners = []netip.AddrPort{target.Addr}
+	}
 	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close, q.Decode)
 	return t.run(ctx, opts)
 }
@@ -233,6 +238,9 @@ type test struct {
 	// local is set when a target is on a loopback address: a server there
 	// that loadlab did not start counts among the machine's other processes.
 	local bool
+	// listeners are the loopback addresses the load goes to: without a
+	// server of its own, loadlab looks for the process listening there.
+	listeners []netip.AddrPort
 	// fingerprint is what the run measures, for compare.
 	fingerprint *result.Fingerprint
 	// quick is set for quick mode, whose thresholds are quickThresholds
@@ -254,6 +262,10 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 	go func() { self.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
 	machine := server.NewMachineSampler()
 	go func() { machine.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
+	found := t.findServer()
+	if found != nil {
+		go func() { found.sampler.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
+	}
 
 	cfg := t.cfg
 	if opts.OnProgress != nil {
@@ -297,6 +309,9 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 	stopSampling()
 	<-sampled
 	<-sampled
+	if found != nil {
+		<-sampled
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +332,7 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 		default:
 		}
 	}
-	res, err := t.result(out, self, machine, crashed, opts)
+	res, err := t.result(out, self, machine, found, crashed, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -340,6 +355,35 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 	return res, serverErr
 }
 
+// foundServer is a loopback target's server that loadlab did not start,
+// found by its listening socket, and sampled as its tree.
+type foundServer struct {
+	pid     int
+	command string
+	sampler *server.Sampler
+}
+
+// findServer looks for the process listening on the run's loopback
+// targets when loadlab starts no server; nil when none is found (or the
+// platform cannot tell, or it is loadlab itself: a test's own server).
+func (t *test) findServer() *foundServer {
+	if t.proc != nil {
+		return nil
+	}
+	for _, addr := range t.listeners {
+		pid, ok := server.ListenerPID(addr)
+		if !ok {
+			continue
+		}
+		s, err := server.NewSampler(pid, server.ProcessTree)
+		if err != nil {
+			continue
+		}
+		return &foundServer{pid: pid, command: server.CommandLine(pid), sampler: s}
+	}
+	return nil
+}
+
 // stopServer stops the server under test, if one was started.
 func (t *test) stopServer() {
 	if t.proc != nil {
@@ -358,7 +402,7 @@ func (t *test) exitErr() error {
 // result builds the run's result from what the engine measured, the
 // samples of loadlab itself and of the server, and the plan: every field of
 // result.json is set here.
-func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server.MachineSampler, crashed bool, opts Options) (*result.Result, error) {
+func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server.MachineSampler, found *foundServer, crashed bool, opts Options) (*result.Result, error) {
 	res, err := out.Result(t.cfg.Program)
 	if err != nil {
 		return nil, err
@@ -412,6 +456,15 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 		}
 	}
 	res.Machine = machineFigures(machine, from, to, res.Generator, res.Server, t.local)
+	if m := res.Machine; m != nil && found != nil && res.Server == nil {
+		// The target's server, found by its socket: its CPU is the
+		// server's, not the others'.
+		s := found.sampler.Summary(from, to)
+		m.ServerPct = min(s.CPUAverage/float64(m.CPUs), m.BusyPct-m.LoadlabPct)
+		m.OthersPct = max(0, m.BusyPct-m.LoadlabPct-m.ServerPct)
+		m.ServerUnwatched = false
+		m.ServerFound = &result.FoundServer{PID: found.pid, Command: found.command}
+	}
 	if p := t.plan; p != nil {
 		res.Plan = p.Masked() // before Validity, whose advice differs for plans
 		res.PlanInputs = p.Inputs()
