@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
-	"slices"
-	"sort"
 )
 
 // Writer masks secrets in a stream: a server's output, masked as it is
@@ -24,22 +22,10 @@ type Writer struct {
 	err     error
 }
 
-// NewWriter masks secrets (those of MinLength bytes or more) in what is
-// written to it, and passes the result on to w.
+// NewWriter masks secrets (those of MinLength bytes or more, in each of
+// their Forms) in what is written to it, and passes the result on to w.
 func NewWriter(w io.Writer, secrets []string) *Writer {
-	long := make([]string, 0, len(secrets))
-	for _, s := range secrets {
-		if len(s) >= MinLength {
-			long = append(long, s)
-		}
-	}
-	sort.Slice(long, func(i, j int) bool {
-		if len(long[i]) != len(long[j]) {
-			return len(long[i]) > len(long[j])
-		}
-		return long[i] < long[j]
-	})
-	long = slices.Compact(long)
+	long := maskable(secrets)
 	m := &Writer{w: w, byStart: map[uint32][]int{}}
 	for i, s := range long {
 		m.secrets = append(m.secrets, []byte(s))
