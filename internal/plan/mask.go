@@ -121,7 +121,9 @@ func (p *Plan) writtenVars() map[string]*node {
 }
 
 // credentialHeaders are the plan's header fields that carry credentials,
-// the query parameters named as credentials (query: { api_key: ... }), and
+// the form fields and JSON body keys named as credentials (form: {
+// password: ... }, json: { api_key: ... }), the query parameters named as
+// credentials (query: { api_key: ... }), and
 // the server's environment variables named as credentials (DB_PASSWORD,
 // API_KEY): their values are as secret as a header's.
 func (p *Plan) credentialHeaders() []Field {
@@ -140,6 +142,8 @@ func (p *Plan) credentialHeaders() []Field {
 	for _, sc := range p.Scenarios {
 		for _, st := range sc.Steps {
 			add(st.Headers)
+			add(st.Form)
+			add(jsonCredentials(st.JSON))
 			for _, f := range st.Query {
 				if secret.QueryName(f.Name) {
 					out = append(out, f)
@@ -147,6 +151,27 @@ func (p *Plan) credentialHeaders() []Field {
 			}
 		}
 	}
+	return out
+}
+
+// jsonCredentials are the string values of a JSON body's keys named as
+// credentials (secret.Name), at any depth: { "user": { "password": ... } }.
+func jsonCredentials(n *node) []Field {
+	var out []Field
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n == nil {
+			return
+		}
+		for i, v := range n.vals {
+			if n.kind == kindMap && i < len(n.keys) && v.kind == kindScalar && secret.Name(n.keys[i].value) {
+				out = append(out, Field{Name: n.keys[i].value, Value: Text{Src: v.value, Pos: v.pos, quoted: v.quoted, written: v.written}, Pos: n.keys[i].pos})
+				continue
+			}
+			walk(v)
+		}
+	}
+	walk(n)
 	return out
 }
 
