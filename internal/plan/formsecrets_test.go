@@ -2,6 +2,8 @@ package plan
 
 import (
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -76,5 +78,43 @@ load: { closed: { vus: 1, iterations: 1 } }
 	}
 	if len(spec.Files) != len(want) {
 		t.Errorf("%d files, want %d", len(spec.Files), len(want))
+	}
+}
+
+// TestDerivedSecrets: a value a template makes from a secret with a
+// function or an operator is a secret too: from a secret variable, an
+// environment variable named as a credential, and each row of a secret
+// data column; an expression on values that are not secret is not.
+func TestDerivedSecrets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte("name,password\nann,pw-ann-1\nbob,pw-bob-2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `target: "http://127.0.0.1:1"
+vars: { pw: { value: "Pw9-secret", secret: true }, product: widget }
+data: { users: { csv: users.csv, secret: password } }
+steps:
+  - post: /login
+    headers: { X-Shout: "{{ upper(pw) }}", X-Product: "{{ upper(product) }}", X-Env: "{{ lower(env.LOADLAB_TEST_TOKEN) }}" }
+    body: "{{ users.name + ':' + users.password + '!' }}"
+load: { closed: { vus: 1, iterations: 1 } }
+`
+	path := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path, Options{Env: map[string]string{"LOADLAB_TEST_TOKEN": "TOK-ABCDEF"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := p.Secrets()
+	for _, want := range []string{"PW9-SECRET", "tok-abcdef", "ann:pw-ann-1!", "bob:pw-bob-2!"} {
+		if !slices.Contains(secrets, want) {
+			t.Errorf("%q is not one of the plan's secrets %q", want, secrets)
+		}
+	}
+	if slices.Contains(secrets, "WIDGET") {
+		t.Errorf("upper(product), not made from a secret, is one of the secrets %q", secrets)
 	}
 }

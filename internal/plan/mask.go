@@ -330,6 +330,99 @@ func (p *Plan) Secrets() []string {
 			}
 		}
 	}
+	return append(out, p.derivedSecrets()...)
+}
+
+// derivedSecrets are the values the plan's templates make from secrets by
+// a function or an operator ({{ upper(password) }}, {{ "Bearer " + token
+// }}, {{ users.password + "!" }}): as secret as the secrets themselves,
+// and unknown to a mask that looks for those. Each such expression that
+// reads only plan variables, the environment, params and data columns is
+// evaluated here, once per row of a data file it reads; those that read
+// what VUs capture are left to the VUs (journey.Runner.SecretSlots), and
+// those that fail to evaluate fail at load, as any template does.
+func (p *Plan) derivedSecrets() []string {
+	secretNames := map[string]bool{}
+	credVars := p.credentialVars()
+	for _, v := range p.Vars {
+		if v.Secret || credVars[v.Name] {
+			secretNames[v.Name] = true
+		}
+	}
+	for name := range p.credentialEnv() {
+		secretNames["env."+name] = true
+	}
+	data := map[string]*Feeder{}
+	for _, f := range p.Data {
+		data[f.Name] = f
+		for c := range f.Secret {
+			if f.Secret[c] {
+				secretNames[f.Name+"."+c] = true
+			}
+		}
+	}
+	if len(secretNames) == 0 {
+		return nil
+	}
+	srcs := append([]string{string(p.Source)}, p.serverFiles()...)
+	seen := map[string]bool{}
+	var out []string
+	for _, src := range srcs {
+		for _, m := range templateName.FindAllStringSubmatch(src, -1) {
+			e := strings.TrimSpace(m[1])
+			if seen[e] || identifier.FindString(e) == e { // a bare name is masked as itself
+				continue
+			}
+			seen[e] = true
+			reads, files := false, map[string]*Feeder{}
+			for _, name := range identifier.FindAllString(e, -1) {
+				reads = reads || secretNames[name]
+				if head, _, ok := strings.Cut(name, "."); ok && data[head] != nil {
+					files[head] = data[head]
+				}
+			}
+			if reads {
+				out = append(out, p.evalDerived(e, files)...)
+			}
+		}
+	}
+	return out
+}
+
+// evalDerived evaluates the expression e on the plan's constants, and on
+// each row of the data files it reads (one file at a time: an expression
+// that reads two files is evaluated on their rows in step).
+func (p *Plan) evalDerived(e string, files map[string]*Feeder) []string {
+	sc := p.constScope(p.opts)
+	rows := 1
+	for _, f := range files {
+		for _, c := range f.Columns {
+			sc.Slot(f.Name + "." + c)
+		}
+		rows = max(rows, len(f.Rows))
+	}
+	tpl, err := sc.Compile("{{" + e + "}}")
+	if err != nil {
+		return nil
+	}
+	st := sc.NewState()
+	var out []string
+	for r := range rows {
+		for _, f := range files {
+			for i, c := range f.Columns {
+				v := ""
+				if len(f.Rows) > 0 {
+					if row := f.Rows[r%len(f.Rows)]; i < len(row) {
+						v = row[i]
+					}
+				}
+				st.Set(sc.Slot(f.Name+"."+c), v)
+			}
+		}
+		if s, err := tpl.String(st); err == nil && s != "" {
+			out = append(out, s)
+		}
+	}
 	return out
 }
 
