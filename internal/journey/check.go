@@ -102,6 +102,9 @@ type Capture struct {
 	Slot    int
 	Capture *expr.Capture
 	Name    string
+	// Secret: the value is a credential (a capture named as one, or one a
+	// credential header is made from), added to the Runner's Learned.
+	Secret bool
 }
 
 // Recorder hears the outcome of each check and capture: the engine's VU.
@@ -141,6 +144,9 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		}
 		if ok {
 			s.vars.Set(cp.Slot, val)
+			if cp.Secret && s.learned != nil {
+				learn(s.learned, val)
+			}
 			rec.Check(st.ID, true)
 		} else {
 			s.vars.Set(cp.Slot, nil)

@@ -258,6 +258,11 @@ func (p *Plan) credentialCaptures() map[string]bool {
 	return out
 }
 
+// LearnsSecrets reports whether VUs capture credentials (credentialCaptures):
+// values a run learns (ProgramOptions.Learned) and its server's log masks
+// (server.Spec.Learned).
+func (p *Plan) LearnsSecrets() bool { return len(p.credentialCaptures()) > 0 }
+
 // credentialEnv are the environment variables a credential header reads,
 // directly or through plan variables.
 func (p *Plan) credentialEnv() map[string]bool {

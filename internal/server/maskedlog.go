@@ -34,8 +34,8 @@ type maskedLog struct {
 // copied into it through secret.Writer (then log is not nil). The caller
 // closes out once the server has started (or failed to); the copy closes
 // logFile when it ends.
-func serverOutput(logFile *os.File, secrets []string) (out *os.File, log *maskedLog, err error) {
-	maskable := false
+func serverOutput(logFile *os.File, secrets []string, learned *secret.Learned) (out *os.File, log *maskedLog, err error) {
+	maskable := learned != nil
 	for _, s := range secrets {
 		maskable = maskable || len(s) >= secret.MinLength
 	}
@@ -50,6 +50,7 @@ func serverOutput(logFile *os.File, secrets []string) (out *os.File, log *masked
 	go func() {
 		defer close(log.done)
 		mw := secret.NewWriter(logFile, secrets)
+		mw.Learn(learned)
 		io.Copy(mw, r) // until every process of the tree has closed its end
 		mw.Close()
 		logFile.Close()

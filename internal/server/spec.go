@@ -72,6 +72,9 @@ type Spec struct {
 	// the log tail its errors carry. The log file itself is the server's
 	// own output and is kept as written.
 	Secrets []string
+	// Learned are secrets known only as the load runs (the credentials
+	// VUs capture): server.log masks them from when they are learned.
+	Learned *secret.Learned
 }
 
 // File is a file the server needs, already rendered.
