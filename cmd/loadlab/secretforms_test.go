@@ -27,10 +27,9 @@ import (
 // The echo server: the test binary run as the server under test (echoMain,
 // from TestMain), which logs every value it gets and sends each back in
 // every form, as a careless server does.
-const (
-	echoAddrEnv  = "LOADLAB_TEST_ECHO_ADDR"
-	echoTokenEnv = "LOADLAB_TEST_ECHO_TOKEN"
-)
+// It makes up the session token itself (plantedToken): the plan knows
+// it only by capturing it.
+const echoAddrEnv = "LOADLAB_TEST_ECHO_ADDR"
 
 // echoForms are the texts a value takes in a response or a log.
 func echoForms(v string) []string {
@@ -52,7 +51,7 @@ func echoMain() {
 	if addr == "" {
 		return
 	}
-	token := os.Getenv(echoTokenEnv)
+	token := plantedToken
 	var mu sync.Mutex
 	logf := func(format string, args ...any) {
 		mu.Lock()
@@ -143,7 +142,7 @@ func TestSecretInEveryForm(t *testing.T) {
 	t.Setenv("LOADLAB_HISTORY", history)
 	addr := targettest.FreeAddr(t)
 	marker := fmt.Sprintf("-test.run=^NoTest%d$", time.Now().UnixNano())
-	env, _ := json.Marshal(map[string]string{echoAddrEnv: addr, echoTokenEnv: plantedToken})
+	env, _ := json.Marshal(map[string]string{echoAddrEnv: addr})
 	plan := fmt.Sprintf(`target: http://%[1]s
 vars:
   pw: { value: '%[2]s', secret: true }
