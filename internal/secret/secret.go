@@ -11,7 +11,10 @@
 // quick mode's --url, step names, stored plans); the server's command
 // (server.command), the log tail of its errors, and server.log itself,
 // masked by a Writer as the server writes it (server.Spec.Secrets); and
-// the reasons journeys were aborted (runner, before result.json).
+// the reasons journeys were aborted (runner, before result.json). A secret
+// is masked in each of its Forms (URL-, JSON-, HTML-escaped, base64), and
+// values known only as the load runs (the credentials VUs capture) reach
+// server.log's Writer through a Learned.
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.
