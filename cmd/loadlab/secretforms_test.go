@@ -71,6 +71,10 @@ func echoMain() {
 	mux.HandleFunc("/login", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		logf("login body %s", body)
+		// Logged before loadlab has captured it, and flushed past what
+		// server.log's masking holds back before the answer goes.
+		logf("issued session %s\n%s", token, strings.Repeat("-", 8192))
+		time.Sleep(50 * time.Millisecond)
 		form, _ := url.ParseQuery(string(body))
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"session_token": token, "you_sent": form.Get("password")})

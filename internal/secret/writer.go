@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"slices"
+	"sort"
 )
 
 // Writer masks secrets in a stream: a server's output, masked as it is
@@ -33,8 +34,31 @@ type Writer struct {
 // NewWriter masks secrets (those of MinLength bytes or more, in each of
 // their Forms) in what is written to it, and passes the result on to w.
 func NewWriter(w io.Writer, secrets []string) *Writer {
+	return newWriter(w, maskable(secrets))
+}
+
+// NewTextsWriter masks texts as they are (those of MinLength bytes or
+// more), not their other forms: the LearnedForms of another Writer.
+func NewTextsWriter(w io.Writer, texts []string) *Writer {
+	long := make([]string, 0, len(texts))
+	for _, s := range texts {
+		if len(s) >= MinLength {
+			long = append(long, s)
+		}
+	}
+	sort.Slice(long, func(i, j int) bool {
+		if len(long[i]) != len(long[j]) {
+			return len(long[i]) > len(long[j])
+		}
+		return long[i] < long[j]
+	})
+	return newWriter(w, slices.Compact(long))
+}
+
+// newWriter masks long, longest first and without repeats.
+func newWriter(w io.Writer, long []string) *Writer {
 	m := &Writer{w: w, byStart: map[uint32][]string{}, set: map[string]struct{}{}}
-	for _, s := range maskable(secrets) { // longest first, no repeats
+	for _, s := range long {
 		k := binary.LittleEndian.Uint32([]byte(s))
 		m.byStart[k] = append(m.byStart[k], s)
 		m.set[s] = struct{}{}
@@ -108,6 +132,17 @@ func (m *Writer) takeLearned() {
 		}
 		m.learned = append(m.learned[:0], m.learned[over:]...)
 	}
+}
+
+// LearnedForms are the forms of the values m has learned and masks now
+// (the newest MaxLearned), for a second pass over what was written
+// before they were learned.
+func (m *Writer) LearnedForms() []string {
+	var out []string
+	for _, forms := range m.learned {
+		out = append(out, forms...)
+	}
+	return out
 }
 
 func (m *Writer) has(s string) bool {

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/secret"
@@ -55,8 +57,41 @@ func serverOutput(logFile *os.File, secrets []string, learned *secret.Learned) (
 		mw.Close()
 		logFile.Close()
 		r.Close()
+		if forms := mw.LearnedForms(); len(forms) > 0 {
+			remask(logFile.Name(), forms)
+		}
 	}()
 	return w, log, nil
+}
+
+// remask masks again, in the log at path, the values learned while the
+// server ran (the credentials VUs captured): a server that logged one
+// before loadlab had captured it (as it issued a session token) wrote it
+// before the Writer knew it. The log is copied through a Writer into a
+// file beside it, which then takes its place; on any error the log is
+// left as it is.
+func remask(path string, forms []string) {
+	in, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(path), ".server-log-*")
+	if err != nil {
+		return
+	}
+	w := secret.NewTextsWriter(out, forms)
+	_, err = io.Copy(w, in)
+	err = errors.Join(err, w.Close(), out.Close())
+	if err == nil {
+		if st, serr := in.Stat(); serr == nil {
+			os.Chmod(out.Name(), st.Mode().Perm())
+		}
+		err = os.Rename(out.Name(), path)
+	}
+	if err != nil {
+		os.Remove(out.Name())
+	}
 }
 
 // settle waits, at most logSettleWait, for the output so far to be in the
