@@ -86,7 +86,7 @@ func echoMain() {
 		json.Unmarshal(body, &j)
 		key, _ := j["api_key"].(string)
 		w.WriteHeader(http.StatusServiceUnavailable)
-		echo(w, "header", []string{r.Header.Get("X-Shout"), r.Header.Get("X-Echo"), r.Header.Get("X-Pw")})
+		echo(w, "header", []string{r.Header.Get("X-Shout"), r.Header.Get("X-Echo"), r.Header.Get("X-Pw"), r.Header.Get("X-Sig")})
 		echo(w, "api_key", []string{key})
 	})
 	if err := http.ListenAndServe(addr, mux); err != nil {
@@ -162,7 +162,7 @@ steps:
     form: { user: ann, password: '%[6]s' }
     capture: { session_token: { json: "$.session_token" } }
   - post: /api
-    headers: { X-Shout: "{{ upper(pw) }}", X-Echo: "{{ session_token }}", X-Pw: "{{ pw }}" }
+    headers: { X-Shout: "{{ upper(pw) }}", X-Echo: "{{ session_token }}", X-Pw: "{{ pw }}", X-Sig: "{{ upper(session_token) }}" }
     json: { name: widget, api_key: '%[7]s' }
     expect: { status: 200 }
 load: { closed: { vus: 1, iterations: 5 } }
@@ -260,7 +260,7 @@ load: { closed: { vus: 1, iterations: 5 } }
 		t.Errorf("server.log does not hold what the server logged:\n%s", texts[filepath.Join("run", "server.log")])
 	}
 	var forms []string
-	for _, s := range []string{plantedVar, plantedForm, plantedJSON, plantedToken, strings.ToUpper(plantedVar)} {
+	for _, s := range []string{plantedVar, plantedForm, plantedJSON, plantedToken, strings.ToUpper(plantedVar), strings.ToUpper(plantedToken)} {
 		forms = append(forms, echoForms(s)...)
 	}
 	for name, b := range texts {

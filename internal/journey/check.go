@@ -136,6 +136,7 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		}
 	}
 	s.failedCaptures = s.failedCaptures[:0]
+	learnt := false
 	for i, cp := range st.Captures {
 		var val any
 		ok := false
@@ -146,11 +147,19 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 			s.vars.Set(cp.Slot, val)
 			if cp.Secret && s.learned != nil {
 				learn(s.learned, val)
+				learnt = true
 			}
 			rec.Check(st.ID, true)
 		} else {
 			s.vars.Set(cp.Slot, nil)
 			s.failedCaptures = append(s.failedCaptures, i)
+		}
+	}
+	if learnt && len(s.secretExprs) > 0 {
+		for _, t := range s.secretExprs {
+			if v, err := t.String(s.vars); err == nil {
+				s.learned.Add(v)
+			}
 		}
 	}
 	for _, i := range s.failed {

@@ -172,6 +172,11 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 			}
 		}
 	}
+	for _, e := range p.capturedDerived() {
+		if tpl, err := c.global.Compile("{{" + e + "}}"); err == nil {
+			r.SecretExprs = append(r.SecretExprs, tpl)
+		}
+	}
 	prog := &engine.Program{}
 	for _, sc := range p.Scenarios {
 		c.scenario(prog, sc)

@@ -355,6 +355,36 @@ func (p *Plan) derivedSecrets() []string {
 	return p.derived.values
 }
 
+// capturedDerived are the expressions of the plan's templates that make a
+// value from a captured credential with a function or an operator
+// ({{ upper(session_token) }}, {{ "Bearer " + t }}): known only as VUs
+// run, so each VU evaluates them when it keeps a failing response and,
+// for server.log, when it captures a credential.
+func (p *Plan) capturedDerived() []string {
+	creds := p.credentialCaptures()
+	if len(creds) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, src := range append([]string{string(p.Source)}, p.serverFiles()...) {
+		for _, m := range templateName.FindAllStringSubmatch(src, -1) {
+			e := strings.TrimSpace(m[1])
+			if seen[e] || identifier.FindString(e) == e {
+				continue
+			}
+			seen[e] = true
+			for _, name := range identifier.FindAllString(e, -1) {
+				if creds[name] {
+					out = append(out, e)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
 // derived holds a plan's derivedSecrets, evaluated once: the plan does
 // not change once loaded, and evaluating them on every row of a large
 // data file takes a while (3 µs a row).

@@ -44,3 +44,34 @@ load: { closed: { vus: 1, iterations: 1 } }
 		t.Errorf("secrets %q, want %q", got, want)
 	}
 }
+
+// TestCapturedDerivedSecrets: a value a template makes from a captured
+// credential with a function (upper(session_token)) is one of the VU's
+// secrets, as the capture itself is; one made from another capture is not.
+func TestCapturedDerivedSecrets(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("plan.yaml", []byte(`
+target: http://127.0.0.1:9
+steps:
+  - get: /login
+    capture: { session_token: { json: "$.t" }, heading: { css: h1 } }
+  - get: /me
+    headers: { X-Sig: "{{ upper(session_token) }}", X-Heading: "{{ upper(heading) }}" }
+load: { closed: { vus: 1, iterations: 1 } }
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := p.program(context.Background(), ProgramOptions{}, noResolve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.NewState()
+	s.Vars().Set(r.Scope.Slot("session_token"), "tok-abcdef")
+	s.Vars().Set(r.Scope.Slot("heading"), "welcome")
+	got := r.Secrets(s, nil)
+	slices.Sort(got)
+	if want := []string{"TOK-ABCDEF", "tok-abcdef"}; !slices.Equal(got, want) {
+		t.Errorf("secrets %q, want %q", got, want)
+	}
+}
