@@ -360,11 +360,22 @@ func (p *Plan) derivedSecrets() []string {
 // ({{ upper(session_token) }}, {{ "Bearer " + t }}): known only as VUs
 // run, so each VU evaluates them when it keeps a failing response and,
 // for server.log, when it captures a credential.
+// An expression that reads a capture of any kind and a secret variable,
+// environment variable or data column ({{ heading + password }}) is one.
 func (p *Plan) capturedDerived() []string {
 	creds := p.credentialCaptures()
-	if len(creds) == 0 {
+	captures := map[string]bool{}
+	for _, sc := range p.Scenarios {
+		for _, st := range sc.Steps {
+			for _, cp := range st.Captures {
+				captures[cp.Var] = true
+			}
+		}
+	}
+	if len(captures) == 0 {
 		return nil
 	}
+	secretNames := p.secretNames()
 	seen := map[string]bool{}
 	var out []string
 	for _, src := range append([]string{string(p.Source)}, p.serverFiles()...) {
@@ -374,11 +385,14 @@ func (p *Plan) capturedDerived() []string {
 				continue
 			}
 			seen[e] = true
+			cred, capture, secret := false, false, false
 			for _, name := range identifier.FindAllString(e, -1) {
-				if creds[name] {
-					out = append(out, e)
-					break
-				}
+				cred = cred || creds[name]
+				capture = capture || captures[name]
+				secret = secret || secretNames[name]
+			}
+			if cred || capture && secret {
+				out = append(out, e)
 			}
 		}
 	}
@@ -395,6 +409,21 @@ type derived struct {
 
 // evalDerivedSecrets is derivedSecrets, evaluated.
 func (p *Plan) evalDerivedSecrets() []string {
+	secretNames := p.secretNames()
+	data := map[string]*Feeder{}
+	for _, f := range p.Data {
+		data[f.Name] = f
+	}
+	if len(secretNames) == 0 {
+		return nil
+	}
+	return p.evalDerivedFrom(secretNames, data)
+}
+
+// secretNames are the names a template reads secrets by: secret
+// variables (and those credentials are made from), env.NAME of
+// credential environment variables, and secret data columns (users.password).
+func (p *Plan) secretNames() map[string]bool {
 	secretNames := map[string]bool{}
 	credVars := p.credentialVars()
 	for _, v := range p.Vars {
@@ -405,18 +434,18 @@ func (p *Plan) evalDerivedSecrets() []string {
 	for name := range p.credentialEnv() {
 		secretNames["env."+name] = true
 	}
-	data := map[string]*Feeder{}
 	for _, f := range p.Data {
-		data[f.Name] = f
 		for c := range f.Secret {
 			if f.Secret[c] {
 				secretNames[f.Name+"."+c] = true
 			}
 		}
 	}
-	if len(secretNames) == 0 {
-		return nil
-	}
+	return secretNames
+}
+
+// evalDerivedFrom is evalDerivedSecrets on the names and data given.
+func (p *Plan) evalDerivedFrom(secretNames map[string]bool, data map[string]*Feeder) []string {
 	srcs := append([]string{string(p.Source)}, p.serverFiles()...)
 	seen := map[string]bool{}
 	var out []string
