@@ -67,7 +67,7 @@ func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*li
 	}
 	l := &liveOutputs{ctx: ctx, io: io, live: telemetry.New(), linger: f.metricsLinger, json: f.json}
 	if f.metricsAddr != "" {
-		srv, err := telemetry.Serve(f.metricsAddr, l.live)
+		srv, err := telemetry.Serve(f.metricsAddr, l.live, os.Getenv(telemetry.TokenEnv))
 		if err != nil {
 			return nil, usageError(fmt.Errorf("%s: --metrics-addr %s: %w", cmd, f.metricsAddr, err))
 		}
@@ -76,7 +76,7 @@ func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*li
 			_, port, _ := net.SplitHostPort(srv.Addr)
 			fmt.Fprintf(io.err, "loadlab: metrics at http://%s/metrics, on loopback only (--metrics-addr 0.0.0.0:%s serves other machines)\n", srv.Addr, port)
 		} else {
-			fmt.Fprintf(io.err, "loadlab: metrics at http://%s/metrics, open to other machines\n", srv.Addr)
+			fmt.Fprintf(io.err, "loadlab: metrics at http://%s/metrics, open to other machines; a scrape needs the token %s (authorization: { credentials: %s } in Prometheus's scrape config, or ?token=)\n", srv.Addr, srv.Token, srv.Token)
 		}
 	}
 	if f.dashboard != "" {

@@ -30,6 +30,7 @@ import (
 
 func TestMain(m *testing.M) {
 	targettest.Main()
+	echoMain() // the test binary as TestSecretInEveryForm's server
 	if os.Getenv("LOADLAB_TEST_MAIN") == "1" {
 		// The test binary acting as the loadlab command, for tests that must
 		// kill it (see TestResume).

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,4 +297,32 @@ thresholds:
 		t.Fatal(err)
 	}
 	return dir, plan
+}
+
+// TestMetricsTokenPrinted: --metrics-addr off loopback prints the token a
+// scrape needs, as --dashboard does; a LOADLAB_METRICS_TOKEN too short to
+// guess hard is a usage error before any load.
+func TestMetricsTokenPrinted(t *testing.T) {
+	var ip string
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
+			ip = n.IP.String()
+			break
+		}
+	}
+	if ip == "" {
+		t.Skip("this machine has no non-loopback IPv4 address")
+	}
+	url, n := counting(t)
+	_, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "3", "-c", "1", "--metrics-addr", ip+":0")
+	if code != 0 || !regexp.MustCompile(`metrics at http://[0-9.:]+/metrics, open to other machines; a scrape needs the token [0-9a-f]{32} `).MatchString(stderr) {
+		t.Errorf("exit %d, stderr %q: want the token printed", code, stderr)
+	}
+	t.Setenv("LOADLAB_METRICS_TOKEN", "short")
+	before := n.Load()
+	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/", "-n", "3", "-c", "1", "--metrics-addr", ip+":0")
+	if code != 2 || !strings.Contains(stderr, "too short") || n.Load() != before {
+		t.Errorf("exit %d, stderr %q, %d requests: want a usage error before any load", code, stderr, n.Load()-before)
+	}
 }

@@ -682,25 +682,12 @@ func (b *Board) guard(next http.Handler) http.Handler {
 		}
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
-		if b.Loopback && !loopbackHost(r.Host) {
+		if b.Loopback && !telemetry.LoopbackHost(r.Host) {
 			http.Error(w, "loadlab dashboard: this page answers on loopback only", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func loopbackHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // authorized refuses a request without the token, when there is one. It

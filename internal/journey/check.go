@@ -102,6 +102,9 @@ type Capture struct {
 	Slot    int
 	Capture *expr.Capture
 	Name    string
+	// Secret: the value is a credential (a capture named as one, or one a
+	// credential header is made from), added to the Runner's Learned.
+	Secret bool
 }
 
 // Recorder hears the outcome of each check and capture: the engine's VU.
@@ -133,6 +136,7 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		}
 	}
 	s.failedCaptures = s.failedCaptures[:0]
+	learnt := false
 	for i, cp := range st.Captures {
 		var val any
 		ok := false
@@ -141,10 +145,21 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		}
 		if ok {
 			s.vars.Set(cp.Slot, val)
+			if cp.Secret && s.learned != nil {
+				learn(s.learned, val)
+				learnt = true
+			}
 			rec.Check(st.ID, true)
 		} else {
 			s.vars.Set(cp.Slot, nil)
 			s.failedCaptures = append(s.failedCaptures, i)
+		}
+	}
+	if learnt && len(s.secretExprs) > 0 {
+		for _, t := range s.secretExprs {
+			if v, err := t.String(s.vars); err == nil {
+				s.learned.Add(v)
+			}
 		}
 	}
 	for _, i := range s.failed {

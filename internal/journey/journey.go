@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/secret"
 	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
@@ -38,7 +39,13 @@ type Runner struct {
 	// named as one, or one a credential header is made from): masked in
 	// the failing responses kept.
 	SecretSlots []int
-	Scenarios   []*Scenario
+	// SecretExprs make values from captured credentials with a function or
+	// an operator (upper(session_token)): their values are secrets too.
+	SecretExprs []*expr.Template
+	// Learned, if set, hears each value captured into a SecretSlot
+	// (Capture.Secret), so that server.log masks it from then on.
+	Learned   *secret.Learned
+	Scenarios []*Scenario
 	// Targets are the resolved targets by "scheme://host": a redirect may go
 	// to any of them and nowhere else.
 	Targets map[string]*httpx.Origin
@@ -83,6 +90,17 @@ func (r *Runner) Install(p *engine.Program) {
 	p.Secrets = func(v *engine.VU, dst []string) []string { return r.Secrets(v.State.(*State), dst) }
 }
 
+// learn adds a captured credential to l, as text.
+func learn(l *secret.Learned, v any) {
+	switch v := v.(type) {
+	case nil:
+	case string:
+		l.Add(v)
+	default:
+		l.Add(fmt.Sprint(v))
+	}
+}
+
 // Secrets appends the secret values a VU's state holds now: its captured
 // credentials (SecretSlots), as text.
 func (r *Runner) Secrets(s *State, dst []string) []string {
@@ -95,12 +113,22 @@ func (r *Runner) Secrets(s *State, dst []string) []string {
 			dst = append(dst, fmt.Sprint(v))
 		}
 	}
+	return s.derivedSecrets(dst)
+}
+
+// derivedSecrets appends the values of the VU's SecretExprs now.
+func (s *State) derivedSecrets(dst []string) []string {
+	for _, t := range s.secretExprs {
+		if v, err := t.String(s.vars); err == nil && v != "" {
+			dst = append(dst, v)
+		}
+	}
 	return dst
 }
 
 // NewState makes a VU's state.
 func (r *Runner) NewState() *State {
-	s := &State{vars: r.Scope.NewState(), vu: -1}
+	s := &State{vars: r.Scope.NewState(), vu: -1, learned: r.Learned, secretExprs: r.SecretExprs}
 	s.rng = rand.New(&s.pcg)
 	return s
 }
@@ -244,13 +272,15 @@ func Think(lo, hi time.Duration) func(v *engine.VU) time.Duration {
 
 // State is one VU's variables, cookies and scratch space.
 type State struct {
-	vars *expr.State
-	vu   int // the VU number vars holds
-	jar  httpx.Jar
-	resp expr.Response
-	body []byte
-	path []byte // the request target of the request in flight, for cookies and redirects
-	vals []string
+	vars        *expr.State
+	learned     *secret.Learned  // Runner.Learned
+	secretExprs []*expr.Template // Runner.SecretExprs
+	vu          int              // the VU number vars holds
+	jar         httpx.Jar
+	resp        expr.Response
+	body        []byte
+	path        []byte // the request target of the request in flight, for cookies and redirects
+	vals        []string
 	// failed and failedCaptures are the checks and captures of the step
 	// just answered that failed, recorded after its captures ran.
 	failed, failedCaptures []int

@@ -2,7 +2,11 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/engine"
@@ -84,5 +88,39 @@ func BenchmarkJourneyBegin(b *testing.B) {
 			b.Fatal(err)
 		}
 		iteration++
+	}
+}
+
+// BenchmarkDerivedSecrets evaluates the derived secrets of a plan whose
+// template makes a value from each of 100,000 secret passwords: what
+// Plan.Secrets pays once (derived) for them.
+func BenchmarkDerivedSecrets(b *testing.B) {
+	dir := b.TempDir()
+	var csv strings.Builder
+	csv.WriteString("name,password\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&csv, "user%d,pw-%06d\n", i, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte(csv.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, "plan.yaml")
+	src := `target: http://127.0.0.1:1
+data: { users: { csv: users.csv, secret: password } }
+steps: [ { post: /login, body: "{{ users.name + ':' + upper(users.password) }}" } ]
+load: { closed: { vus: 1, iterations: 1 } }
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p, err := Load(path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if n := len(p.evalDerivedSecrets()); n != 100_000 {
+			b.Fatalf("%d secrets", n)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/journey"
+	"github.com/loadlab/loadlab/internal/secret"
 	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
@@ -70,6 +71,9 @@ type ProgramOptions struct {
 	// Segment is the run's execution segment (engine.Config.Segment): its
 	// unique and sequential data sources take their rows of it.
 	Segment execseg.Segment
+	// Learned, if set, hears the credentials VUs capture (Plan.
+	// LearnsSecrets): the server's log masks them as it is written.
+	Learned *secret.Learned
 }
 
 // Program compiles the plan into the engine's program, resolving each
@@ -90,6 +94,7 @@ func (p *Plan) program(ctx context.Context, po ProgramOptions, resolve Resolver)
 		return nil, nil, err
 	}
 	r.Seed = po.Seed
+	r.Learned = po.Learned
 	for _, sc := range r.Scenarios {
 		for _, src := range sc.Sources {
 			src.Segment = po.Segment
@@ -111,10 +116,11 @@ type compiler struct {
 	targets map[string]*httpx.Origin
 	global  *expr.Scope
 
-	runner     *journey.Runner
-	feeders    []*journey.Source
-	resolveErr error
-	reported   map[Pos]bool // errors about shared text, said once
+	runner       *journey.Runner
+	credCaptures map[string]bool // Plan.credentialCaptures
+	feeders      []*journey.Source
+	resolveErr   error
+	reported     map[Pos]bool // errors about shared text, said once
 }
 
 // runtimePick is how the runtime picks a data source's rows.
@@ -133,7 +139,7 @@ func runtimePick(p Pick) journey.Pick {
 // compile compiles the plan into the engine's program and the runner that
 // its VUs' hooks are installed from.
 func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*engine.Program, *journey.Runner, error) {
-	c := &compiler{p: p, d: &decoder{}, resolve: resolve, ctx: ctx, targets: map[string]*httpx.Origin{}}
+	c := &compiler{p: p, d: &decoder{}, resolve: resolve, ctx: ctx, targets: map[string]*httpx.Origin{}, credCaptures: p.credentialCaptures()}
 	c.global = p.constScope(opts)
 	r := &journey.Runner{Scope: c.global, Targets: c.targets}
 	c.runner = r
@@ -164,6 +170,11 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 					r.SecretSlots = append(r.SecretSlots, c.global.Slot(cp.Var))
 				}
 			}
+		}
+	}
+	for _, e := range p.capturedDerived() {
+		if tpl, err := c.global.Compile("{{" + e + "}}"); err == nil {
+			r.SecretExprs = append(r.SecretExprs, tpl)
 		}
 	}
 	prog := &engine.Program{}
@@ -451,7 +462,7 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 			c.d.errorf(cp.ArgP, "capture %s: %v", cp.Var, err)
 			continue
 		}
-		rs.Captures = append(rs.Captures, journey.Capture{Slot: c.global.Slot(cp.Var), Capture: cc, Name: cp.Var})
+		rs.Captures = append(rs.Captures, journey.Capture{Slot: c.global.Slot(cp.Var), Capture: cc, Name: cp.Var, Secret: c.credCaptures[cp.Var]})
 	}
 	if base == nil {
 		return nil

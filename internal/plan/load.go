@@ -105,7 +105,7 @@ func Parse(file string, data []byte, opts Options) (*Plan, error) {
 	if len(d.errs) > 0 {
 		return nil, d.errs
 	}
-	p := &Plan{File: file, Dir: filepath.Dir(file), Source: data, opts: opts}
+	p := &Plan{File: file, Dir: filepath.Dir(file), Source: data, opts: opts, derived: &derived{}}
 	if root.kind == kindNull {
 		return nil, Errors{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "the plan is empty: expected a mapping with at least scenarios (or steps) and load"}}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/loadlab/loadlab/internal/secret"
 )
@@ -121,7 +122,9 @@ func (p *Plan) writtenVars() map[string]*node {
 }
 
 // credentialHeaders are the plan's header fields that carry credentials,
-// the query parameters named as credentials (query: { api_key: ... }), and
+// the form fields and JSON body keys named as credentials (form: {
+// password: ... }, json: { api_key: ... }), the query parameters named as
+// credentials (query: { api_key: ... }), and
 // the server's environment variables named as credentials (DB_PASSWORD,
 // API_KEY): their values are as secret as a header's.
 func (p *Plan) credentialHeaders() []Field {
@@ -140,6 +143,8 @@ func (p *Plan) credentialHeaders() []Field {
 	for _, sc := range p.Scenarios {
 		for _, st := range sc.Steps {
 			add(st.Headers)
+			add(st.Form)
+			add(jsonCredentials(st.JSON))
 			for _, f := range st.Query {
 				if secret.QueryName(f.Name) {
 					out = append(out, f)
@@ -147,6 +152,27 @@ func (p *Plan) credentialHeaders() []Field {
 			}
 		}
 	}
+	return out
+}
+
+// jsonCredentials are the string values of a JSON body's keys named as
+// credentials (secret.Name), at any depth: { "user": { "password": ... } }.
+func jsonCredentials(n *node) []Field {
+	var out []Field
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n == nil {
+			return
+		}
+		for i, v := range n.vals {
+			if n.kind == kindMap && i < len(n.keys) && v.kind == kindScalar && secret.Name(n.keys[i].value) {
+				out = append(out, Field{Name: n.keys[i].value, Value: Text{Src: v.value, Pos: v.pos, quoted: v.quoted, written: v.written}, Pos: n.keys[i].pos})
+				continue
+			}
+			walk(v)
+		}
+	}
+	walk(n)
 	return out
 }
 
@@ -233,6 +259,11 @@ func (p *Plan) credentialCaptures() map[string]bool {
 	return out
 }
 
+// LearnsSecrets reports whether VUs capture credentials (credentialCaptures):
+// values a run learns (ProgramOptions.Learned) and its server's log masks
+// (server.Spec.Learned).
+func (p *Plan) LearnsSecrets() bool { return len(p.credentialCaptures()) > 0 }
+
 // credentialEnv are the environment variables a credential header reads,
 // directly or through plan variables.
 func (p *Plan) credentialEnv() map[string]bool {
@@ -303,6 +334,175 @@ func (p *Plan) Secrets() []string {
 					out = append(out, row[i])
 				}
 			}
+		}
+	}
+	return append(out, p.derivedSecrets()...)
+}
+
+// derivedSecrets are the values the plan's templates make from secrets by
+// a function or an operator ({{ upper(password) }}, {{ "Bearer " + token
+// }}, {{ users.password + "!" }}): as secret as the secrets themselves,
+// and unknown to a mask that looks for those. Each such expression that
+// reads only plan variables, the environment, params and data columns is
+// evaluated here, once per row of a data file it reads; those that read
+// what VUs capture are left to the VUs (journey.Runner.SecretSlots), and
+// those that fail to evaluate fail at load, as any template does.
+func (p *Plan) derivedSecrets() []string {
+	if p.derived == nil { // a Plan not made by Parse
+		return p.evalDerivedSecrets()
+	}
+	p.derived.once.Do(func() { p.derived.values = p.evalDerivedSecrets() })
+	return p.derived.values
+}
+
+// capturedDerived are the expressions of the plan's templates that make a
+// value from a captured credential with a function or an operator
+// ({{ upper(session_token) }}, {{ "Bearer " + t }}): known only as VUs
+// run, so each VU evaluates them when it keeps a failing response and,
+// for server.log, when it captures a credential.
+// An expression that reads a capture of any kind and a secret variable,
+// environment variable or data column ({{ heading + password }}) is one.
+func (p *Plan) capturedDerived() []string {
+	creds := p.credentialCaptures()
+	captures := map[string]bool{}
+	for _, sc := range p.Scenarios {
+		for _, st := range sc.Steps {
+			for _, cp := range st.Captures {
+				captures[cp.Var] = true
+			}
+		}
+	}
+	if len(captures) == 0 {
+		return nil
+	}
+	secretNames := p.secretNames()
+	seen := map[string]bool{}
+	var out []string
+	for _, src := range append([]string{string(p.Source)}, p.serverFiles()...) {
+		for _, m := range templateName.FindAllStringSubmatch(src, -1) {
+			e := strings.TrimSpace(m[1])
+			if seen[e] || identifier.FindString(e) == e {
+				continue
+			}
+			seen[e] = true
+			cred, capture, secret := false, false, false
+			for _, name := range identifier.FindAllString(e, -1) {
+				cred = cred || creds[name]
+				capture = capture || captures[name]
+				secret = secret || secretNames[name]
+			}
+			if cred || capture && secret {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// derived holds a plan's derivedSecrets, evaluated once: the plan does
+// not change once loaded, and evaluating them on every row of a large
+// data file takes a while (3 µs a row).
+type derived struct {
+	once   sync.Once
+	values []string
+}
+
+// evalDerivedSecrets is derivedSecrets, evaluated.
+func (p *Plan) evalDerivedSecrets() []string {
+	secretNames := p.secretNames()
+	data := map[string]*Feeder{}
+	for _, f := range p.Data {
+		data[f.Name] = f
+	}
+	if len(secretNames) == 0 {
+		return nil
+	}
+	return p.evalDerivedFrom(secretNames, data)
+}
+
+// secretNames are the names a template reads secrets by: secret
+// variables (and those credentials are made from), env.NAME of
+// credential environment variables, and secret data columns (users.password).
+func (p *Plan) secretNames() map[string]bool {
+	secretNames := map[string]bool{}
+	credVars := p.credentialVars()
+	for _, v := range p.Vars {
+		if v.Secret || credVars[v.Name] {
+			secretNames[v.Name] = true
+		}
+	}
+	for name := range p.credentialEnv() {
+		secretNames["env."+name] = true
+	}
+	for _, f := range p.Data {
+		for c := range f.Secret {
+			if f.Secret[c] {
+				secretNames[f.Name+"."+c] = true
+			}
+		}
+	}
+	return secretNames
+}
+
+// evalDerivedFrom is evalDerivedSecrets on the names and data given.
+func (p *Plan) evalDerivedFrom(secretNames map[string]bool, data map[string]*Feeder) []string {
+	srcs := append([]string{string(p.Source)}, p.serverFiles()...)
+	seen := map[string]bool{}
+	var out []string
+	for _, src := range srcs {
+		for _, m := range templateName.FindAllStringSubmatch(src, -1) {
+			e := strings.TrimSpace(m[1])
+			if seen[e] || identifier.FindString(e) == e { // a bare name is masked as itself
+				continue
+			}
+			seen[e] = true
+			reads, files := false, map[string]*Feeder{}
+			for _, name := range identifier.FindAllString(e, -1) {
+				reads = reads || secretNames[name]
+				if head, _, ok := strings.Cut(name, "."); ok && data[head] != nil {
+					files[head] = data[head]
+				}
+			}
+			if reads {
+				out = append(out, p.evalDerived(e, files)...)
+			}
+		}
+	}
+	return out
+}
+
+// evalDerived evaluates the expression e on the plan's constants, and on
+// each row of the data files it reads (one file at a time: an expression
+// that reads two files is evaluated on their rows in step).
+func (p *Plan) evalDerived(e string, files map[string]*Feeder) []string {
+	sc := p.constScope(p.opts)
+	rows := 1
+	for _, f := range files {
+		for _, c := range f.Columns {
+			sc.Slot(f.Name + "." + c)
+		}
+		rows = max(rows, len(f.Rows))
+	}
+	tpl, err := sc.Compile("{{" + e + "}}")
+	if err != nil {
+		return nil
+	}
+	st := sc.NewState()
+	var out []string
+	for r := range rows {
+		for _, f := range files {
+			for i, c := range f.Columns {
+				v := ""
+				if len(f.Rows) > 0 {
+					if row := f.Rows[r%len(f.Rows)]; i < len(row) {
+						v = row[i]
+					}
+				}
+				st.Set(sc.Slot(f.Name+"."+c), v)
+			}
+		}
+		if s, err := tpl.String(st); err == nil && s != "" {
+			out = append(out, s)
 		}
 	}
 	return out

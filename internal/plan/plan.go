@@ -47,7 +47,9 @@ type Plan struct {
 	// baselineParams: opts.Params are the baseline's, filled in to check
 	// the templates, not a point's given by the caller.
 	baselineParams bool
-	targetGiven    bool // the plan has a target: key (reported there if it is bad)
+	// derived are the values templates make from secrets (derivedSecrets).
+	derived     *derived
+	targetGiven bool // the plan has a target: key (reported there if it is bad)
 }
 
 // Var is a plan variable.

@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/limits"
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/secret"
 	"github.com/loadlab/loadlab/internal/server"
 )
 
@@ -315,7 +316,12 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 		spec.Ready = render(s.Ready)
 	}
 	for _, f := range s.Files {
-		spec.Files = append(spec.Files, server.File{Path: f.Path, Content: []byte(render(f.Template))})
+		content := render(f.Template)
+		file := server.File{Path: f.Path, Content: []byte(content)}
+		if holdsSecret(content, spec.Secrets) {
+			file.Mode = 0o600 // for the server's user alone, as a key file is
+		}
+		spec.Files = append(spec.Files, file)
 	}
 	if s.Limits != nil {
 		var limitErrs Errors
@@ -332,6 +338,17 @@ func (p *Plan) ServerSpec(params map[string]any) (server.Spec, error) {
 		return spec, s.specErrors(err)
 	}
 	return spec, nil
+}
+
+// holdsSecret reports whether text holds one of secrets in any of its
+// forms (secret.Forms), however short the secret.
+func holdsSecret(text string, secrets []string) bool {
+	for _, v := range secrets {
+		if v != "" && strings.Contains(text, v) {
+			return true
+		}
+	}
+	return secret.Replace(text, secrets) != text
 }
 
 // specErrors places the problems server.Spec found at the plan keys they

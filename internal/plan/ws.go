@@ -260,7 +260,7 @@ func (c *compiler) wsStep(prog *engine.Program, id int, scenario string, st *Ste
 					c.d.errorf(cp.ArgP, "capture %s: %v", cp.Var, err)
 					continue
 				}
-				ja.Captures = append(ja.Captures, journey.Capture{Slot: c.global.Slot(cp.Var), Capture: cc, Name: cp.Var})
+				ja.Captures = append(ja.Captures, journey.Capture{Slot: c.global.Slot(cp.Var), Capture: cc, Name: cp.Var, Secret: c.credCaptures[cp.Var]})
 				// usable by the actions after this receive
 				view = view.Clone()
 				view.Unhide(cp.Var)

@@ -101,6 +101,7 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 		return nil, err
 	}
 	t := &test{name: p.Name, settings: settings, plan: p, fingerprint: planFingerprint(p, nil)}
+	var learned *secret.Learned // the credentials VUs capture, for server.log
 	if p.Server != nil {
 		// No := in this block: the deferred after_each_run sets Plan's err.
 		var spec server.Spec
@@ -139,6 +140,10 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 		if opts.Dir != "" {
 			spec.LogPath = filepath.Join(opts.Dir, "server.log")
 		}
+		if p.LearnsSecrets() {
+			learned = secret.NewLearned()
+			spec.Learned = learned
+		}
 		t.proc, err = server.Start(ctx, spec)
 		if err != nil {
 			return nil, &ServerError{Err: err}
@@ -146,7 +151,7 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 		defer t.proc.Stop()
 	}
 	resolve := resolver(p)
-	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed, Segment: opts.Segment}, func(ctx context.Context, u *url.URL) (*httpx.Origin, error) {
+	prog, err := p.Program(ctx, plan.ProgramOptions{Params: opts.Params, Seed: opts.Seed, Segment: opts.Segment, Learned: learned}, func(ctx context.Context, u *url.URL) (*httpx.Origin, error) {
 		o, err := resolve(ctx, u)
 		if err == nil && o.Addr.Addr().IsLoopback() {
 			t.local = true

@@ -11,7 +11,10 @@
 // quick mode's --url, step names, stored plans); the server's command
 // (server.command), the log tail of its errors, and server.log itself,
 // masked by a Writer as the server writes it (server.Spec.Secrets); and
-// the reasons journeys were aborted (runner, before result.json).
+// the reasons journeys were aborted (runner, before result.json). A secret
+// is masked in each of its Forms (URL-, JSON-, HTML-escaped, base64), and
+// values known only as the load runs (the credentials VUs capture) reach
+// server.log's Writer through a Learned.
 //
 // It is a package of its own, not a part of httpx or plan, because both
 // (and the command line) need it and neither owns the other's data.
@@ -21,7 +24,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -56,28 +58,14 @@ func Header(name, value string) string {
 // (a plan's own text), it is masked whatever its length.
 const MinLength = 4
 
-// Replace masks every occurrence in s of each secret of MinLength bytes or
-// more. Longer secrets go first: a shorter one that is a part of a longer
-// one ("s3cret" of "s3cretABCDEF") would otherwise leave the longer one's
-// tail in clear.
+// Replace masks every occurrence in s of each form (Forms) of each secret
+// of MinLength bytes or more: the secret as written, URL-, JSON- and
+// HTML-escaped, and in base64.
 func Replace(s string, secrets []string) string {
-	long := make([]string, 0, len(secrets))
-	for _, v := range secrets {
-		if len(v) >= MinLength {
-			long = append(long, v)
-		}
-	}
-	if len(long) == 0 {
+	if len(secrets) == 0 {
 		return s
 	}
-	sort.Slice(long, func(i, j int) bool {
-		if len(long[i]) != len(long[j]) {
-			return len(long[i]) > len(long[j])
-		}
-		return long[i] < long[j]
-	})
-	long = slices.Compact(long)
-	for _, v := range long {
+	for _, v := range maskable(secrets) {
 		s = strings.ReplaceAll(s, v, Mask)
 	}
 	return s

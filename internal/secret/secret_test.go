@@ -1,6 +1,9 @@
 package secret
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestName(t *testing.T) {
 	for _, tt := range []struct {
@@ -122,5 +125,41 @@ func TestResponseHeader(t *testing.T) {
 	}
 	if got := CookieValues("Content-Type", "a=b"); got != nil {
 		t.Errorf("CookieValues of Content-Type = %q", got)
+	}
+}
+
+// TestReplaceForms: a secret is masked as written, URL-escaped (query and
+// path), JSON-escaped (with and without HTML escapes), HTML-escaped and in
+// base64 (both alphabets, padded or not), in Replace and in Writer alike.
+func TestReplaceForms(t *testing.T) {
+	t.Parallel()
+	const pw = `Pw9+sec/ret&"<x>?`
+	forms := map[string]string{
+		"raw":        pw,
+		"query":      `Pw9%2Bsec%2Fret%26%22%3Cx%3E%3F`,
+		"path":       `Pw9+sec%2Fret&%22%3Cx%3E%3F`,
+		"json":       `Pw9+sec/ret\u0026\"\u003cx\u003e?`,
+		"json plain": `Pw9+sec/ret&\"<x>?`,
+		"html":       `Pw9+sec/ret&amp;&#34;&lt;x&gt;?`,
+		"base64":     "UHc5K3NlYy9yZXQmIjx4Pj8=",
+		"base64 url": "UHc5K3NlYy9yZXQmIjx4Pj8",
+		"base64 raw": "UHc5K3NlYy9yZXQmIjx4Pj8",
+	}
+	for name, f := range forms {
+		text := "before " + f + " after"
+		got := Replace(text, []string{pw})
+		if strings.Contains(got, f) || !strings.HasPrefix(got, "before ***") || !strings.Contains(got, " after") {
+			t.Errorf("%s form %q: Replace gives %q", name, f, got)
+		}
+		var b strings.Builder
+		w := NewWriter(&b, []string{pw})
+		w.Write([]byte(text))
+		w.Close()
+		if b.String() != got {
+			t.Errorf("%s form %q: Writer gives %q, Replace %q", name, f, b.String(), got)
+		}
+	}
+	if n := len(Forms("s3cretpw1")); n != 2 {
+		t.Errorf("Forms of a password of letters and digits: %d, want 2 (itself and its base64): %q", n, Forms("s3cretpw1"))
 	}
 }

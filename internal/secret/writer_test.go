@@ -2,6 +2,7 @@ package secret
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -66,7 +67,8 @@ func TestWriterMasksWholeSecrets(t *testing.T) {
 }
 
 // TestWriterHoldsBackLittle: what the writer keeps is bounded by the longest
-// secret, not by the stream, and many secrets are masked at once.
+// secret's longest form (its base64, here), not by the stream, and many
+// secrets are masked at once.
 func TestWriterHoldsBackLittle(t *testing.T) {
 	var secrets []string
 	for i := range 100_000 {
@@ -78,7 +80,7 @@ func TestWriterHoldsBackLittle(t *testing.T) {
 	line := []byte(strings.Repeat("log line without a secret ", 40) + "\n")
 	for range 10_000 {
 		w.Write(line)
-		if len(w.held) >= len("password123") {
+		if len(w.held) >= len(base64.RawStdEncoding.EncodeToString([]byte("password123"))) {
 			t.Fatalf("holds %d bytes back", len(w.held))
 		}
 	}
@@ -89,5 +91,43 @@ func TestWriterHoldsBackLittle(t *testing.T) {
 	}
 	if out.Len() != 10_000*len(line)+len("the *** is here, and *** too") {
 		t.Errorf("%d bytes out", out.Len())
+	}
+}
+
+// TestWriterLearns: values added to a Learned are masked, in each form,
+// from the Writer's next write on, beside its own secrets; it masks the
+// newest MaxLearned of them, and what it holds back stays bounded.
+func TestWriterLearns(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	l := NewLearned()
+	w := NewWriter(&out, []string{"plan-secret"})
+	w.Learn(l)
+	w.Write([]byte("issued Se4+tok/val then plan-secret\n"))
+	l.Add("Se4+tok/val")
+	l.Add("abc") // too short to mask
+	w.Write([]byte("got Se4+tok/val, Se4%2Btok%2Fval and U2U0K3Rvay92YWw= and abc\n"))
+	w.Close()
+	want := "issued Se4+tok/val then ***\ngot ***, *** and ***= and abc\n"
+	if out.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
+	}
+
+	out.Reset()
+	w = NewWriter(&out, nil)
+	w.Learn(l)
+	for i := range MaxLearned + 10 {
+		l.Add(fmt.Sprintf("sess-%06d", i))
+		if i%1000 == 0 {
+			w.Write([]byte("x"))
+		}
+	}
+	w.Write([]byte(" sess-000000 sess-000020 " + fmt.Sprintf("sess-%06d", MaxLearned+9) + "\n"))
+	w.Close()
+	if got := out.String()[strings.LastIndex(out.String(), "x")+1:]; got != " sess-000000 *** ***\n" {
+		t.Errorf("after %d values: %q, want the oldest in clear and the newest masked", MaxLearned+10, got)
+	}
+	if len(w.learned) > MaxLearned || w.n > 2*MaxLearned {
+		t.Errorf("holds %d learned values, %d secrets", len(w.learned), w.n)
 	}
 }

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/secret"
@@ -34,8 +36,8 @@ type maskedLog struct {
 // copied into it through secret.Writer (then log is not nil). The caller
 // closes out once the server has started (or failed to); the copy closes
 // logFile when it ends.
-func serverOutput(logFile *os.File, secrets []string) (out *os.File, log *maskedLog, err error) {
-	maskable := false
+func serverOutput(logFile *os.File, secrets []string, learned *secret.Learned) (out *os.File, log *maskedLog, err error) {
+	maskable := learned != nil
 	for _, s := range secrets {
 		maskable = maskable || len(s) >= secret.MinLength
 	}
@@ -50,12 +52,46 @@ func serverOutput(logFile *os.File, secrets []string) (out *os.File, log *masked
 	go func() {
 		defer close(log.done)
 		mw := secret.NewWriter(logFile, secrets)
+		mw.Learn(learned)
 		io.Copy(mw, r) // until every process of the tree has closed its end
 		mw.Close()
 		logFile.Close()
 		r.Close()
+		if forms := mw.LearnedForms(); len(forms) > 0 {
+			remask(logFile.Name(), forms)
+		}
 	}()
 	return w, log, nil
+}
+
+// remask masks again, in the log at path, the values learned while the
+// server ran (the credentials VUs captured): a server that logged one
+// before loadlab had captured it (as it issued a session token) wrote it
+// before the Writer knew it. The log is copied through a Writer into a
+// file beside it, which then takes its place; on any error the log is
+// left as it is.
+func remask(path string, forms []string) {
+	in, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(path), ".server-log-*")
+	if err != nil {
+		return
+	}
+	w := secret.NewTextsWriter(out, forms)
+	_, err = io.Copy(w, in)
+	err = errors.Join(err, w.Close(), out.Close())
+	if err == nil {
+		if st, serr := in.Stat(); serr == nil {
+			os.Chmod(out.Name(), st.Mode().Perm())
+		}
+		err = os.Rename(out.Name(), path)
+	}
+	if err != nil {
+		os.Remove(out.Name())
+	}
 }
 
 // settle waits, at most logSettleWait, for the output so far to be in the

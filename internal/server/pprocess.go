@@ -91,7 +91,7 @@ func startPortable(ctx context.Context, spec Spec) (*portableProcess, error) {
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = environment(spec.Env)
-	out, mlog, err := serverOutput(logFile, spec.Secrets)
+	out, mlog, err := serverOutput(logFile, spec.Secrets, spec.Learned)
 	if err != nil {
 		logFile.Close()
 		if tempLog {

@@ -136,7 +136,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, dog.mark) // the watchdog finds the tree by it
-	out, mlog, err := serverOutput(logFile, spec.Secrets)
+	out, mlog, err := serverOutput(logFile, spec.Secrets, spec.Learned)
 	if err != nil {
 		logFile.Close()
 		dog.close(true)

@@ -68,10 +68,13 @@ type Spec struct {
 	SampleInterval time.Duration
 
 	// Secrets are values masked (secret.Replace) wherever loadlab shows
-	// the server: its command (Command, result.json's server.command) and
-	// the log tail its errors carry. The log file itself is the server's
-	// own output and is kept as written.
+	// the server: its command (Command, result.json's server.command), the
+	// log tail its errors carry, and the log file itself, masked as the
+	// server writes it (secret.Writer).
 	Secrets []string
+	// Learned are secrets known only as the load runs (the credentials
+	// VUs capture): server.log masks them from when they are learned.
+	Learned *secret.Learned
 }
 
 // File is a file the server needs, already rendered.

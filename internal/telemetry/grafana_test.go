@@ -55,7 +55,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	live.RunStarted()
 	live.Interval(steps, interval(10, 3))
 	live.Server(50, 1<<20)
-	srv, err := Serve("127.0.0.1:0", live)
+	srv, err := Serve("127.0.0.1:0", live, "")
 	if err != nil {
 		t.Fatal(err)
 	}

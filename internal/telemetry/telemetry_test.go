@@ -101,7 +101,7 @@ func TestServe(t *testing.T) {
 	live.Interval(steps, interval(10, 3))
 	live.Interval(steps, interval(5, 30))
 	live.Server(150, 64<<20)
-	srv, err := Serve("127.0.0.1:0", live)
+	srv, err := Serve("127.0.0.1:0", live, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestServeBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	_, err = Serve(ln.Addr().String(), New())
+	_, err = Serve(ln.Addr().String(), New(), "")
 	if err == nil || !strings.Contains(err.Error(), "is in use") {
 		t.Fatalf("Serve on a busy port: %v, want an error saying it is in use", err)
 	}
@@ -547,4 +547,110 @@ func BenchmarkLiveInterval(b *testing.B) {
 	for b.Loop() {
 		live.Interval(steps, iv)
 	}
+}
+
+// status is the status of a GET of u with the Host and headers given.
+func status(t *testing.T, u, host string, header map[string]string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	return r.StatusCode
+}
+
+// TestServeLoopbackGuard: on loopback, as the dashboard does, /metrics
+// refuses a Host that is not loopback (a page elsewhere rebinding its name
+// to 127.0.0.1) and needs no token.
+func TestServeLoopbackGuard(t *testing.T) {
+	t.Parallel()
+	srv, err := Serve("127.0.0.1:0", New(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Token != "" {
+		t.Errorf("token %q on loopback, want none", srv.Token)
+	}
+	_, port, _ := net.SplitHostPort(srv.Addr)
+	u := "http://" + srv.Addr + "/metrics"
+	for _, host := range []string{"evil.example:" + port, "evil.example", "192.0.2.7:" + port} {
+		if got := status(t, u, host, nil); got != http.StatusForbidden {
+			t.Errorf("Host %s: %d, want 403", host, got)
+		}
+	}
+	for _, host := range []string{"", "localhost:" + port, "[::1]:" + port} {
+		if got := status(t, u, host, nil); got != http.StatusOK {
+			t.Errorf("Host %q: %d, want 200", host, got)
+		}
+	}
+}
+
+// TestServeTokenOffLoopback: off loopback /metrics needs the token, made
+// at random (32 hex digits) or given, as a Bearer header or ?token=; a
+// given token shorter than 16 characters is refused.
+func TestServeTokenOffLoopback(t *testing.T) {
+	t.Parallel()
+	ip := nonLoopbackIP(t)
+	srv, err := Serve(net.JoinHostPort(ip, "0"), New(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Loopback || len(srv.Token) != 32 {
+		t.Fatalf("loopback %v, token %q: want a random token off loopback", srv.Loopback, srv.Token)
+	}
+	base := "http://" + srv.Addr
+	for _, c := range []struct {
+		path   string
+		header map[string]string
+		want   int
+	}{
+		{"/metrics", nil, http.StatusUnauthorized},
+		{"/", nil, http.StatusUnauthorized},
+		{"/metrics?token=wrong", nil, http.StatusUnauthorized},
+		{"/metrics", map[string]string{"Authorization": "Bearer wrong"}, http.StatusUnauthorized},
+		{"/metrics?token=" + srv.Token, nil, http.StatusOK},
+		{"/metrics", map[string]string{"Authorization": "Bearer " + srv.Token}, http.StatusOK},
+	} {
+		if got := status(t, base+c.path, "", c.header); got != c.want {
+			t.Errorf("%s %v: %d, want %d", c.path, c.header, got, c.want)
+		}
+	}
+	given, err := Serve(net.JoinHostPort(ip, "0"), New(), "0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer given.Close()
+	if given.Token != "0123456789abcdef" {
+		t.Errorf("token %q, want the one given", given.Token)
+	}
+	if _, err := Serve(net.JoinHostPort(ip, "0"), New(), "short"); err == nil || !strings.Contains(err.Error(), "too short") {
+		t.Errorf("a 5-character token: %v, want an error saying it is too short", err)
+	}
+}
+
+func nonLoopbackIP(t *testing.T) string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this machine has no non-loopback IPv4 address")
+	return ""
 }
