@@ -135,6 +135,7 @@ func runtimePick(p Pick) journey.Pick {
 func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*engine.Program, *journey.Runner, error) {
 	c := &compiler{p: p, d: &decoder{}, resolve: resolve, ctx: ctx, targets: map[string]*httpx.Origin{}}
 	c.global = p.constScope(opts)
+	c.global.SetMaxText(p.HTTP.MaxRequestBody)
 	r := &journey.Runner{Scope: c.global, Targets: c.targets}
 	c.runner = r
 	r.VUSlot = c.global.Slot("vu")
@@ -391,6 +392,10 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 			c.d.errorf(st.URL.Pos, "bad URL %q", src)
 			return nil
 		}
+		if msg := badPort(u); msg != "" {
+			c.d.errorf(st.URL.Pos, "%s: URL %q: %s", st.Name, clip(src), msg)
+			return nil
+		}
 		base = u
 		pathSrc = rest[end:]
 		pathOff = len(src) - len(pathSrc)
@@ -413,6 +418,22 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	}
 	rs.Path = c.template(Text{Src: pathSrc, Pos: textPos(st.URL, pathOff), quoted: false}, scope)
 	rs.Query = c.fields(st.Query, scope)
+	rs.MaxURL, rs.MaxBody = h.MaxURL, h.MaxRequestBody
+	if rs.Path != nil {
+		rs.Path.Limit = h.MaxURL
+		if text, ok := rs.Path.Static(); ok {
+			if bad := badEscape(text); bad != "" {
+				c.d.errorf(st.URL.Pos, "%s: the URL has %q, which is not a %%XX escape (write %%25 for a %%)", st.Name, bad)
+			}
+			c.checkSize(st.URL.Pos, st.Name, "URL", len(rs.Prefix)+len(text), h.MaxURL, "max_url")
+		}
+	}
+	for i, q := range rs.Query {
+		q.Value.Limit = h.MaxURL
+		if text, ok := q.Value.Static(); ok {
+			c.checkSize(st.Query[i].Value.Pos, st.Name, "query "+q.Name, len(url.QueryEscape(text)), h.MaxURL, "max_url")
+		}
+	}
 	// A step's header replaces the plan-wide one of the same name.
 	var all []Field
 	for _, f := range h.Headers {
@@ -422,6 +443,25 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	}
 	all = append(all, st.Headers...)
 	rs.Headers = c.fields(all, scope)
+	for _, f := range rs.Headers {
+		f.Value.Limit = h.MaxRequestHeader
+		text, ok := f.Value.Static()
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(all, func(g Field) bool { return g.Name == f.Name })
+		pos := all[i].Value.Pos
+		if c.reported[pos] {
+			continue // http.headers are every step's: say it once
+		}
+		if err := httpx.CheckHeaderValue(text); err != nil && httpx.CheckHeaderValue(all[i].Value.Src) == nil { // the text as written is checked when the plan decodes
+			c.report(pos, "%s: header %s: %v", st.Name, f.Name, err)
+			continue
+		}
+		if len(text) > h.MaxRequestHeader {
+			c.report(pos, "%s: the header %s is %s, over its limit of %s (raise it with http.max_request_header; see Limits in docs/plan.md)", st.Name, f.Name, byteCount(len(text)), byteCount(h.MaxRequestHeader))
+		}
+	}
 	for _, f := range all {
 		if (strings.EqualFold(f.Name, "Content-Length") || strings.EqualFold(f.Name, "Cookie")) && !c.reported[f.Pos] {
 			if c.reported == nil {
@@ -435,11 +475,26 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	case st.JSON != nil:
 		rs.JSON = c.jsonTemplate(st.JSON, scope)
 		rs.ContentType = "application/json"
+		if b, ok := rs.JSON.Static(); ok {
+			c.checkSize(st.JSON.pos, st.Name, "json body", len(b), h.MaxRequestBody, "max_request_body")
+		}
 	case st.Form != nil:
 		rs.Form = c.fields(st.Form, scope)
 		rs.ContentType = "application/x-www-form-urlencoded"
+		for i, f := range rs.Form {
+			f.Value.Limit = h.MaxRequestBody
+			if text, ok := f.Value.Static(); ok {
+				c.checkSize(st.Form[i].Value.Pos, st.Name, "form "+f.Name, len(url.QueryEscape(text)), h.MaxRequestBody, "max_request_body")
+			}
+		}
 	case st.Body != nil:
 		rs.Raw = c.template(*st.Body, scope)
+		if rs.Raw != nil {
+			rs.Raw.Limit = h.MaxRequestBody
+			if text, ok := rs.Raw.Static(); ok {
+				c.checkSize(st.Body.Pos, st.Name, "body", len(text), h.MaxRequestBody, "max_request_body")
+			}
+		}
 	}
 	if st.Expect != nil {
 		rs.Checks = c.checks(st.Expect, scope)
@@ -461,6 +516,42 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		rs.MaxRedirects = h.MaxRedirects
 	}
 	return rs.Request(c.runner)
+}
+
+// checkSize reports a part of a request that is over its limit when the
+// plan loads: its text depends on nothing that changes per VU.
+func (c *compiler) checkSize(pos Pos, step, what string, n, limit int, key string) {
+	if n > limit {
+		c.d.errorf(pos, "%s: the %s is %s, over its limit of %s (raise it with http.%s; see Limits in docs/plan.md)", step, what, byteCount(n), byteCount(limit), key)
+	}
+}
+
+// report reports an error once for text that every step shares.
+func (c *compiler) report(pos Pos, format string, args ...any) {
+	if c.reported == nil {
+		c.reported = map[Pos]bool{}
+	}
+	if !c.reported[pos] {
+		c.reported[pos] = true
+		c.d.errorf(pos, format, args...)
+	}
+}
+
+// badEscape is the first % in s that does not start a %XX escape.
+func badEscape(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+			return s[i:min(i+3, len(s))]
+		}
+	}
+	return ""
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func (c *compiler) checks(e *Expect, scope *expr.Scope) []journey.Check {
@@ -521,6 +612,7 @@ func (c *compiler) jsonTemplate(n *node, scope *expr.Scope) *journey.JSON {
 		if t == nil {
 			return new(journey.JSON)
 		}
+		t.Limit = c.p.HTTP.MaxRequestBody
 		if v, ok := t.Const(); ok {
 			if b, err := json.Marshal(v); err == nil {
 				return journey.JSONStatic(b)

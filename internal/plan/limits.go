@@ -46,6 +46,26 @@ const (
 	MaxTemplateBytes = MaxPlanBytes
 )
 
+// The bounds of what a step's templates render, unless http: raises them
+// (max_request_header, max_url, max_request_body), and the most any of
+// them may be raised to: a request is built in memory, one per VU.
+const (
+	DefaultMaxRequestHeader = 64 << 10
+	DefaultMaxURL           = 8 << 10
+	DefaultMaxRequestBody   = 16 << 20
+	MaxRequestHeaderLimit   = 1 << 20
+	MaxURLLimit             = 1 << 20
+	MaxRequestBodyLimit     = 1 << 30
+)
+
+// MaxDataColumns is the most columns of a CSV data source, and
+// MaxDataRowBytes the widest row: each column is a name in every template's
+// scope, and a row is held whole.
+const (
+	MaxDataColumns  = 1_000
+	MaxDataRowBytes = 1 << 20
+)
+
 // dataRowLimit is MaxDataRows; tests lower it.
 var dataRowLimit = MaxDataRows
 

@@ -276,7 +276,12 @@ type HTTP struct {
 	Insecure        bool
 	MaxBody         int64
 	MaxHeader       int64
-	Headers         []Field
+	// MaxRequestHeader, MaxURL and MaxRequestBody bound what a step's
+	// templates render: each header's value, the request target (path and
+	// query), the body (DefaultMaxRequestHeader, DefaultMaxURL,
+	// DefaultMaxRequestBody unless http: sets them).
+	MaxRequestHeader, MaxURL, MaxRequestBody int
+	Headers                                  []Field
 	// AcceptEncoding is sent with every request unless a step sets its own
 	// (compression: true, the default, sends httpx.AcceptEncoding, as a
 	// browser does; false sends none; a list sends those codings).
