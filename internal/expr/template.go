@@ -219,6 +219,15 @@ type part struct {
 
 var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
+// Literal is a template of text as it is, braces and all (a body_file).
+func Literal(text string) *Template {
+	t := &Template{Source: text}
+	if text != "" {
+		t.parts = []part{{lit: text, slot: -1}}
+	}
+	return t
+}
+
 // Compile compiles a template against the scope.
 func (s *Scope) Compile(src string) (*Template, error) {
 	t := &Template{Source: src}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -487,6 +488,17 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 				c.checkSize(st.Form[i].Value.Pos, st.Name, "form "+f.Name, len(url.QueryEscape(text)), h.MaxRequestBody, "max_request_body")
 			}
 		}
+	case st.BodyFile != nil:
+		path := st.BodyFile.Src
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.p.Dir, path)
+		}
+		data, err := readFile(path, int64(h.MaxRequestBody))
+		if err != nil {
+			c.report(st.BodyFile.Pos, "body_file: %v", err)
+			break
+		}
+		rs.Raw = expr.Literal(string(data))
 	case st.Body != nil:
 		rs.Raw = c.template(*st.Body, scope)
 		if rs.Raw != nil {

@@ -194,6 +194,10 @@ func readPlan(path string) ([]byte, error) {
 // server file's template): it must be a regular file of at most limit
 // bytes, and no more than that is read from it, even if it grows.
 func openFile(path string, limit int64) (io.ReadCloser, error) {
+	// By its mode first: opening a FIFO that has no writer blocks.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w", path, errors.Unwrap(err))

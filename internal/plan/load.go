@@ -915,7 +915,7 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 
 var methods = []string{"get", "post", "put", "patch", "delete", "head", "options"}
 
-var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
+var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "body_file", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
 
 func (d *decoder) step(n *node) *Step {
 	m, ok := d.fields(n, "a step", stepKeys...)
@@ -986,8 +986,14 @@ func (d *decoder) step(n *node) *Step {
 		}
 		bodies++
 	}
+	if v := m.get("body_file"); v != nil {
+		if s, ok := d.str(v, "body_file"); ok {
+			st.BodyFile = &Text{Src: s, Pos: v.pos}
+		}
+		bodies++
+	}
 	if bodies > 1 {
-		d.errorf(n.pos, "a step has one body: give json:, form: or body:, not several")
+		d.errorf(n.pos, "a step has one body: give json:, form:, body: or body_file:, not several")
 	}
 	if v := m.get("follow_redirects"); v != nil {
 		if b, ok := d.boolean(v, "follow_redirects"); ok {

@@ -113,13 +113,17 @@ type Step struct {
 	IsThink         bool
 
 	// A request.
-	Method    string
-	URL       Text
-	Headers   []Field
-	Query     []Field
-	JSON      *node // a JSON body, with templates in strings
-	Form      []Field
-	Body      *Text
+	Method  string
+	URL     Text
+	Headers []Field
+	Query   []Field
+	JSON    *node // a JSON body, with templates in strings
+	Form    []Field
+	Body    *Text
+	// BodyFile is body_file:, a file sent as the body as it is (no
+	// templates), read when the plan compiles: a regular file of at most
+	// http.max_request_body, relative to the plan's directory.
+	BodyFile  *Text
 	Expect    *Expect
 	Captures  []CaptureSpec
 	Redirects *bool // follow redirects; nil: the plan's default
