@@ -498,6 +498,24 @@ func (t *Template) Append(dst []byte, st *State) ([]byte, error) {
 	return dst, nil
 }
 
+// Lookups are the slots the template reads by name ({{ users.email }}),
+// and its literal text's length; ok is false when it also has an
+// expression, whose value cannot be known without running it.
+func (t *Template) Lookups() (slots []int, literal int, ok bool) {
+	for i := range t.parts {
+		p := &t.parts[i]
+		switch {
+		case p.prog != nil:
+			return nil, 0, false
+		case p.slot >= 0:
+			slots = append(slots, p.slot)
+		default:
+			literal += len(p.lit)
+		}
+	}
+	return slots, literal, true
+}
+
 // String evaluates the template to a string.
 func (t *Template) String(st *State) (string, error) {
 	if s, ok := t.Static(); ok {

@@ -112,8 +112,11 @@ type compiler struct {
 	targets map[string]*httpx.Origin
 	global  *expr.Scope
 
-	runner     *journey.Runner
-	feeders    []*journey.Source
+	runner  *journey.Runner
+	feeders []*journey.Source
+	// columns are the data columns by slot, for checking before load what
+	// a template made of them renders (dataBound).
+	columns    map[int]dataColumn
 	resolveErr error
 	reported   map[Pos]bool // errors about shared text, said once
 }
@@ -146,8 +149,13 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 	r.ScenarioSlot = c.global.Slot("scenario")
 	for _, f := range p.Data {
 		src := &journey.Source{Name: f.Name, File: f.File, Rows: f.Rows, Pick: runtimePick(f.Pick)}
-		for _, col := range f.Columns {
-			src.Slots = append(src.Slots, c.global.Slot(f.Name+"."+col))
+		for i, col := range f.Columns {
+			slot := c.global.Slot(f.Name + "." + col)
+			src.Slots = append(src.Slots, slot)
+			if c.columns == nil {
+				c.columns = map[int]dataColumn{}
+			}
+			c.columns[slot] = dataColumn{feeder: f, index: i}
 		}
 		c.feeders = append(c.feeders, src)
 	}
@@ -422,6 +430,9 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	rs.MaxURL, rs.MaxBody = h.MaxURL, h.MaxRequestBody
 	if rs.Path != nil {
 		rs.Path.Limit = h.MaxURL
+		if msg := c.dataBound(rs.Path, h.MaxURL-len(rs.Prefix), "max_url", false); msg != "" {
+			c.d.errorf(st.URL.Pos, "%s: the URL %s", st.Name, msg)
+		}
 		if text, ok := rs.Path.Static(); ok {
 			if bad := badEscape(text); bad != "" {
 				c.d.errorf(st.URL.Pos, "%s: the URL has %q, which is not a %%XX escape (write %%25 for a %%)", st.Name, bad)
@@ -446,12 +457,17 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	rs.Headers = c.fields(all, scope)
 	for _, f := range rs.Headers {
 		f.Value.Limit = h.MaxRequestHeader
-		text, ok := f.Value.Static()
-		if !ok {
-			continue
-		}
 		i := slices.IndexFunc(all, func(g Field) bool { return g.Name == f.Name })
 		pos := all[i].Value.Pos
+		text, ok := f.Value.Static()
+		if !ok {
+			if !c.reported[pos] {
+				if msg := c.dataBound(f.Value, h.MaxRequestHeader, "max_request_header", true); msg != "" {
+					c.report(pos, "%s: header %s: %s", st.Name, f.Name, msg)
+				}
+			}
+			continue
+		}
 		if c.reported[pos] {
 			continue // http.headers are every step's: say it once
 		}
@@ -503,6 +519,9 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		rs.Raw = c.template(*st.Body, scope)
 		if rs.Raw != nil {
 			rs.Raw.Limit = h.MaxRequestBody
+			if msg := c.dataBound(rs.Raw, h.MaxRequestBody, "max_request_body", false); msg != "" {
+				c.d.errorf(st.Body.Pos, "%s: the body %s", st.Name, msg)
+			}
 			if text, ok := rs.Raw.Static(); ok {
 				c.checkSize(st.Body.Pos, st.Name, "body", len(text), h.MaxRequestBody, "max_request_body")
 			}
@@ -528,6 +547,69 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		rs.MaxRedirects = h.MaxRedirects
 	}
 	return rs.Request(c.runner)
+}
+
+// dataColumn is a data source's column, by its slot.
+type dataColumn struct {
+	feeder *Feeder
+	index  int
+}
+
+// dataBound checks, before load, a template made of literal text and data
+// columns only (no expression, no capture): that no row renders it over
+// limit, and, for a header, that no value it uses has a line break. It
+// says what is wrong, or "". A template that reads anything else is
+// checked as it renders.
+func (c *compiler) dataBound(t *expr.Template, limit int, key string, header bool) string {
+	if t == nil || len(c.columns) == 0 {
+		return ""
+	}
+	slots, literal, ok := t.Lookups()
+	if !ok || len(slots) == 0 {
+		return ""
+	}
+	byFeeder := map[*Feeder][]int{}
+	var order []*Feeder
+	for _, slot := range slots {
+		col, ok := c.columns[slot]
+		if !ok {
+			return "" // a capture, vu or iteration
+		}
+		if _, seen := byFeeder[col.feeder]; !seen {
+			order = append(order, col.feeder)
+		}
+		byFeeder[col.feeder] = append(byFeeder[col.feeder], col.index)
+	}
+	// Rows of different sources pair up at run time: the longest row of
+	// each adds up to the longest the template can be.
+	total := literal
+	var widest string
+	for _, f := range order {
+		most, at := 0, 0
+		for r, row := range f.Rows {
+			n := 0
+			for _, i := range byFeeder[f] {
+				if i >= len(row) {
+					continue
+				}
+				if header {
+					if err := httpx.CheckHeaderValue(row[i]); err != nil {
+						return fmt.Sprintf("column %s of data source %s, row %d: %v", f.Columns[i], f.Name, r+1, err)
+					}
+				}
+				n += len(row[i])
+			}
+			if n > most {
+				most, at = n, r
+			}
+		}
+		total += most
+		widest = fmt.Sprintf("data source %s's row %d", f.Name, at+1)
+	}
+	if total > limit {
+		return fmt.Sprintf("renders up to %s with %s, over its limit of %s (raise it with http.%s; see Limits in docs/plan.md)", byteCount(total), widest, byteCount(limit), key)
+	}
+	return ""
 }
 
 // checkSize reports a part of a request that is over its limit when the

@@ -194,3 +194,24 @@ func TestDataBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderedFromData: a header, URL or body made of data columns is
+// checked against every row before load: a value with a line break in a
+// header, or a row that makes it over its bound, is an error at the
+// template's place naming the source and the row.
+func TestRenderedFromData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "d.csv"), []byte("token,path\nabc,a\n\"x\r\nX-Evil: 1\",b\nok,"+strings.Repeat("p", 9000)+"\n"), 0o644)
+	for _, tt := range []struct{ step, want string }{
+		{"get: /\n    headers: { X-T: 'Bearer {{ d.token }}' }", ":5:21: GET /: header X-T: column token of data source d, row 2: the value has a line break"},
+		{"get: '/{{ d.path }}'", ":4:10: GET /{{ d.path }}: the URL renders up to 8.8 KiB with data source d's row 3, over its limit of 8 KiB"},
+		{"post: /\n    body: '{{ d.token }}{{ d.path }}'", ":5:11: POST /: the body renders up to 8.8 KiB with data source d's row 3, over its limit of 1 KiB"},
+	} {
+		path := filepath.Join(dir, "plan.yaml")
+		os.WriteFile(path, []byte("data: { d: { csv: d.csv } }\n"+renderedPlan(tt.step, "http: { max_request_body: 1KiB }\n")), 0o644)
+		if _, err := Load(path, Options{}); err == nil || !strings.Contains(err.Error(), path+tt.want) {
+			t.Errorf("%s: got %v, want %q", tt.step, err, tt.want)
+		}
+	}
+}
