@@ -215,3 +215,24 @@ func TestRenderedFromData(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderedChecksAtSet: a --set value goes through the same checks as
+// the plan's own text: one that makes int() fail, a header with a line
+// break or a port out of range is refused when the plan loads.
+func TestRenderedChecksAtSet(t *testing.T) {
+	t.Parallel()
+	plan := "target: http://127.0.0.1:{{ port }}\nvars: { p: '1', port: 9, note: a }\nsteps:\n  - get: '/?n={{ int(p) }}'\n    headers: { X-N: '{{ note }}' }\nload: { closed: { vus: 1, iterations: 1 } }\n"
+	if _, err := Parse("plan.yaml", []byte(plan), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ set, want string }{
+		{"vars.p=x", "plan.yaml:4:18: in {{ int(p) }}: invalid operation: int(x)"},
+		{`vars.note="a\r\nX-Evil: 1"`, "plan.yaml:5:21: GET /?n={{ int(p) }}: header X-N: the value has a line break"},
+		{"vars.port=99999", "port 99999 is not a port"},
+		{"http.max_url=1GiB", "http.max_url must be from 256 bytes to 1 MiB"},
+	} {
+		if _, err := Parse("plan.yaml", []byte(plan), Options{Set: []string{tt.set}}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("--set %s: got %v, want %q", tt.set, err, tt.want)
+		}
+	}
+}
