@@ -221,7 +221,7 @@ func TestBodyFileReadOnce(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		q, err := parseQuick(&stdio{in: in, out: goio.Discard, err: goio.Discard}, &f, true)
+		q, err := parseQuick(context.Background(), &stdio{in: in, out: goio.Discard, err: goio.Discard}, &f, true)
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)

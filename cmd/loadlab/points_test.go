@@ -87,3 +87,47 @@ func (*endless) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestLaterPointRendersBadly: every point's templates of constants are
+// rendered before the first run: a param that makes the target's port
+// 99999, an int() or an index that fails, a header with a line break or a
+// URL with a % that is no escape at point 3 is exit 2, naming the point,
+// the field and its place in the file, and no request reaches the server
+// (before, points 1 and 2 ran and then every journey of point 3 aborted).
+func TestLaterPointRendersBadly(t *testing.T) {
+	t.Parallel()
+	url, requests := counting(t)
+	port := url[strings.LastIndexByte(url, ':')+1:]
+	type test struct{ name, plan, want string }
+	var tests []test
+	for _, tt := range []test{
+		{"port", "target: http://127.0.0.1:{{ p }}\nsteps: [ { get: / } ]\nparams: { p: [" + port + ", 1, 99999] }\n", `:2:9: target "http://127.0.0.1:99999": port 99999 is not a port`},
+		{"int", "target: " + url + "\nsteps: [ { get: '/?n={{ int(p) }}' } ]\nparams: { p: ['1', '2', x] }\n", ":3:25: in {{ int(p) }}: invalid operation: int(x)"},
+		{"index", "target: " + url + "\nsteps: [ { get: '/?n={{ [10, 20][p] }}' } ]\nparams: { p: [0, 1, 2] }\n", ":3:25: in {{ [10, 20][p] }}: index out of range"},
+		{"crlf", "target: " + url + "\nsteps: [ { get: /, headers: { X-P: '{{ p }}' } } ]\nparams: { p: [a, b, \"c\\r\\nX-Evil: 1\"] }\n", ":3:36: GET /: header X-P: the value has a line break"},
+		{"percent", "target: " + url + "\nsteps: [ { get: '/{{ p }}' } ]\nparams: { p: [a, b, '%zz'] }\n", `:3:17: GET /{{ p }}: the URL has "%zz", which is not a %XX escape`},
+	} {
+		tests = append(tests, tt)
+	}
+	t.Run("points", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				path := writePlan(t, map[string]string{"plan.yaml": "name: " + tt.name + "\n" + tt.plan + "load: { closed: { vus: 1, iterations: 2 } }\nrepeat: 1\n"})
+				_, stderr, code := cli(context.Background(), t, "run", path, "--out", filepath.Join(t.TempDir(), "results"))
+				if code != 2 {
+					t.Fatalf("exit %d, want 2: %s", code, stderr)
+				}
+				if strings.Contains(stderr, "c\r\nX-Evil") {
+					t.Errorf("stderr holds the param's line break as it is:\n%s", stderr)
+				}
+				if !strings.Contains(stderr, "(3 of 3) is not a valid plan") || !strings.Contains(stderr, path+tt.want) {
+					t.Errorf("stderr does not name point 3 and say %q:\n%s", path+tt.want, stderr)
+				}
+			})
+		}
+	})
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests reached the server before the errors", n)
+	}
+}

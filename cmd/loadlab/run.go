@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,14 +54,17 @@ type quickFlags struct {
 	env         []string
 	maxBody     int64
 	maxHeader   int64
-	workers     int
-	grace       time.Duration
-	history     string
-	noHistory   bool
-	junit       string
-	thresholds  []string // --threshold
-	repeat      int      // --repeat: runs into DIR/runs/NNN
-	summary     summaryFlag
+	// maxRequestBody bounds --body and --body-file, as http.max_request_body
+	// bounds a plan's bodies.
+	maxRequestBody int64
+	workers        int
+	grace          time.Duration
+	history        string
+	noHistory      bool
+	junit          string
+	thresholds     []string // --threshold
+	repeat         int      // --repeat: runs into DIR/runs/NNN
+	summary        summaryFlag
 	// quiet leaves the summary out and collect hears the result: a run of
 	// --repeat, whose set is summed up once.
 	quiet   bool
@@ -193,6 +197,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.BoolVar(&f.noServer, "no-server", false, "ignore the plan's server section and load the target as it runs now (as --set server=null)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }} (and the plan variable KEY, if any): KEY=VALUE (repeatable)")
 	fl.Var(refused.hold("max-body", newSizeFlag(&f.maxBody, "16MiB", "--max-body", 1, math.MaxInt64, "")), "max-body", "a larger response body is an error")
+	fl.Var(refused.hold("max-request-body", newSizeFlag(&f.maxRequestBody, "16MiB", "--max-request-body", 1, 1<<30, " (1B to 1GiB)")), "max-request-body", "a larger --body or --body-file is refused before any load")
 	fl.Var(refused.hold("max-header", newSizeFlag(&f.maxHeader, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)")), "max-header", "a larger response header block is an error")
 	fl.Var(refused.hold("workers", &countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}), "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
 	fl.Var(refused.hold("grace", &durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}), "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
@@ -215,26 +220,27 @@ slow server cannot hide its queue (coordinated omission).`,
 
 // planEquivalent says where a plan sets what a quick-mode flag does.
 var planEquivalent = map[string]string{
-	"connections":  "set load.closed.vus (--set load.closed.vus=50) or an open load's max_vus",
-	"duration":     "set the load's duration (--set load.closed.duration=30s, or load.open.duration)",
-	"requests":     "set load.closed.iterations (per VU)",
-	"rate":         "use an open load (--set load.open.rate=2000/s)",
-	"method":       "write the method as a step's key (post: /path)",
-	"header":       "set http.headers, or a step's headers",
-	"body":         "give a step json:, form: or body:",
-	"body-file":    "give a step json:, form: or body:",
-	"timeout":      "set http.timeout (--set http.timeout=5s)",
-	"no-keepalive": "set http.keepalive: false",
-	"insecure":     "set http.insecure: true",
-	"compressed":   "plans send Accept-Encoding by default (http.compression)",
-	"max-body":     "set http.max_body",
-	"max-header":   "set http.max_header",
-	"http2":        "set http.version: 2",
-	"streams":      "set http.version: 2 (a VU's requests share its connection)",
+	"connections":      "set load.closed.vus (--set load.closed.vus=50) or an open load's max_vus",
+	"duration":         "set the load's duration (--set load.closed.duration=30s, or load.open.duration)",
+	"requests":         "set load.closed.iterations (per VU)",
+	"rate":             "use an open load (--set load.open.rate=2000/s)",
+	"method":           "write the method as a step's key (post: /path)",
+	"header":           "set http.headers, or a step's headers",
+	"body":             "give a step json:, form: or body:",
+	"body-file":        "give a step json:, form: or body:",
+	"timeout":          "set http.timeout (--set http.timeout=5s)",
+	"no-keepalive":     "set http.keepalive: false",
+	"insecure":         "set http.insecure: true",
+	"compressed":       "plans send Accept-Encoding by default (http.compression)",
+	"max-body":         "set http.max_body",
+	"max-header":       "set http.max_header",
+	"max-request-body": "set http.max_request_body",
+	"http2":            "set http.version: 2",
+	"streams":          "set http.version: 2 (a VU's requests share its connection)",
 }
 
 // quickOnly are the flags that only quick mode takes.
-var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "compressed", "max-body", "max-header", "http2", "streams"}
+var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "compressed", "max-body", "max-header", "max-request-body", "http2", "streams"}
 
 // quickRun is a validated quick-mode request.
 type quickRun struct {
@@ -288,7 +294,7 @@ func quickThresholds(texts []string) ([]plan.Threshold, error) {
 // parseQuick turns the flags, each already valid (flags.go), into the
 // request and the load, checking what no flag can check alone, before
 // anything touches the network.
-func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error) {
+func parseQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error) {
 	u := f.url.url
 	if u == nil {
 		return nil, usageError(errors.New("run: give a plan file (loadlab run plan.yaml) or --url URL"))
@@ -326,20 +332,19 @@ func parseQuick(io *stdio, f *quickFlags, connectionsSet bool) (*quickRun, error
 	case f.body != "" && f.bodyFile != "":
 		return nil, usageError(errors.New("run: give --body or --body-file, not both"))
 	case f.body != "":
+		if f.maxRequestBody == 0 { // quickFlags made without its flags
+			f.maxRequestBody = 16 << 20
+		}
+		if int64(len(f.body)) > f.maxRequestBody {
+			return nil, usageError(fmt.Errorf("run: --body is %s, over --max-request-body %s", sizeText(int64(len(f.body))), sizeText(f.maxRequestBody)))
+		}
 		body = []byte(f.body)
-	case f.bodyFile == "-":
-		if bodyBuf, err = readBody(io.in); err != nil {
-			return nil, usageError(fmt.Errorf("run: --body-file -: %w", err))
-		}
-		body = bodyBuf[bodyReserve:]
 	case f.bodyFile != "":
-		file, err := os.Open(f.bodyFile)
-		if err == nil {
-			bodyBuf, err = readBody(file)
-			file.Close()
+		if f.maxRequestBody == 0 {
+			f.maxRequestBody = 16 << 20
 		}
-		if err != nil {
-			return nil, usageError(fmt.Errorf("run: --body-file: %w", err))
+		if bodyBuf, err = readBodyFile(ctx, f.bodyFile, io.in, f.maxRequestBody); err != nil {
+			return nil, usageError(fmt.Errorf("run: --body-file %s: %w", f.bodyFile, err))
 		}
 		body = bodyBuf[bodyReserve:]
 	}
@@ -455,7 +460,7 @@ func h2Workers(connections, procs int) int {
 }
 
 func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool) error {
-	q, err := parseQuick(io, f, connectionsSet)
+	q, err := parseQuick(ctx, io, f, connectionsSet)
 	if err != nil {
 		return err
 	}
@@ -505,23 +510,113 @@ func parsePort(p string) (int, error) {
 // head (request line and headers); a longer head is copied with the body.
 const bodyReserve = 16 << 10
 
+// readBodyFile reads --body-file: a regular file, or - for stdin, of at
+// most limit bytes. A FIFO, a device or a directory is refused by its
+// mode, before it is opened (opening a FIFO with no writer blocks); stdin
+// is read through LimitReader, so that /dev/zero or a stream that never
+// ends stops at the limit. The read stops when ctx is done (SIGINT,
+// SIGTERM): a stdin that never sends anything does not hold the process.
+func readBodyFile(ctx context.Context, path string, stdin goio.Reader, limit int64) ([]byte, error) {
+	var r goio.Reader
+	if path == "-" {
+		if f, ok := stdin.(*os.File); ok {
+			if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+				return nil, fmt.Errorf("stdin is %s, over --max-request-body %s", sizeText(info.Size()), sizeText(limit))
+			}
+		}
+		r = stdin
+	} else {
+		info, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("not a regular file (%s): give a file, or - to read stdin", fileKind(info.Mode()))
+		}
+		if info.Size() > limit {
+			return nil, fmt.Errorf("the file is %s, over --max-request-body %s (raise it up to 1GiB)", sizeText(info.Size()), sizeText(limit))
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	type read struct {
+		buf []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		buf, err := readBody(r, limit)
+		done <- read{buf, err}
+	}()
+	select {
+	case got := <-done:
+		return got.buf, got.err
+	case <-ctx.Done():
+		// The reading goroutine stays blocked in its read; the process is
+		// about to exit with this error.
+		return nil, errors.New("stopped by a signal while reading the body: nothing was sent")
+	}
+}
+
+// fileKind names what a file that is not regular is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
+
+// sizeText writes a byte count as the size flags take it.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + "GiB"
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + "MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + "KiB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
 // readBody reads a request body (--body-file) once, into a buffer that
 // starts with bodyReserve free bytes: the body is then sent from where it
 // was read. A regular file (or stdin redirected from one) is read into a
 // buffer of its size; a pipe into chunks, copied once into a buffer of the
 // size they add up to (2.5 times the body allocated in all, where growing
 // one buffer allocated six times; the chunks are garbage once copied).
-func readBody(r goio.Reader) ([]byte, error) {
+// More than limit bytes is an error, found after reading limit+1 at most.
+func readBody(r goio.Reader, limit int64) ([]byte, error) {
+	tooLarge := fmt.Errorf("over --max-request-body %s", sizeText(limit))
 	if f, ok := r.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() <= limit {
 			buf := make([]byte, bodyReserve, bodyReserve+int(info.Size())+1) // one more to see EOF
 			for {
 				if len(buf) == cap(buf) {
-					buf = append(buf, 0)[:len(buf)] // the file grew
+					if int64(len(buf)-bodyReserve) > limit {
+						return nil, tooLarge // the file grew
+					}
+					buf = append(buf, 0)[:len(buf)]
 				}
 				n, err := f.Read(buf[len(buf):cap(buf)])
 				buf = buf[:len(buf)+n]
 				if err == goio.EOF {
+					if int64(len(buf)-bodyReserve) > limit {
+						return nil, tooLarge
+					}
 					return buf, nil
 				}
 				if err != nil {
@@ -530,12 +625,16 @@ func readBody(r goio.Reader) ([]byte, error) {
 			}
 		}
 	}
+	r = goio.LimitReader(r, limit+1)
 	var chunks [][]byte
 	total, next := 0, 64<<10
 	for {
 		chunk := make([]byte, next)
 		n, err := goio.ReadFull(r, chunk)
 		chunks, total = append(chunks, chunk[:n]), total+n
+		if int64(total) > limit {
+			return nil, tooLarge
+		}
 		if err == goio.EOF || err == goio.ErrUnexpectedEOF {
 			break
 		}

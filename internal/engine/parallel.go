@@ -5,7 +5,6 @@ import (
 
 	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
-	"github.com/loadlab/loadlab/internal/result"
 )
 
 // lane is one of a VU's concurrent requests in a parallel step: its
@@ -76,7 +75,7 @@ func (v *VU) parStart(l *lane) bool {
 		l.buf, err = r.Build(v, l.buf[:0])
 		v.lane = -1
 		if err != nil {
-			v.CheckFailed(s.ID, result.CheckRequestBuilt, nil, err, failure.Sought{})
+			v.CheckFailed(s.ID, buildCheck(err), nil, err, failure.Sought{})
 			v.Abort(s.Name + ": " + err.Error())
 			v.parOK = false
 			return false

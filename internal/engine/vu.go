@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/failure"
@@ -221,7 +222,7 @@ func (v *VU) send(r *RequestStep) bool {
 		v.buf, err = r.Build(v, v.buf[:0])
 		if err != nil {
 			step := v.scenario.Steps[v.step]
-			v.CheckFailed(step.ID, result.CheckRequestBuilt, nil, err, failure.Sought{})
+			v.CheckFailed(step.ID, buildCheck(err), nil, err, failure.Sought{})
 			v.Abort(step.Name + ": " + err.Error())
 			return false
 		}
@@ -229,6 +230,19 @@ func (v *VU) send(r *RequestStep) bool {
 	}
 	v.do(r, r.Target, req)
 	return true
+}
+
+// ErrRequestTooLarge is a request whose rendered header, URL or body is
+// over its limit (http.max_request_header, max_url, max_request_body): it is
+// not sent, and counts as a failed result.CheckRequestSize.
+var ErrRequestTooLarge = errors.New("request over its size limit")
+
+// buildCheck is the check a request that could not be built fails.
+func buildCheck(err error) string {
+	if errors.Is(err, ErrRequestTooLarge) {
+		return result.CheckRequestSize
+	}
+	return result.CheckRequestBuilt
 }
 
 func (v *VU) do(r *RequestStep, t *httpx.Origin, req []byte) {

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/metrics"
@@ -513,10 +515,14 @@ type PointError struct {
 }
 
 func (e *PointError) Error() string {
-	if e.Limits {
-		return fmt.Sprintf("point %s (%d of %d): %v", e.Point, e.Index, e.Points, e.Err)
+	key := e.Point
+	if strings.ContainsFunc(key, unicode.IsControl) {
+		key = strconv.Quote(key) // a param with a line break does not break the message
 	}
-	return fmt.Sprintf("point %s (%d of %d) is not a valid plan:\n%v", e.Point, e.Index, e.Points, e.Err)
+	if e.Limits {
+		return fmt.Sprintf("point %s (%d of %d): %v", key, e.Index, e.Points, e.Err)
+	}
+	return fmt.Sprintf("point %s (%d of %d) is not a valid plan:\n%v", key, e.Index, e.Points, e.Err)
 }
 
 func (e *PointError) Unwrap() error { return e.Err }

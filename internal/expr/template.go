@@ -62,11 +62,13 @@ type Scope struct {
 	// read marks the slots a compiled template may read, shared by a scope
 	// and its clones: a slot no template reads need not be set (Reads).
 	read *[]bool
+	// limit is SetMaxText's, shared by a scope and its clones.
+	limit *int
 }
 
 // NewScope returns an empty scope.
 func NewScope() *Scope {
-	return &Scope{consts: map[string]any{}, slots: map[string]int{}, hints: map[string]string{}, hidden: map[string]bool{}, read: new([]bool)}
+	return &Scope{consts: map[string]any{}, slots: map[string]int{}, hints: map[string]string{}, hidden: map[string]bool{}, read: new([]bool), limit: new(int)}
 }
 
 // Reads reports whether a template compiled in this scope, or in one of its
@@ -84,7 +86,7 @@ func (s *Scope) markRead(i int) {
 
 // Clone copies a scope so that a scenario can add its captures.
 func (s *Scope) Clone() *Scope {
-	c := &Scope{consts: map[string]any{}, slots: map[string]int{}, order: append([]string(nil), s.order...), hints: map[string]string{}, hidden: map[string]bool{}, read: s.read}
+	c := &Scope{consts: map[string]any{}, slots: map[string]int{}, order: append([]string(nil), s.order...), hints: map[string]string{}, hidden: map[string]bool{}, read: s.read, limit: s.limit}
 	for k, v := range s.hidden {
 		c.hidden[k] = v
 	}
@@ -101,6 +103,21 @@ func (s *Scope) Clone() *Scope {
 		c.SlotType(k, v)
 	}
 	return c
+}
+
+// DefaultMaxText is the longest text repeat() makes unless SetMaxText
+// says otherwise.
+const DefaultMaxText = 16 << 20
+
+// SetMaxText sets the longest text repeat() makes: the plan's largest
+// bound on what a request renders (its body's).
+func (s *Scope) SetMaxText(n int) { *s.limit = n }
+
+func (s *Scope) maxText() int {
+	if s.limit == nil || *s.limit <= 0 {
+		return DefaultMaxText
+	}
+	return *s.limit
 }
 
 // SlotType says which type a slot's values have, by a sample of it.
@@ -152,6 +169,39 @@ type Template struct {
 	// whole: the template is one expression and nothing else, so Eval keeps
 	// the expression's type (a number stays a number in a JSON body).
 	whole bool
+	// Limit, when above zero, is the most bytes Append may render: past it,
+	// Append stops with a *TooLongError instead of growing its buffer (a
+	// header, URL or body cap). The check is one comparison per part.
+	Limit int
+}
+
+// TooLongError is a template whose text would be longer than its Limit.
+type TooLongError struct {
+	Limit int
+	// AtLeast is how long it got, or would have got, before Append stopped.
+	AtLeast int
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("renders at least %s, over its limit of %s", Bytes(e.AtLeast), Bytes(e.Limit))
+}
+
+// Bytes writes a byte count as loadlab's limits say them: 64 KiB, 16 MiB.
+func Bytes(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 type part struct {
@@ -161,9 +211,22 @@ type part struct {
 	name string
 	prog *vm.Program
 	expr string
+	// folded: an expression that reads only constants (plan variables,
+	// params, the environment), evaluated once when it compiled; val is
+	// its value and lit its text.
+	folded bool
 }
 
 var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// Literal is a template of text as it is, braces and all (a body_file).
+func Literal(text string) *Template {
+	t := &Template{Source: text}
+	if text != "" {
+		t.parts = []part{{lit: text, slot: -1}}
+	}
+	return t
+}
 
 // Compile compiles a template against the scope.
 func (s *Scope) Compile(src string) (*Template, error) {
@@ -194,7 +257,7 @@ func (s *Scope) Compile(src string) (*Template, error) {
 		consumed := open + 2 + end + 2
 		rest, offset = rest[consumed:], offset+consumed
 	}
-	t.whole = len(t.parts) == 1 && (t.parts[0].slot >= 0 || t.parts[0].prog != nil || t.parts[0].name != "")
+	t.whole = len(t.parts) == 1 && (t.parts[0].slot >= 0 || t.parts[0].prog != nil || t.parts[0].name != "" || t.parts[0].folded)
 	t.fold()
 	return t, nil
 }
@@ -263,6 +326,16 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 		}
 		return part{}, &Error{Offset: lead, Msg: "in {{ " + e + " }}: " + err.Error()}
 	}
+	if s.constOnly(prog.Node()) {
+		// Nothing in it changes per VU or per request: evaluate it now, so
+		// that int("x") or [10, 20][2] of a param is an error where the
+		// template is, when the plan loads, rather than at its first request.
+		v, err := expr.Run(prog, s.sampleEnv())
+		if err != nil {
+			return part{}, &Error{Offset: lead, Msg: "in {{ " + e + " }}: " + firstLine(err.Error())}
+		}
+		return part{lit: format(v), val: v, slot: -1, expr: e, folded: true}, nil
+	}
 	for i, name := range s.order {
 		first, _, _ := strings.Cut(name, ".") // users["email"] reads users.email
 		if strings.Contains(e, first) || strings.Contains(e, "$env") {
@@ -270,6 +343,54 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 		}
 	}
 	return part{slot: -1, prog: prog, expr: e}, nil
+}
+
+// varying are the functions whose value changes from call to call.
+var varying = map[string]bool{"uuid": true, "randomInt": true, "randomString": true, "now": true, "timestamp": true, "date": true}
+
+// constOnly reports whether an expression reads nothing but constants:
+// no slot (a VU's values, captures, data), no $env, no function whose
+// value varies. Such an expression has one value for the whole run.
+func (s *Scope) constOnly(root ast.Node) bool {
+	v := &constVisitor{scope: s, ok: true}
+	ast.Walk(&root, v)
+	return v.ok
+}
+
+type constVisitor struct {
+	scope *Scope
+	ok    bool
+}
+
+func (v *constVisitor) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		if n.Value == "$env" || varying[n.Value] {
+			v.ok = false
+			return
+		}
+		for _, name := range v.scope.order {
+			if first, _, _ := strings.Cut(name, "."); first == n.Value {
+				v.ok = false
+				return
+			}
+		}
+	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok && varying[id.Value] {
+			v.ok = false
+		}
+	case *ast.BuiltinNode:
+		if varying[n.Name] {
+			v.ok = false
+		}
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func (s *Scope) undefined(name string) string {
@@ -338,28 +459,61 @@ func (t *Template) Static() (string, bool) {
 	return "", false
 }
 
-// Append evaluates the template for st and appends the text to dst.
+// Append evaluates the template for st and appends the text to dst. A
+// template with a Limit stops at it, before a string value that would pass
+// it is copied, with a *TooLongError; dst is then cut back to its length
+// on entry.
 func (t *Template) Append(dst []byte, st *State) ([]byte, error) {
+	start := len(dst)
 	for i := range t.parts {
 		p := &t.parts[i]
+		var v any
 		switch {
 		case p.slot >= 0:
-			v := st.slots[p.slot]
-			if v == nil {
+			if v = st.slots[p.slot]; v == nil {
 				return dst, &UnsetError{Name: p.name}
 			}
-			dst = appendValue(dst, v)
 		case p.prog != nil:
-			v, err := st.run(p.prog)
-			if err != nil {
+			var err error
+			if v, err = st.run(p.prog); err != nil {
 				return dst, fmt.Errorf("{{ %s }}: %w", p.expr, err)
 			}
-			dst = appendValue(dst, v)
 		default:
+			if t.Limit > 0 && len(dst)-start+len(p.lit) > t.Limit {
+				return dst[:start], &TooLongError{Limit: t.Limit, AtLeast: len(dst) - start + len(p.lit)}
+			}
 			dst = append(dst, p.lit...)
+			continue
+		}
+		if t.Limit > 0 {
+			if s, ok := v.(string); ok && len(dst)-start+len(s) > t.Limit {
+				return dst[:start], &TooLongError{Limit: t.Limit, AtLeast: len(dst) - start + len(s)}
+			}
+		}
+		dst = appendValue(dst, v)
+		if t.Limit > 0 && len(dst)-start > t.Limit {
+			return dst[:start], &TooLongError{Limit: t.Limit, AtLeast: len(dst) - start}
 		}
 	}
 	return dst, nil
+}
+
+// Lookups are the slots the template reads by name ({{ users.email }}),
+// and its literal text's length; ok is false when it also has an
+// expression, whose value cannot be known without running it.
+func (t *Template) Lookups() (slots []int, literal int, ok bool) {
+	for i := range t.parts {
+		p := &t.parts[i]
+		switch {
+		case p.prog != nil:
+			return nil, 0, false
+		case p.slot >= 0:
+			slots = append(slots, p.slot)
+		default:
+			literal += len(p.lit)
+		}
+	}
+	return slots, literal, true
 }
 
 // String evaluates the template to a string.
@@ -384,6 +538,8 @@ func (t *Template) Eval(st *State) (any, error) {
 			return nil, &UnsetError{Name: p.name}
 		case p.prog != nil:
 			return st.run(p.prog)
+		case p.folded:
+			return p.val, nil
 		}
 		return constValue(p.name, st), nil
 	}
@@ -634,6 +790,19 @@ func (s *Scope) options() []expr.Option {
 			}
 			return string(b), nil
 		}, new(func(any, int) string)),
+		// expr's own repeat makes up to a million copies of any string, a
+		// terabyte of one of randomString's: this one stops at the scope's
+		// MaxText, before it allocates.
+		expr.Function("repeat", func(p ...any) (any, error) {
+			text, n := p[0].(string), p[1].(int)
+			if n < 0 {
+				return nil, fmt.Errorf("repeat(%d): the count is negative", n)
+			}
+			if limit := s.maxText(); len(text) > 0 && n > limit/len(text) {
+				return nil, fmt.Errorf("repeat: %d copies of %s would be over %s, the longest text a template makes (see Limits in docs/plan.md)", n, Bytes(len(text)), Bytes(limit))
+			}
+			return strings.Repeat(text, n), nil
+		}, new(func(string, int) string)),
 		expr.Function("now", func(...any) (any, error) { return time.Now().UTC().Format(time.RFC3339Nano), nil }, new(func() string)),
 		expr.Function("timestamp", func(...any) (any, error) { return int(time.Now().UnixMilli()), nil }, new(func() int)),
 	}

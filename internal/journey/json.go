@@ -63,6 +63,9 @@ func (j *JSON) Append(dst []byte, st *expr.State) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
+		if s, ok := v.(string); ok && j.tpl.Limit > 0 && len(s) > j.tpl.Limit {
+			return dst, &expr.TooLongError{Limit: j.tpl.Limit, AtLeast: len(s)}
+		}
 		return appendJSONValue(dst, v), nil
 	case j.isObj:
 		dst = append(dst, '{')

@@ -2,6 +2,7 @@ package journey
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -47,6 +48,11 @@ type Step struct {
 	Captures       []Capture
 	// MaxRedirects is how many redirects a request follows; zero follows none.
 	MaxRedirects int
+	// MaxURL and MaxBody bound the request target (path and query) and the
+	// body a request renders, when above zero; each header's bound is its
+	// template's Limit. A request over one is not sent: Build fails with
+	// engine.ErrRequestTooLarge, its own check.
+	MaxURL, MaxBody int
 	// Parallel says the step is in a parallel group (engine.ParallelStep):
 	// its requests are in flight with others of the VU, so what a request
 	// needs from its Build to its After is kept per lane.
@@ -178,20 +184,28 @@ func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
 			s.body = append(s.body, '=')
 			start := len(s.body)
 			if s.body, err = f.Value.Append(s.body, s.vars); err != nil {
-				return dst, fmt.Errorf("form %s: %w", f.Name, err)
+				s.body = s.body[:0]
+				return dst, tooLarge("form "+f.Name, err)
 			}
 			s.body = append(s.body[:start], url.QueryEscape(string(s.body[start:]))...)
 		}
 	case st.Raw != nil:
 		s.body, err = st.Raw.Append(s.body, s.vars)
 	}
+	if err == nil && st.MaxBody > 0 && len(s.body) > st.MaxBody {
+		err = &expr.TooLongError{Limit: st.MaxBody, AtLeast: len(s.body)}
+	}
 	if err != nil {
-		return dst, err
+		s.body = s.body[:0]
+		return dst, tooLarge("body", err)
 	}
 	// The path and query.
 	s.path = append(s.path[:0], st.Prefix...)
 	start := len(s.path)
 	if s.path, err = st.Path.Append(s.path, s.vars); err != nil {
+		if errors.As(err, new(*expr.TooLongError)) {
+			return dst, tooLarge("URL", err)
+		}
 		return dst, err
 	}
 	s.path = escapePath(s.path, start)
@@ -205,9 +219,15 @@ func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
 		s.path = append(s.path, '=')
 		vstart := len(s.path)
 		if s.path, err = q.Value.Append(s.path, s.vars); err != nil {
-			return dst, fmt.Errorf("query %s: %w", q.Name, err)
+			return dst, tooLarge("query "+q.Name, err)
 		}
 		s.path = append(s.path[:vstart], url.QueryEscape(string(s.path[vstart:]))...)
+		if st.MaxURL > 0 && len(s.path) > st.MaxURL {
+			return dst, tooLarge("URL", &expr.TooLongError{Limit: st.MaxURL, AtLeast: len(s.path)})
+		}
+	}
+	if st.MaxURL > 0 && len(s.path) > st.MaxURL {
+		return dst, tooLarge("URL", &expr.TooLongError{Limit: st.MaxURL, AtLeast: len(s.path)})
 	}
 	return st.encode(s, dst, st.Method, st.Target, s.body, st.hasBody())
 }
@@ -236,7 +256,7 @@ func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, bod
 		}
 		start := len(dst)
 		if dst, err = h.Value.Append(dst, s.vars); err != nil {
-			return dst, fmt.Errorf("header %s: %w", h.Name, err)
+			return dst, tooLarge("header "+h.Name, err)
 		}
 		if dst, err = httpx.EndHeader(dst, start); err != nil {
 			return dst, fmt.Errorf("header %s: %w", h.Name, err)
@@ -244,6 +264,16 @@ func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, bod
 	}
 	dst = s.jar.AppendHeader(dst, t.Host, pathOnly(s.path), t.TLS != nil, time.Now())
 	return w.AppendEnd(dst, method, body, hasBody), nil
+}
+
+// tooLarge says which part of a request err is about; a part over its
+// size limit is engine.ErrRequestTooLarge, counted as a check of its own.
+func tooLarge(what string, err error) error {
+	var tl *expr.TooLongError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%s %w (%w; see http.max_request_header, max_url and max_request_body in docs/plan.md)", what, err, engine.ErrRequestTooLarge)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func pathOnly(p []byte) string {

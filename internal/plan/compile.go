@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -119,8 +120,11 @@ type compiler struct {
 	runner       *journey.Runner
 	credCaptures map[string]bool // Plan.credentialCaptures
 	feeders      []*journey.Source
-	resolveErr   error
-	reported     map[Pos]bool // errors about shared text, said once
+	// columns are the data columns by slot, for checking before load what
+	// a template made of them renders (dataBound).
+	columns    map[int]dataColumn
+	resolveErr error
+	reported   map[Pos]bool // errors about shared text, said once
 }
 
 // runtimePick is how the runtime picks a data source's rows.
@@ -141,6 +145,7 @@ func runtimePick(p Pick) journey.Pick {
 func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*engine.Program, *journey.Runner, error) {
 	c := &compiler{p: p, d: &decoder{}, resolve: resolve, ctx: ctx, targets: map[string]*httpx.Origin{}, credCaptures: p.credentialCaptures()}
 	c.global = p.constScope(opts)
+	c.global.SetMaxText(p.HTTP.MaxRequestBody)
 	r := &journey.Runner{Scope: c.global, Targets: c.targets}
 	c.runner = r
 	r.VUSlot = c.global.Slot("vu")
@@ -150,8 +155,13 @@ func (p *Plan) compile(ctx context.Context, opts Options, resolve Resolver) (*en
 	r.ScenarioSlot = c.global.Slot("scenario")
 	for _, f := range p.Data {
 		src := &journey.Source{Name: f.Name, File: f.File, Rows: f.Rows, Pick: runtimePick(f.Pick)}
-		for _, col := range f.Columns {
-			src.Slots = append(src.Slots, c.global.Slot(f.Name+"."+col))
+		for i, col := range f.Columns {
+			slot := c.global.Slot(f.Name + "." + col)
+			src.Slots = append(src.Slots, slot)
+			if c.columns == nil {
+				c.columns = map[int]dataColumn{}
+			}
+			c.columns[slot] = dataColumn{feeder: f, index: i}
 		}
 		c.feeders = append(c.feeders, src)
 	}
@@ -402,6 +412,10 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 			c.d.errorf(st.URL.Pos, "bad URL %q", src)
 			return nil
 		}
+		if msg := badPort(u); msg != "" {
+			c.d.errorf(st.URL.Pos, "%s: URL %q: %s", st.Name, clip(src), msg)
+			return nil
+		}
 		base = u
 		pathSrc = rest[end:]
 		pathOff = len(src) - len(pathSrc)
@@ -424,6 +438,25 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	}
 	rs.Path = c.template(Text{Src: pathSrc, Pos: textPos(st.URL, pathOff), quoted: false}, scope)
 	rs.Query = c.fields(st.Query, scope)
+	rs.MaxURL, rs.MaxBody = h.MaxURL, h.MaxRequestBody
+	if rs.Path != nil {
+		rs.Path.Limit = h.MaxURL
+		if msg := c.dataBound(rs.Path, h.MaxURL-len(rs.Prefix), "max_url", false); msg != "" {
+			c.d.errorf(st.URL.Pos, "%s: the URL %s", st.Name, msg)
+		}
+		if text, ok := rs.Path.Static(); ok {
+			if bad := badEscape(text); bad != "" {
+				c.d.errorf(st.URL.Pos, "%s: the URL has %q, which is not a %%XX escape (write %%25 for a %%)", st.Name, bad)
+			}
+			c.checkSize(st.URL.Pos, st.Name, "URL", len(rs.Prefix)+len(text), h.MaxURL, "max_url")
+		}
+	}
+	for i, q := range rs.Query {
+		q.Value.Limit = h.MaxURL
+		if text, ok := q.Value.Static(); ok {
+			c.checkSize(st.Query[i].Value.Pos, st.Name, "query "+q.Name, len(url.QueryEscape(text)), h.MaxURL, "max_url")
+		}
+	}
 	// A step's header replaces the plan-wide one of the same name.
 	var all []Field
 	for _, f := range h.Headers {
@@ -433,6 +466,30 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	}
 	all = append(all, st.Headers...)
 	rs.Headers = c.fields(all, scope)
+	for _, f := range rs.Headers {
+		f.Value.Limit = h.MaxRequestHeader
+		i := slices.IndexFunc(all, func(g Field) bool { return g.Name == f.Name })
+		pos := all[i].Value.Pos
+		text, ok := f.Value.Static()
+		if !ok {
+			if !c.reported[pos] {
+				if msg := c.dataBound(f.Value, h.MaxRequestHeader, "max_request_header", true); msg != "" {
+					c.report(pos, "%s: header %s: %s", st.Name, f.Name, msg)
+				}
+			}
+			continue
+		}
+		if c.reported[pos] {
+			continue // http.headers are every step's: say it once
+		}
+		if err := httpx.CheckHeaderValue(text); err != nil && httpx.CheckHeaderValue(all[i].Value.Src) == nil { // the text as written is checked when the plan decodes
+			c.report(pos, "%s: header %s: %v", st.Name, f.Name, err)
+			continue
+		}
+		if len(text) > h.MaxRequestHeader {
+			c.report(pos, "%s: the header %s is %s, over its limit of %s (raise it with http.max_request_header; see Limits in docs/plan.md)", st.Name, f.Name, byteCount(len(text)), byteCount(h.MaxRequestHeader))
+		}
+	}
 	for _, f := range all {
 		if (strings.EqualFold(f.Name, "Content-Length") || strings.EqualFold(f.Name, "Cookie")) && !c.reported[f.Pos] {
 			if c.reported == nil {
@@ -446,11 +503,40 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 	case st.JSON != nil:
 		rs.JSON = c.jsonTemplate(st.JSON, scope)
 		rs.ContentType = "application/json"
+		if b, ok := rs.JSON.Static(); ok {
+			c.checkSize(st.JSON.pos, st.Name, "json body", len(b), h.MaxRequestBody, "max_request_body")
+		}
 	case st.Form != nil:
 		rs.Form = c.fields(st.Form, scope)
 		rs.ContentType = "application/x-www-form-urlencoded"
+		for i, f := range rs.Form {
+			f.Value.Limit = h.MaxRequestBody
+			if text, ok := f.Value.Static(); ok {
+				c.checkSize(st.Form[i].Value.Pos, st.Name, "form "+f.Name, len(url.QueryEscape(text)), h.MaxRequestBody, "max_request_body")
+			}
+		}
+	case st.BodyFile != nil:
+		path := st.BodyFile.Src
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.p.Dir, path)
+		}
+		data, err := readFile(path, int64(h.MaxRequestBody))
+		if err != nil {
+			c.report(st.BodyFile.Pos, "body_file: %v", err)
+			break
+		}
+		rs.Raw = expr.Literal(string(data))
 	case st.Body != nil:
 		rs.Raw = c.template(*st.Body, scope)
+		if rs.Raw != nil {
+			rs.Raw.Limit = h.MaxRequestBody
+			if msg := c.dataBound(rs.Raw, h.MaxRequestBody, "max_request_body", false); msg != "" {
+				c.d.errorf(st.Body.Pos, "%s: the body %s", st.Name, msg)
+			}
+			if text, ok := rs.Raw.Static(); ok {
+				c.checkSize(st.Body.Pos, st.Name, "body", len(text), h.MaxRequestBody, "max_request_body")
+			}
+		}
 	}
 	if st.Expect != nil {
 		rs.Checks = c.checks(st.Expect, scope)
@@ -472,6 +558,105 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		rs.MaxRedirects = h.MaxRedirects
 	}
 	return rs.Request(c.runner)
+}
+
+// dataColumn is a data source's column, by its slot.
+type dataColumn struct {
+	feeder *Feeder
+	index  int
+}
+
+// dataBound checks, before load, a template made of literal text and data
+// columns only (no expression, no capture): that no row renders it over
+// limit, and, for a header, that no value it uses has a line break. It
+// says what is wrong, or "". A template that reads anything else is
+// checked as it renders.
+func (c *compiler) dataBound(t *expr.Template, limit int, key string, header bool) string {
+	if t == nil || len(c.columns) == 0 {
+		return ""
+	}
+	slots, literal, ok := t.Lookups()
+	if !ok || len(slots) == 0 {
+		return ""
+	}
+	byFeeder := map[*Feeder][]int{}
+	var order []*Feeder
+	for _, slot := range slots {
+		col, ok := c.columns[slot]
+		if !ok {
+			return "" // a capture, vu or iteration
+		}
+		if _, seen := byFeeder[col.feeder]; !seen {
+			order = append(order, col.feeder)
+		}
+		byFeeder[col.feeder] = append(byFeeder[col.feeder], col.index)
+	}
+	// Rows of different sources pair up at run time: the longest row of
+	// each adds up to the longest the template can be.
+	total := literal
+	var widest string
+	for _, f := range order {
+		most, at := 0, 0
+		for r, row := range f.Rows {
+			n := 0
+			for _, i := range byFeeder[f] {
+				if i >= len(row) {
+					continue
+				}
+				if header {
+					if err := httpx.CheckHeaderValue(row[i]); err != nil {
+						return fmt.Sprintf("column %s of data source %s, row %d: %v", f.Columns[i], f.Name, r+1, err)
+					}
+				}
+				n += len(row[i])
+			}
+			if n > most {
+				most, at = n, r
+			}
+		}
+		total += most
+		widest = fmt.Sprintf("data source %s's row %d", f.Name, at+1)
+	}
+	if total > limit {
+		return fmt.Sprintf("renders up to %s with %s, over its limit of %s (raise it with http.%s; see Limits in docs/plan.md)", byteCount(total), widest, byteCount(limit), key)
+	}
+	return ""
+}
+
+// checkSize reports a part of a request that is over its limit when the
+// plan loads: its text depends on nothing that changes per VU.
+func (c *compiler) checkSize(pos Pos, step, what string, n, limit int, key string) {
+	if n > limit {
+		c.d.errorf(pos, "%s: the %s is %s, over its limit of %s (raise it with http.%s; see Limits in docs/plan.md)", step, what, byteCount(n), byteCount(limit), key)
+	}
+}
+
+// report reports an error once for text that every step shares.
+func (c *compiler) report(pos Pos, format string, args ...any) {
+	if c.reported == nil {
+		c.reported = map[Pos]bool{}
+	}
+	if !c.reported[pos] {
+		c.reported[pos] = true
+		c.d.errorf(pos, format, args...)
+	}
+}
+
+// badEscape is the first % in s that does not start a %XX escape.
+func badEscape(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+			return s[i:min(i+3, len(s))]
+		}
+	}
+	return ""
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func (c *compiler) checks(e *Expect, scope *expr.Scope) []journey.Check {
@@ -532,6 +717,7 @@ func (c *compiler) jsonTemplate(n *node, scope *expr.Scope) *journey.JSON {
 		if t == nil {
 			return new(journey.JSON)
 		}
+		t.Limit = c.p.HTTP.MaxRequestBody
 		if v, ok := t.Const(); ok {
 			if b, err := json.Marshal(v); err == nil {
 				return journey.JSONStatic(b)

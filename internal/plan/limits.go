@@ -46,6 +46,26 @@ const (
 	MaxTemplateBytes = MaxPlanBytes
 )
 
+// The bounds of what a step's templates render, unless http: raises them
+// (max_request_header, max_url, max_request_body), and the most any of
+// them may be raised to: a request is built in memory, one per VU.
+const (
+	DefaultMaxRequestHeader = 64 << 10
+	DefaultMaxURL           = 8 << 10
+	DefaultMaxRequestBody   = 16 << 20
+	MaxRequestHeaderLimit   = 1 << 20
+	MaxURLLimit             = 1 << 20
+	MaxRequestBodyLimit     = 1 << 30
+)
+
+// MaxDataColumns is the most columns of a CSV data source, and
+// MaxDataRowBytes the widest row: each column is a name in every template's
+// scope, and a row is held whole.
+const (
+	MaxDataColumns  = 1_000
+	MaxDataRowBytes = 1 << 20
+)
+
 // dataRowLimit is MaxDataRows; tests lower it.
 var dataRowLimit = MaxDataRows
 
@@ -174,6 +194,10 @@ func readPlan(path string) ([]byte, error) {
 // server file's template): it must be a regular file of at most limit
 // bytes, and no more than that is read from it, even if it grows.
 func openFile(path string, limit int64) (io.ReadCloser, error) {
+	// By its mode first: opening a FIFO that has no writer blocks.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w", path, errors.Unwrap(err))

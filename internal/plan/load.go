@@ -457,6 +457,10 @@ func (d *decoder) target(p *Plan, n *node, opts Options) {
 		d.errorf(n.pos, "target must not have a query or fragment, got %q", s)
 		return
 	}
+	if msg := badPort(u); msg != "" {
+		d.errorf(n.pos, "target %q: %s", s, msg)
+		return
+	}
 	if u.User != nil {
 		d.errorf(n.pos, `target must not carry credentials (user:password@): set an Authorization header under http.headers, which loadlab masks in every result, e.g. Authorization: "Basic {{ env.AUTH }}"`)
 		return
@@ -568,7 +572,7 @@ func (f *Feeder) read() error {
 		return err
 	}
 	defer fh.Close()
-	r := csv.NewReader(fh)
+	r := csv.NewReader(&lineLimit{r: fh, file: f.File, max: MaxDataRowBytes})
 	r.ReuseRecord = false
 	header, err := r.Read()
 	if err == io.EOF {
@@ -576,6 +580,12 @@ func (f *Feeder) read() error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %v", f.File, err)
+	}
+	if len(header) > MaxDataColumns {
+		return fmt.Errorf("%s has %s columns; the most is %s (loadlab's limit for a data source; see Limits in docs/plan.md)", f.File, group(int64(len(header))), group(MaxDataColumns))
+	}
+	if w := r.InputOffset(); w > MaxDataRowBytes {
+		return fmt.Errorf("%s: its header row is %s; the widest row is %s (loadlab's limit for a data source; see Limits in docs/plan.md)", f.File, byteCount(int(w)), byteCount(MaxDataRowBytes))
 	}
 	seen := map[string]bool{}
 	for i, c := range header {
@@ -589,6 +599,7 @@ func (f *Feeder) read() error {
 		seen[c] = true
 		f.Columns = append(f.Columns, c)
 	}
+	last := r.InputOffset()
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -597,6 +608,11 @@ func (f *Feeder) read() error {
 		if err != nil {
 			return fmt.Errorf("%s: %v", f.File, err)
 		}
+		if w := r.InputOffset() - last; w > MaxDataRowBytes {
+			line, _ := r.FieldPos(0)
+			return fmt.Errorf("%s:%d: a row of %s; the widest row is %s (loadlab's limit for a data source; see Limits in docs/plan.md)", f.File, line, byteCount(int(w)), byteCount(MaxDataRowBytes))
+		}
+		last = r.InputOffset()
 		if len(f.Rows) == dataRowLimit {
 			return fmt.Errorf("%s has over %s rows, loadlab's limit for a data source (see Limits in docs/plan.md)", f.File, group(int64(dataRowLimit)))
 		}
@@ -608,13 +624,77 @@ func (f *Feeder) read() error {
 	return nil
 }
 
+// lineLimit fails a read once a line is longer than max, so that a CSV
+// row of 200 MB is refused after its first MiB, not after the CSV reader
+// holds it all.
+type lineLimit struct {
+	r    io.Reader
+	file string
+	max  int
+	line int // bytes since the last newline
+	n    int // lines read
+}
+
+func (l *lineLimit) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	for i := 0; i < n; {
+		j := bytes.IndexByte(b[i:n], '\n')
+		if j < 0 {
+			l.line += n - i
+			break
+		}
+		l.line += j
+		if l.line > l.max {
+			break
+		}
+		l.line, l.n, i = 0, l.n+1, i+j+1
+	}
+	if l.line > l.max {
+		return 0, fmt.Errorf("line %d is over %s, the widest row loadlab takes (see Limits in docs/plan.md)", l.n+1, byteCount(l.max))
+	}
+	return n, err
+}
+
+// badPort says what is wrong with a URL's port, if anything: url.Parse
+// takes port 99999, which only fails when the run dials it.
+func badPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		return ""
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("port %s is not a port: expected 1 to 65535", port)
+	}
+	return ""
+}
+
 func (d *decoder) httpOptions(p *Plan, n *node) {
 	h := HTTP{Timeout: httpx.DefaultTimeout, FollowRedirects: true, MaxRedirects: 10, KeepAlive: true, MaxBody: httpx.DefaultMaxBodyBytes, MaxHeader: httpx.DefaultMaxHeaderBytes,
-		AcceptEncoding: httpx.AcceptEncoding}
+		AcceptEncoding: httpx.AcceptEncoding, MaxRequestHeader: DefaultMaxRequestHeader, MaxURL: DefaultMaxURL, MaxRequestBody: DefaultMaxRequestBody}
 	defer func() { p.HTTP = h }()
-	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers", "compression", "tls", "version")
+	m, ok := d.fields(n, "http", "timeout", "follow_redirects", "max_redirects", "keepalive", "insecure", "max_body", "max_header", "headers", "compression", "tls", "version",
+		"max_request_header", "max_url", "max_request_body")
 	if !ok {
 		return
+	}
+	for _, l := range []struct {
+		key      string
+		to       *int
+		min, max int64
+	}{
+		{"max_request_header", &h.MaxRequestHeader, 256, MaxRequestHeaderLimit},
+		{"max_url", &h.MaxURL, 256, MaxURLLimit},
+		{"max_request_body", &h.MaxRequestBody, 1, MaxRequestBodyLimit},
+	} {
+		if v := m.get(l.key); v != nil {
+			if x, ok := d.size(v, "http."+l.key); ok {
+				if x >= l.min && x <= l.max {
+					*l.to = int(x)
+				} else {
+					d.errorf(v.pos, "http.%s must be from %s to %s, got %s", l.key, byteCount(int(l.min)), byteCount(int(l.max)), v.value)
+				}
+			}
+		}
 	}
 	if v := m.get("tls"); v != nil {
 		h.TLS = d.tlsOptions(p, v)
@@ -835,7 +915,7 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 
 var methods = []string{"get", "post", "put", "patch", "delete", "head", "options"}
 
-var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
+var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "body_file", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
 
 func (d *decoder) step(n *node) *Step {
 	m, ok := d.fields(n, "a step", stepKeys...)
@@ -906,8 +986,14 @@ func (d *decoder) step(n *node) *Step {
 		}
 		bodies++
 	}
+	if v := m.get("body_file"); v != nil {
+		if s, ok := d.str(v, "body_file"); ok {
+			st.BodyFile = &Text{Src: s, Pos: v.pos}
+		}
+		bodies++
+	}
 	if bodies > 1 {
-		d.errorf(n.pos, "a step has one body: give json:, form: or body:, not several")
+		d.errorf(n.pos, "a step has one body: give json:, form:, body: or body_file:, not several")
 	}
 	if v := m.get("follow_redirects"); v != nil {
 		if b, ok := d.boolean(v, "follow_redirects"); ok {

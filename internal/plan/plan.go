@@ -115,13 +115,17 @@ type Step struct {
 	IsThink         bool
 
 	// A request.
-	Method    string
-	URL       Text
-	Headers   []Field
-	Query     []Field
-	JSON      *node // a JSON body, with templates in strings
-	Form      []Field
-	Body      *Text
+	Method  string
+	URL     Text
+	Headers []Field
+	Query   []Field
+	JSON    *node // a JSON body, with templates in strings
+	Form    []Field
+	Body    *Text
+	// BodyFile is body_file:, a file sent as the body as it is (no
+	// templates), read when the plan compiles: a regular file of at most
+	// http.max_request_body, relative to the plan's directory.
+	BodyFile  *Text
 	Expect    *Expect
 	Captures  []CaptureSpec
 	Redirects *bool // follow redirects; nil: the plan's default
@@ -278,7 +282,12 @@ type HTTP struct {
 	Insecure        bool
 	MaxBody         int64
 	MaxHeader       int64
-	Headers         []Field
+	// MaxRequestHeader, MaxURL and MaxRequestBody bound what a step's
+	// templates render: each header's value, the request target (path and
+	// query), the body (DefaultMaxRequestHeader, DefaultMaxURL,
+	// DefaultMaxRequestBody unless http: sets them).
+	MaxRequestHeader, MaxURL, MaxRequestBody int
+	Headers                                  []Field
 	// AcceptEncoding is sent with every request unless a step sets its own
 	// (compression: true, the default, sends httpx.AcceptEncoding, as a
 	// browser does; false sends none; a list sends those codings).

@@ -432,7 +432,7 @@ func stepName(st result.Step) string {
 // line, the body cut to width characters.
 func failedAnswer(f *result.FailedCheck, width int) string {
 	if f.Status == 0 {
-		if f.Check == result.CheckRequestBuilt {
+		if f.Check == result.CheckRequestBuilt || f.Check == result.CheckRequestSize {
 			return "not sent: " + f.Error
 		}
 		if f.Error != "" {

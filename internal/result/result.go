@@ -335,6 +335,11 @@ type ScenarioTotals struct {
 // made from its templates (a capture found nothing, say): nothing was sent.
 const CheckRequestBuilt = "request built"
 
+// CheckRequestSize is the check a step fails when a header, the URL or the
+// body its templates render is over its limit (http.max_request_header,
+// max_url, max_request_body): nothing was sent.
+const CheckRequestSize = "request within size limits"
+
 // FailedCheck is a check that failed and what the server answered: its
 // status, the part of its body around what the check looked for (512
 // bytes at most, secrets masked), and where the whole response is kept.
