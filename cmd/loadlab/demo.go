@@ -37,7 +37,7 @@ with loadlab run.`,
 				return usageError(fmt.Errorf("demo: %w", err))
 			}
 			if workers < 0 {
-				return usageError(fmt.Errorf("demo: --workers must not be negative, got %d", workers))
+				return usageError(fmt.Errorf("demo: --event-loops must not be negative, got %d", workers))
 			}
 			bin, err := os.Executable()
 			if err != nil {
@@ -66,7 +66,8 @@ with loadlab run.`,
 	}
 	c.Flags().StringVar(&out, "out", "loadlab-demo", "directory for the plan and its results")
 	c.Flags().Var(&summary, "summary", summaryUsage)
-	c.Flags().IntVar(&workers, "workers", 0, "event loops sending load (default: the CPUs loadlab may use)")
+	c.Flags().IntVar(&workers, "event-loops", 0, "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	alias(c.Flags(), "workers", "event-loops")
 	c.AddCommand(newDemoServeCommand(io))
 	return c
 }
