@@ -34,3 +34,24 @@ func TestJSONFlags(t *testing.T) {
 		t.Errorf("report --json --format md: exit %d, %s", code, stderr)
 	}
 }
+
+// TestOutLooksLikeASink: --out KIND=... (k6's sinks) is refused naming the
+// flags the command has for live figures and for JSON. No load is sent.
+func TestOutLooksLikeASink(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--url", "http://127.0.0.1:1/", "-n", "1", "--out", "json=results.json"}, "live figures go to --push prometheus-rw=URL or --push otlp=URL, and --json prints the summary as JSON"},
+		{[]string{"capacity", "--url", "http://127.0.0.1:1/", "--out", "prometheus-rw=http://127.0.0.1:1/"}, "live figures go to --metrics-addr (/metrics, for Prometheus to scrape), and --json prints the summary as JSON"},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			t.Parallel()
+			_, stderr, code := cli(t.Context(), t, tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %s; want exit 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -257,7 +257,11 @@ var sinkLike = regexp.MustCompile(`^(json|csv|influxdb|statsd|cloud|experimental
 // a directory, and --out json=x would otherwise make one named json=x.
 func checkOutDir(command, out string) error {
 	if m := sinkLike.FindString(out); m != "" {
-		return usageError(fmt.Errorf("%s: --out %q: --out is the results directory (result.json, the report, the CSVs), not a sink as k6's --out %s...; live figures go to --push prometheus-rw=URL or --push otlp=URL, and --json prints the summary as JSON. A directory with that name: --out ./%s", command, out, m, out))
+		live := "--push prometheus-rw=URL or --push otlp=URL"
+		if command != "run" {
+			live = "--metrics-addr (/metrics, for Prometheus to scrape)" // only run pushes
+		}
+		return usageError(fmt.Errorf("%s: --out %q: --out is the results directory (result.json, the report, the CSVs), not a sink as k6's --out %s...; live figures go to %s, and --json prints the summary as JSON. A directory with that name: --out ./%s", command, out, m, live, out))
 	}
 	return nil
 }
