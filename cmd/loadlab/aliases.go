@@ -1,5 +1,8 @@
 package main
 
+// docs/cli.md lists every flag of every command, from the commands.
+//go:generate go test -run TestCLIReference . -update-cli
+
 import (
 	"fmt"
 	"strings"

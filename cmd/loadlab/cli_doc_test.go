@@ -70,8 +70,8 @@ func cliReference(root *cobra.Command) []byte {
 	b.WriteString(`# Command-line reference
 
 Every flag of every loadlab command, generated from the commands themselves
-(` + "`go test -run TestCLIReference ./cmd/loadlab -update-cli`" + ` rewrites this
-file; the test fails when it is stale). A flag name means one thing on every
+(` + "`go generate ./cmd/loadlab`" + ` rewrites this file; TestCLIReference fails
+when it is stale). A flag name means one thing on every
 command that has it. Every command also takes ` + "`-h, --help`" + `;
 ` + "`loadlab --version`" + ` prints what ` + "`loadlab version`" + ` does.
 Exit codes: 0 success, 1 the run failed, 2 invalid input (no load sent),
@@ -138,10 +138,10 @@ func TestCLIReference(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (go test -run TestCLIReference ./cmd/loadlab -update-cli writes it)", err)
+		t.Fatalf("%v (go generate ./cmd/loadlab writes it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("docs/cli.md is stale: go test -run TestCLIReference ./cmd/loadlab -update-cli rewrites it")
+		t.Errorf("docs/cli.md is stale: go generate ./cmd/loadlab rewrites it")
 	}
 }
 
