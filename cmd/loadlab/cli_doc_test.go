@@ -166,7 +166,7 @@ var sharedFlags = map[string]struct {
 	"fresh":            {"forget what the results directory keeps and start over", "capacity, run"},
 	"header":           {"a request header sent", "capacity, run"},
 	"history":          {"the history database", "compare, history, run"},
-	"json":             {"print the summary as JSON", "capacity, compare, history, merge, report, run"},
+	"json":             {"print the summary as JSON", "capacity, compare, demo, history, merge, report, run"},
 	"method":           {"the request method", "capacity, run"},
 	"metrics-addr":     {"serve the live figures at /metrics on this address", "capacity, run"},
 	"metrics-linger":   {"keep /metrics up after the load", "capacity, run"},
@@ -210,9 +210,7 @@ var summaries = map[string]string{
 
 // noJSON are the commands that print a summary without --json, each with
 // its reason.
-var noJSON = map[string]string{
-	"demo": "its summary is an experiment's, whose JSON is experiment.json in --out (run --json refuses an experiment for the same reason)",
-}
+var noJSON = map[string]string{}
 
 // TestFlagMeanings: a flag name means one thing on every command that has
 // it (same kind of value, same shorthand, and listed in sharedFlags); a

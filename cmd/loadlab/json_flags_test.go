@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
 
 // TestJSONFlags: compare --json prints what report A B --format json does,
@@ -53,5 +60,43 @@ func TestOutLooksLikeASink(t *testing.T) {
 				t.Errorf("exit %d, stderr %s; want exit 2 and %q", code, stderr, tc.want)
 			}
 		})
+	}
+}
+
+// TestExperimentJSON: run --json on an experiment prints its outcome, as
+// report DIR --json does, and nothing else on stdout. Four runs of three
+// requests each.
+func TestExperimentJSON(t *testing.T) {
+	t.Parallel()
+	url := targettest.Start(t, target.Options{})
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(path, []byte(`
+name: json-sweep
+target: `+url+`
+steps:
+  - get: "/?delay={{ delay }}"
+load: { closed: { vus: 1, iterations: 3 } }
+params: { delay: [1ms, 2ms] }
+repeat: 2
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "sweep")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	stdout, stderr, code := cli(ctx, t, "run", path, "--out", out, "--json", "--no-history")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	var o experiment.Outcome
+	if err := json.Unmarshal([]byte(stdout), &o); err != nil {
+		t.Fatalf("stdout is not the outcome's JSON: %v\n%s", err, stdout)
+	}
+	if o.Schema != experiment.SchemaExperiment || len(o.Runs) != 4 || o.Verdict == nil {
+		t.Errorf("schema %q, %d runs, verdict %v", o.Schema, len(o.Runs), o.Verdict != nil)
+	}
+	again, stderr, code := cli(t.Context(), t, "report", out, "--json")
+	if code != 0 || again != stdout {
+		t.Errorf("report --json: exit %d, %s; it printed:\n%s\nrun --json printed:\n%s", code, stderr, again, stdout)
 	}
 }

@@ -129,13 +129,7 @@ experiment.`,
 						}
 						return report.CompactVerdict(out, o, dir)
 					},
-					"json": func() error {
-						enc := json.NewEncoder(out)
-						enc.SetIndent("", "  ")
-						described := *o
-						described.Verdict = report.Describe(o.Verdict)
-						return enc.Encode(&described)
-					},
+					"json": func() error { return experimentJSON(out, o) },
 					"html": func() error { return report.ExperimentHTML(out, o) },
 					"md":   func() error { return report.ExperimentMarkdownFrom(out, dir, ".", o) },
 					"csv": func() error {
@@ -285,4 +279,15 @@ func stepTitle(st result.Step) string {
 		return st.Scenario + " / " + st.Name
 	}
 	return st.Name
+}
+
+// experimentJSON writes an experiment's outcome as JSON, its verdict
+// described as the summary says it: what report DIR --json and run PLAN
+// --json print.
+func experimentJSON(w goio.Writer, o *experiment.Outcome) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	described := *o
+	described.Verdict = report.Describe(o.Verdict)
+	return enc.Encode(&described)
 }

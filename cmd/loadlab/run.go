@@ -19,6 +19,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/plan"
@@ -184,7 +185,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	f.streams = 1
 	fl.BoolVar(&f.http2, "http2", false, "speak HTTP/2: h2 by ALPN for https, h2c with prior knowledge for http")
 	fl.Var(refused.hold("streams", &countFlag[int]{value: &f.streams, shown: "--streams"}), "streams", "HTTP/2: concurrent streams on each connection, so -c × --streams requests in flight")
-	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
+	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema "+result.SchemaSummary+"; an experiment's outcome: "+experiment.SchemaExperiment+", as loadlab report DIR --json)")
 	fl.StringVar(&f.out, "out", "", "write result.json, report.html, report.md with its charts, the CSVs and server.log into this directory")
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
 	fl.StringVar(&f.segment, "segment", "", "run execution segment K/N of the plan (K from 1 to N): every N-th VU, arrival, shared iteration and data row; loadlab merge puts the N parts together")
