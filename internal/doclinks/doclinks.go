@@ -7,8 +7,9 @@
 // The Markdown is parsed with goldmark (CommonMark), so that links in code
 // blocks and code spans are not taken for links. The heading anchors are
 // written here because goldmark's own heading IDs are not GitHub's: GitHub
-// lowercases the heading's text, drops punctuation other than '-' and '_',
-// turns each space into '-', and numbers a repeated anchor -1, -2, ...
+// lowercases the heading's text, drops punctuation other than '-' and '_'
+// (and symbols), turns each space into '-', and numbers a repeated anchor
+// -1, -2, ...
 package doclinks
 
 import (
@@ -274,15 +275,16 @@ func plainText(n ast.Node, src []byte) string {
 }
 
 // Slug is the anchor GitHub gives a heading of this text, before a repeat's
-// -1, -2: lowercase, letters, marks, digits, '-' and '_' kept, each space
-// made '-', everything else dropped.
+// -1, -2: lowercase; letters, marks, numbers, connector punctuation ('_')
+// and '-' kept; each space made '-'; everything else dropped (the rule of
+// github-slugger, which GitHub's renderer follows).
 func Slug(heading string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
 		switch {
 		case r == ' ':
 			b.WriteByte('-')
-		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsDigit(r):
+		case r == '-' || unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsNumber(r) || unicode.Is(unicode.Pc, r):
 			b.WriteRune(r)
 		}
 	}

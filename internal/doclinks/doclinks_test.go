@@ -17,6 +17,7 @@ func TestSlug(t *testing.T) {
 		{"snake_case kept", "snake_case-kept"},
 		{"Ünïcode Größe", "ünïcode-größe"},
 		{"  trimmed  ", "trimmed"},
+		{"Rate × time — and 2² ‿ too", "rate--time--and-2²-‿-too"},
 	} {
 		t.Run(tc.heading, func(t *testing.T) {
 			t.Parallel()
