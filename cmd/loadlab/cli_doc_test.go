@@ -105,7 +105,7 @@ Exit codes: 0 success, 1 the run failed, 2 invalid input (no load sent),
 				if f.NoOptDefVal != "" && f.Value.Type() != "bool" {
 					def = strings.TrimSpace(def + " (alone: `" + f.NoOptDefVal + "`)")
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, flagType(f), cell(def), cell(f.Usage))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, cell(flagType(f)), cell(def), cell(f.Usage))
 			}
 		}
 		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
