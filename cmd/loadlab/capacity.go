@@ -128,7 +128,8 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 	fl.BoolVar(&f.fresh, "fresh", false, "forget the steps kept in the directory and start over")
 	fl.StringArrayVar(&f.set, "set", nil, "override a plan field: key.path=value (repeatable)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set {{ env.KEY }}: KEY=VALUE (repeatable)")
-	fl.Var(refused.hold("workers", &countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}), "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	fl.Var(refused.hold("event-loops", &countFlag[int]{value: &f.workers, shown: "--event-loops", zeroOK: true}), "event-loops", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	alias(fl, "workers", "event-loops")
 	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the search on this address: the rate-latency curve step by step, each step's verdict, the current step's figures (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the search, keep the dashboard (and the search's report) served this long")

@@ -112,7 +112,7 @@ func TestCapacityDashboard(t *testing.T) {
 		scraped <- ""
 	}()
 	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--precision", "50%", "--confirm", "0",
-		"--out", out, "--json", "--workers", "1", "--dashboard="+addr, "--metrics-addr="+maddr)
+		"--out", out, "--json", "--event-loops", "1", "--dashboard="+addr, "--metrics-addr="+maddr)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -344,7 +344,7 @@ capacity:
 	addr := freePort(t)
 	ch := make(chan []sseEvent, 1)
 	go func() { ch <- readSSE(t, addr) }()
-	_, stderr, code := cli(context.Background(), t, "run", path, "--out", filepath.Join(t.TempDir(), "sweep"), "--workers", "1", "--dashboard="+addr)
+	_, stderr, code := cli(context.Background(), t, "run", path, "--out", filepath.Join(t.TempDir(), "sweep"), "--event-loops", "1", "--dashboard="+addr)
 	evs := <-ch
 	var last dashboard.Frame
 	moving := 0

@@ -137,7 +137,7 @@ func TestCapacityKnownServers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			began := time.Now()
-			stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 10s, error_rate < 1%", "--precision", "3%", "--confirm", "1", "--step-max", "15s", "--out", out, "--json", "--workers", "1")
+			stdout, stderr, code := cli(ctx, t, "capacity", path, "--slo", "p95(latency) < 10s, error_rate < 1%", "--precision", "3%", "--confirm", "1", "--step-max", "15s", "--out", out, "--json", "--event-loops", "1")
 			if code != 0 {
 				t.Errorf("N=%d D=%v: exit %d\n%s", tc.workers, tc.delay, code, stderr)
 				return
@@ -170,7 +170,7 @@ func TestCapacityResumes(t *testing.T) {
 	url := targettest.Start(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond})
 	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "60/s")})
 	out := filepath.Join(t.TempDir(), "cap")
-	args := []string{"capacity", path, "--slo", "p95(latency) < 10s", "--precision", "20%", "--confirm", "0", "--out", out, "--json", "--workers", "1"}
+	args := []string{"capacity", path, "--slo", "p95(latency) < 10s", "--precision", "20%", "--confirm", "0", "--out", out, "--json", "--event-loops", "1"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -229,7 +229,7 @@ func TestCapacityServerSection(t *testing.T) {
 	srv, url, _ := targetServer(t, target.Options{Workers: 10, Delay: 100 * time.Millisecond}, "")
 	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "60/s") + srv})
 	out := filepath.Join(t.TempDir(), "cap")
-	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--precision", "50%", "--confirm", "0", "--out", out, "--json", "--workers", "1")
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--slo", "p95(latency) < 10s", "--precision", "50%", "--confirm", "0", "--out", out, "--json", "--event-loops", "1")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -281,7 +281,7 @@ func TestCapacityByVUs(t *testing.T) {
 	url := targettest.Start(t, target.Options{Workers: 5, Delay: 200 * time.Millisecond})
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: closed\ntarget: %s\nsteps:\n  - get: /\n    name: hit\nload: { closed: { vus: 4, iterations: 3 } }\n", url)})
 	out := filepath.Join(t.TempDir(), "cap")
-	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--by", "vus", "--slo", "avg(latency) < 220ms", "--confirm", "0", "--out", out, "--json", "--workers", "1")
+	stdout, stderr, code := cli(context.Background(), t, "capacity", path, "--by", "vus", "--slo", "avg(latency) < 220ms", "--confirm", "0", "--out", out, "--json", "--event-loops", "1")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -329,7 +329,7 @@ capacity:
   step_max: 8s
 `})
 	out := filepath.Join(t.TempDir(), "sweep")
-	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--workers", "1")
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--event-loops", "1")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -20,6 +20,7 @@ func newCompareCommand(io *stdio) *cobra.Command {
 		baseline, hist string
 		last           int
 		allowDifferent allowFlag
+		asJSON         bool
 	)
 	c := &cobra.Command{
 		Use:   "compare A B",
@@ -78,7 +79,7 @@ rss_avg, pss_peak, pss_avg.`,
 				if err != nil {
 					return usageError(fmt.Errorf("compare: %w", err))
 				}
-				return compareSides(io, a, b, rules, allowDifferent)
+				return compareSides(io, a, b, rules, allowDifferent, asJSON)
 			}
 			a, err := experiment.LoadSide(args[0], pointA)
 			if err != nil {
@@ -88,7 +89,7 @@ rss_avg, pss_peak, pss_avg.`,
 			if err != nil {
 				return usageError(fmt.Errorf("compare: %w", err))
 			}
-			return compareSides(io, a, b, rules, allowDifferent)
+			return compareSides(io, a, b, rules, allowDifferent, asJSON)
 		},
 	}
 	c.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 3 when B is worse than A beyond this: 'FIGURE +N%' or 'FIGURE -N%' (repeatable)")
@@ -97,17 +98,22 @@ rss_avg, pss_peak, pss_avg.`,
 	c.Flags().StringVar(&pointB, "point-b", "", "the point of experiment B to compare (default: its baseline)")
 	c.Flags().StringVar(&baseline, "baseline", "", "compare B with the history instead of A: history (any branch) or history:BRANCH")
 	c.Flags().IntVar(&last, "last", 5, "with --baseline history: how many of the latest runs of B's plan make side A")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON, as loadlab report A B --format json does")
 	c.Flags().StringVar(&hist, "history", "", "the history database (default $LOADLAB_HISTORY, else history.db in the user's data directory)")
 	return c
 }
 
 // compareSides prints the comparison of a and b and applies the rules.
-func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule, allowDifferent allowFlag) error {
+func compareSides(io *stdio, a, b experiment.Side, rules []experiment.Rule, allowDifferent allowFlag, asJSON bool) error {
 	cmp := experiment.Compare(a, b)
 	if err := refuseUnlike(cmp, allowDifferent, "compare"); err != nil {
 		return err
 	}
-	if err := report.Comparison(io.out, cmp); err != nil {
+	render := report.Comparison
+	if asJSON {
+		render = report.ComparisonJSON
+	}
+	if err := render(io.out, cmp); err != nil {
 		return failedError(err)
 	}
 	failures, err := cmp.Check(rules)

@@ -147,7 +147,9 @@ repeat: 2
 seed: 5
 `, addr, argv[0], marker, delay)), 0o644)
 	out := filepath.Join(dir, "results")
-	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
+	// The full summary: its tables are headed with what each point is
+	// compared with, and its recommendation is a block of its own.
+	stdout, stderr, code := cli(context.Background(), t, "run", path, "--out", out, "--summary", "full")
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}

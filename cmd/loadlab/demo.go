@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/demo"
 	"github.com/loadlab/loadlab/internal/demo/shop"
+	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/plan"
 )
@@ -18,6 +19,7 @@ func newDemoCommand(io *stdio) *cobra.Command {
 	var out string
 	var workers int
 	var summary summaryFlag
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the built-in demo: sweep the demo shop's workers",
@@ -37,7 +39,7 @@ with loadlab run.`,
 				return usageError(fmt.Errorf("demo: %w", err))
 			}
 			if workers < 0 {
-				return usageError(fmt.Errorf("demo: --workers must not be negative, got %d", workers))
+				return usageError(fmt.Errorf("demo: --event-loops must not be negative, got %d", workers))
 			}
 			bin, err := os.Executable()
 			if err != nil {
@@ -54,7 +56,7 @@ with loadlab run.`,
 			if err := os.WriteFile(path, demo.Written(bin, addr), 0o644); err != nil {
 				return usageError(fmt.Errorf("demo: --out: %w", err))
 			}
-			f := &quickFlags{out: filepath.Join(out, "results"), fresh: true, workers: workers, summary: summary}
+			f := &quickFlags{out: filepath.Join(out, "results"), fresh: true, workers: workers, summary: summary, json: asJSON}
 			popts := plan.Options{Env: demo.Env(bin, addr), LookupEnv: os.LookupEnv}
 			p, err := plan.Load(path, popts)
 			if err != nil {
@@ -66,7 +68,9 @@ with loadlab run.`,
 	}
 	c.Flags().StringVar(&out, "out", "loadlab-demo", "directory for the plan and its results")
 	c.Flags().Var(&summary, "summary", summaryUsage)
-	c.Flags().IntVar(&workers, "workers", 0, "event loops sending load (default: the CPUs loadlab may use)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the experiment's outcome as JSON (schema "+experiment.SchemaExperiment+", as loadlab report DIR --json)")
+	c.Flags().IntVar(&workers, "event-loops", 0, "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	alias(c.Flags(), "workers", "event-loops")
 	c.AddCommand(newDemoServeCommand(io))
 	return c
 }

@@ -186,7 +186,7 @@ func TestFlagErrorsAsToday(t *testing.T) {
 	}{
 		{[]string{"run", "--url", "http://127.0.0.1:1/", "-n", "0"}, "loadlab: run: -n must be positive, got 0\n"},
 		{[]string{"run", "--url", "http://127.0.0.1:1/", "--max-body", "0"}, "loadlab: run: --max-body: bad size \"0\"\n"},
-		{[]string{"run", "plan.yaml", "--workers", "-2"}, "loadlab: run: --workers must not be negative, got -2\n"},
+		{[]string{"run", "plan.yaml", "--event-loops", "-2"}, "loadlab: run: --event-loops must not be negative, got -2\n"},
 		{[]string{"run", "--url", "http://127.0.0.1:1/", "-c", "abc"}, "loadlab: run: invalid argument \"abc\" for \"-c, --connections\" flag: want a whole number (see loadlab run --help)\n"},
 	} {
 		_, stderr, code := cli(t.Context(), t, tt.args...)

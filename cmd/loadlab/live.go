@@ -17,7 +17,7 @@ import (
 	"github.com/loadlab/loadlab/internal/telemetry"
 )
 
-// liveOutputs are a command's --metrics-addr and --output receivers; nil
+// liveOutputs are a command's --metrics-addr and --push receivers; nil
 // when it has neither.
 type liveOutputs struct {
 	ctx     context.Context // the command's: an interrupt skips --metrics-linger
@@ -61,7 +61,7 @@ func startLiveAs(ctx context.Context, io *stdio, f *quickFlags, cmd string) (*li
 	for _, s := range f.outputs {
 		o, err := telemetry.ParseOutput(s)
 		if err != nil {
-			return nil, usageError(fmt.Errorf("%s: --output %w", cmd, err))
+			return nil, usageError(fmt.Errorf("%s: --push %w", cmd, err))
 		}
 		outs = append(outs, o)
 	}

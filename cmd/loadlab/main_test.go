@@ -77,8 +77,8 @@ func TestBadInput(t *testing.T) {
 		{"bad port", []string{"run", "--url", "http://127.0.0.1:99999/"}, 2, "bad port"},
 		{"no url", []string{"run"}, 2, "give a plan file (loadlab run plan.yaml) or --url URL"},
 		{"zero count", []string{"run", "--url", ok, "-n", "0"}, 2, "-n must be positive, got 0"},
-		{"negative workers in a plan", []string{"run", "plan.yaml", "--workers", "-2"}, 2, "--workers must not be negative"},
-		{"negative demo workers", []string{"demo", "--workers", "-1"}, 2, "--workers must not be negative"},
+		{"negative workers in a plan", []string{"run", "plan.yaml", "--event-loops", "-2"}, 2, "--event-loops must not be negative"},
+		{"negative demo workers", []string{"demo", "--event-loops", "-1"}, 2, "--event-loops must not be negative"},
 		{"target address", []string{"target", "--addr", "nonsense"}, 2, `bad --addr "nonsense"`},
 		{"zero duration", []string{"run", "--url", ok, "-d", "0s"}, 2, "-d must be positive, got 0s"},
 		{"zero connections", []string{"run", "--url", ok, "-c", "0"}, 2, "-c must be positive"},
@@ -102,7 +102,7 @@ func TestBadInput(t *testing.T) {
 		{"plan and bad rate", []string{"run", "plan.yaml", "--rate", "x"}, 2, "run: --rate is for quick mode (--url); for a plan, use an open load"},
 		{"plan and bad header", []string{"run", "plan.yaml", "-H", "NoColon"}, 2, "run: --header is for quick mode (--url)"},
 		{"plan and bad url", []string{"run", "plan.yaml", "--url", "ftp://x"}, 2, "give a plan file or --url, not both"},
-		{"plan, bad workers and zero connections", []string{"run", "plan.yaml", "--workers", "-2", "-c", "0"}, 2, "run: --connections is for quick mode"},
+		{"plan, bad workers and zero connections", []string{"run", "plan.yaml", "--event-loops", "-2", "-c", "0"}, 2, "run: --connections is for quick mode"},
 		{"bad url before zero connections", []string{"run", "-c", "0", "--url", "ftp://x"}, 2, `run: bad --url "ftp://x": the scheme must be http or https`},
 		{"password in a malformed url", []string{"run", "--url", "http://u:hunter2pw@[::1"}, 2, `run: bad --url "http://[::1": missing ']' in host`},
 		{"two plans", []string{"run", "a.yaml", "b.yaml"}, 2, "loadlab: run: accepts at most 1 arg(s), received 2 (see loadlab run --help)"},
@@ -528,7 +528,7 @@ func TestQuickHeadersMasked(t *testing.T) {
 func TestEngineChoice(t *testing.T) {
 	url, served := counting(t)
 	t.Setenv(httpx.EngineEnv, "bogus")
-	for _, args := range [][]string{{"run", "--url", url + "/", "-n", "5"}, {"demo", "--workers", "1"}} {
+	for _, args := range [][]string{{"run", "--url", url + "/", "-n", "5"}, {"demo", "--event-loops", "1"}} {
 		_, stderr, code := cli(context.Background(), t, args...)
 		if code != exitUsage || !strings.Contains(stderr, "LOADLAB_ENGINE=bogus") {
 			t.Errorf("%s with LOADLAB_ENGINE=bogus: exit %d, stderr %q; want exit 2 naming the variable", args[0], code, stderr)

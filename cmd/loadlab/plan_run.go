@@ -249,9 +249,6 @@ func noResponseWhy(res *result.Result) string {
 }
 
 func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (*plan.Plan, error), p *plan.Plan, popts plan.Options, f *quickFlags) error {
-	if f.json {
-		return usageError(errors.New("run: --json prints a single run's summary; an experiment writes experiment.json in its results directory"))
-	}
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("results", safeName(p.Name))
@@ -327,11 +324,21 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	if f.summary.full() {
 		summary = func() error { return report.Verdict(io.out, out) }
 	}
-	if err := summary(); err != nil {
-		return failedError(err)
+	if !f.json {
+		if err := summary(); err != nil {
+			return failedError(err)
+		}
 	}
 	if err := report.WriteExperimentFiles(dir, out); err != nil {
 		return failedError(fmt.Errorf("run: writing the reports: %w", err))
+	}
+	if f.json {
+		// The outcome as report DIR --json prints it, and nothing else on
+		// stdout, for a program to read.
+		if err := experimentJSON(io.out, out); err != nil {
+			return failedError(err)
+		}
+		return ciExperiment(io, f, experimentExit(dir, out), out)
 	}
 	fmt.Fprintf(io.out, "\nreport: %s\n", filepath.Join(dir, report.HTMLFile))
 	return ciExperiment(io, f, experimentExit(dir, out), out)

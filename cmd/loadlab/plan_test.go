@@ -559,7 +559,7 @@ steps:
   - get: "/?who={{ vu }}-{{ iteration }}"
 load: { open: { rate: 50/s, duration: 1s, max_vus: 4 } }
 `})
-	if _, stderr, code := cli(context.Background(), t, "run", path, "--workers", "2"); code != 0 {
+	if _, stderr, code := cli(context.Background(), t, "run", path, "--event-loops", "2"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	mu.Lock()

@@ -67,7 +67,7 @@ func readResult(t *testing.T, dir string) *result.Result {
 	return &res
 }
 
-// TestOTLPPrometheus: --output otlp pushes to a real receiver, the OTLP
+// TestOTLPPrometheus: --push otlp pushes to a real receiver, the OTLP
 // endpoint of a Prometheus 3 (built from the module proxy), and its query
 // API gives result.json's totals under the names a scrape has: the
 // receiver's translation adds _total to the counters and keeps the rest,
@@ -81,7 +81,7 @@ func TestOTLPPrometheus(t *testing.T) {
 	dir, plan := homeAndBrokenPlan(t, "otlp-shop", url, "3s", "checks > 10%")
 	out := filepath.Join(dir, "out")
 	otlp := "http://" + prom + "/api/v1/otlp/v1/metrics"
-	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--output", "otlp="+otlp)
+	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--push", "otlp="+otlp)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -120,7 +120,7 @@ func TestOTLPPrometheus(t *testing.T) {
 	}
 }
 
-// TestNativeHistogramsPrometheus: --output prometheus-rw=URL,native=true
+// TestNativeHistogramsPrometheus: --push prometheus-rw=URL,native=true
 // sends each step's latencies as a native histogram to a real Prometheus
 // (Debian's 2.42, --enable-feature=native-histograms), whose
 // histogram_quantile agrees with result.json's p95 within the width of a
@@ -151,7 +151,7 @@ load: { closed: { vus: 4, duration: 3s } }
 	out := filepath.Join(dir, "out")
 	native := "prometheus-rw=http://" + prom + "/api/v1/write,native=true"
 	refused := "prometheus-rw=http://" + classic + "/api/v1/write,native=true"
-	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--output", native, "--output", refused)
+	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--push", native, "--push", refused)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -255,7 +255,7 @@ func TestOutputsDownAndSlowReceivers(t *testing.T) {
 	start := time.Now()
 	out := filepath.Join(t.TempDir(), "out")
 	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "--rate", "100/s", "-d", "2s", "--out", out,
-		"--metrics-addr", ":"+port, "--output", "prometheus-rw="+slow.URL, "--output", "otlp="+slow.URL, "--output", "prometheus-rw="+down)
+		"--metrics-addr", ":"+port, "--push", "prometheus-rw="+slow.URL, "--push", "otlp="+slow.URL, "--push", "prometheus-rw="+down)
 	elapsed := time.Since(start)
 	if reached := <-probed; len(reached) > 0 {
 		t.Errorf("--metrics-addr :%s reached from %v; want loopback only (other addresses: %v)", port, reached, others)

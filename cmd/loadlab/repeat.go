@@ -29,7 +29,7 @@ func runRepeated(ctx context.Context, io *stdio, f *quickFlags, one func(*quickF
 	case f.out == "":
 		return usageError(fmt.Errorf("run: --repeat %d keeps %d results to compare: give --out DIR (each run goes to DIR/runs/NNN)", f.repeat, f.repeat))
 	case f.dashboard != "" || f.open || f.metricsAddr != "" || len(f.outputs) > 0:
-		return usageError(errors.New("run: --repeat makes several runs, and --dashboard, --metrics-addr and --output follow one: give them without --repeat"))
+		return usageError(errors.New("run: --repeat makes several runs, and --dashboard, --metrics-addr and --push follow one: give them without --repeat"))
 	case f.segment != "" || f.startAt != "":
 		return usageError(errors.New("run: --repeat does not go with --segment or --start-at: a segment is one part of one run"))
 	case f.junit != "":

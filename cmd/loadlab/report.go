@@ -33,7 +33,7 @@ func render(name string, by map[string]func() error, want string) error {
 
 func newReportCommand(io *stdio) *cobra.Command {
 	var format, table, pointA, pointB string
-	var failures bool
+	var failures, asJSON bool
 	var allowDifferent allowFlag
 	var summary summaryFlag
 	c := &cobra.Command{
@@ -63,6 +63,12 @@ experiment.`,
   loadlab report results/run1 --failures`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
+			if asJSON {
+				if c.Flags().Changed("format") && format != "json" {
+					return usageError(errors.New("report: give --json or --format, not both"))
+				}
+				format = "json"
+			}
 			if !slices.Contains(formats, format) {
 				return usageError(fmt.Errorf("report: unknown --format %q: want %s", format, strings.Join(formats, ", ")))
 			}
@@ -73,7 +79,7 @@ experiment.`,
 				return usageError(errors.New("report: a comparison has one CSV table; drop --table"))
 			case (pointA != "" || pointB != "") && len(args) != 2:
 				return usageError(errors.New("report: --point-a and --point-b pick the points of two experiments compared (loadlab report A B)"))
-			case failures && (len(args) == 2 || c.Flags().Changed("format") || table != ""):
+			case failures && (len(args) == 2 || c.Flags().Changed("format") || asJSON || table != ""):
 				return usageError(errors.New("report: --failures prints the failing responses of one run or experiment, as they are kept: no second argument, --format or --table"))
 			}
 			out := io.out
@@ -123,13 +129,7 @@ experiment.`,
 						}
 						return report.CompactVerdict(out, o, dir)
 					},
-					"json": func() error {
-						enc := json.NewEncoder(out)
-						enc.SetIndent("", "  ")
-						described := *o
-						described.Verdict = report.Describe(o.Verdict)
-						return enc.Encode(&described)
-					},
+					"json": func() error { return experimentJSON(out, o) },
 					"html": func() error { return report.ExperimentHTML(out, o) },
 					"md":   func() error { return report.ExperimentMarkdownFrom(out, dir, ".", o) },
 					"csv": func() error {
@@ -164,6 +164,7 @@ experiment.`,
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, json, html, md or csv")
+	c.Flags().BoolVar(&asJSON, "json", false, "the same as --format json")
 	c.Flags().StringVar(&table, "table", "", "with --format csv: steps (default) or series of a run; runs (default) or points of an experiment")
 	c.Flags().BoolVar(&failures, "failures", false, "print the failing responses kept (failures/STEP.http), the first of each step, of the run or of every run of the experiment")
 	c.Flags().Var(&summary, "summary", summaryUsage)
@@ -278,4 +279,15 @@ func stepTitle(st result.Step) string {
 		return st.Scenario + " / " + st.Name
 	}
 	return st.Name
+}
+
+// experimentJSON writes an experiment's outcome as JSON, its verdict
+// described as the summary says it: what report DIR --json and run PLAN
+// --json print.
+func experimentJSON(w goio.Writer, o *experiment.Outcome) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	described := *o
+	described.Verdict = report.Describe(o.Verdict)
+	return enc.Encode(&described)
 }

@@ -63,6 +63,7 @@ or a compare verdict failed, or a capacity search's first rate broke its SLO.`,
 	})
 	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newHistoryCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io), newCapacityCommand(io), newMergeCommand(io), newImportCommand(io), newK8sCommand(io))
 	wrapArgs(root)
+	noticeAliases(root, io)
 	return root
 }
 

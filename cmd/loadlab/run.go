@@ -20,6 +20,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/dashboard"
 	"github.com/loadlab/loadlab/internal/engine"
+	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/plan"
@@ -74,7 +75,7 @@ type quickFlags struct {
 	http2      bool
 	streams    int
 	streamsSet bool
-	// Live metrics: --metrics-addr, --metrics-linger, --output.
+	// Live metrics: --metrics-addr, --metrics-linger, --push.
 	metricsAddr   string
 	metricsLinger time.Duration
 	outputs       []string
@@ -188,7 +189,7 @@ slow server cannot hide its queue (coordinated omission).`,
 	f.streams = 1
 	fl.BoolVar(&f.http2, "http2", false, "speak HTTP/2: h2 by ALPN for https, h2c with prior knowledge for http")
 	fl.Var(refused.hold("streams", &countFlag[int]{value: &f.streams, shown: "--streams"}), "streams", "HTTP/2: concurrent streams on each connection, so -c × --streams requests in flight")
-	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema loadlab.summary/v1)")
+	fl.BoolVar(&f.json, "json", false, "print the summary as JSON (schema "+result.SchemaSummary+"; an experiment's outcome: "+experiment.SchemaExperiment+", as loadlab report DIR --json)")
 	fl.StringVar(&f.out, "out", "", "write result.json, report.html, report.md with its charts, the CSVs and server.log into this directory")
 	fl.BoolVar(&f.fresh, "fresh", false, "an experiment: forget the runs in the results directory and start over")
 	fl.StringVar(&f.segment, "segment", "", "run execution segment K/N of the plan (K from 1 to N): every N-th VU, arrival, shared iteration and data row; loadlab merge puts the N parts together")
@@ -199,14 +200,16 @@ slow server cannot hide its queue (coordinated omission).`,
 	fl.Var(refused.hold("max-body", newSizeFlag(&f.maxBody, "16MiB", "--max-body", 1, math.MaxInt64, "")), "max-body", "a larger response body is an error")
 	fl.Var(refused.hold("max-request-body", newSizeFlag(&f.maxRequestBody, "16MiB", "--max-request-body", 1, 1<<30, " (1B to 1GiB)")), "max-request-body", "a larger --body or --body-file is refused before any load")
 	fl.Var(refused.hold("max-header", newSizeFlag(&f.maxHeader, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)")), "max-header", "a larger response header block is an error")
-	fl.Var(refused.hold("workers", &countFlag[int]{value: &f.workers, shown: "--workers", zeroOK: true}), "workers", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	fl.Var(refused.hold("event-loops", &countFlag[int]{value: &f.workers, shown: "--event-loops", zeroOK: true}), "event-loops", "event loops (threads) sending load (default: the CPUs loadlab may use)")
+	alias(fl, "workers", "event-loops") // until 2026-12: --workers is the server's concurrency, on target and in plans
 	fl.Var(refused.hold("grace", &durationFlag{value: &f.grace, shown: "--grace", zeroOK: true}), "grace", "how long requests in flight at the end may take to finish (default: --timeout)")
 	fl.StringVar(&f.history, "history", "", "record the run in this history database (default $LOADLAB_HISTORY, else history.db in the user's data directory; see loadlab history)")
 	fl.BoolVar(&f.noHistory, "no-history", false, "do not record the run in the history")
 	f.tls.register(fl)
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the live figures at /metrics in the Prometheus text format on this address (a port alone, such as :9464, is on loopback)")
 	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "after the load, keep /metrics up until it is scraped once more, for at most this long")
-	fl.StringArrayVar(&f.outputs, "output", nil, "push the live figures every second: prometheus-rw=URL[,native=true] (remote-write; native histograms as well) or otlp=URL (OTLP/HTTP) (repeatable)")
+	fl.StringArrayVar(&f.outputs, "push", nil, "push the live figures every second: prometheus-rw=URL[,native=true] (remote-write; native histograms as well) or otlp=URL (OTLP/HTTP) (repeatable)")
+	alias(fl, "output", "push") // until 2026-12: -o/--output is a file to write, on import and k8s
 	fl.StringVar(&f.dashboard, "dashboard", "", "serve a live page of the run on this address (--dashboard alone: "+dashboard.DefaultAddr+"; elsewhere than loopback the page asks for a token printed here)")
 	fl.Lookup("dashboard").NoOptDefVal = dashboard.DefaultAddr
 	fl.DurationVar(&f.dashboardLinger, "dashboard-linger", 0, "after the load, keep the dashboard (and the report, with --out) served this long")
@@ -261,7 +264,11 @@ var sinkLike = regexp.MustCompile(`^(json|csv|influxdb|statsd|cloud|experimental
 // a directory, and --out json=x would otherwise make one named json=x.
 func checkOutDir(command, out string) error {
 	if m := sinkLike.FindString(out); m != "" {
-		return usageError(fmt.Errorf("%s: --out %q: --out is the results directory (result.json, the report, the CSVs), not a sink as k6's --out %s...; live figures go to --output prometheus-rw=URL or --output otlp=URL, and --json prints the summary as JSON. A directory with that name: --out ./%s", command, out, m, out))
+		live := "--push prometheus-rw=URL or --push otlp=URL"
+		if command != "run" {
+			live = "--metrics-addr (/metrics, for Prometheus to scrape)" // only run pushes
+		}
+		return usageError(fmt.Errorf("%s: --out %q: --out is the results directory (result.json, the report, the CSVs), not a sink as k6's --out %s...; live figures go to %s, and --json prints the summary as JSON. A directory with that name: --out ./%s", command, out, m, live, out))
 	}
 	return nil
 }

@@ -201,7 +201,7 @@ load: { closed: { vus: 1, iterations: 5 } }
 	defer cancel()
 	stdout, stderr, code := cli(ctx, t, "run", path, "--out", out, "--junit", filepath.Join(out, "junit.xml"),
 		"--dashboard="+board, "--dashboard-linger", "2s",
-		"--output", "prometheus-rw="+rw, "--output", "otlp="+otlp)
+		"--push", "prometheus-rw="+rw, "--push", "otlp="+otlp)
 	if code != 3 {
 		t.Fatalf("exit %d, want 3 (the checks threshold fails): %s", code, stderr)
 	}

@@ -28,7 +28,7 @@ GET /health always answers at once.`,
 		Example: `  loadlab target --addr 127.0.0.1:8080 --delay 20ms --jitter 5ms
   loadlab target --stall 1s/5s            # stop answering for 1s every 5s
   loadlab target --cpu 2ms --workers 4    # CPU-bound, 4 requests at a time
-  loadlab target --status 200:95,503:5 --body 2KiB
+  loadlab target --status 200:95,503:5 --body-size 2KiB
   loadlab target --hold 1MiB              # each request keeps 1 MiB: a leak
   loadlab target --workers 4 --worker-memory 16MiB   # 16 MiB per worker from the start`,
 		Args: cobra.NoArgs,
@@ -48,7 +48,7 @@ GET /health always answers at once.`,
 			}
 			n, err := quantity.ParseBytes(body)
 			if err != nil || n > 64<<20 {
-				return usageError(fmt.Errorf("target: --body: bad size %q (up to 64MiB)", body))
+				return usageError(fmt.Errorf("target: --body-size: bad size %q (up to 64MiB)", body))
 			}
 			o.BodyBytes = int(n)
 			if hold != "" {
@@ -87,7 +87,8 @@ GET /health always answers at once.`,
 	fl.StringVar(&stall, "stall", "", "FOR/EVERY: the whole server stops answering for FOR every EVERY, e.g. 1s/5s")
 	fl.DurationVar(&o.CPU, "cpu", 0, "CPU time to burn per request")
 	fl.StringVar(&status, "status", "200", "status code, or a weighted mix such as 200:95,500:5")
-	fl.StringVar(&body, "body", "2", "response body size, such as 100, 4KiB")
+	fl.StringVar(&body, "body-size", "2", "response body size, such as 100, 4KiB")
+	alias(fl, "body", "body-size") // until 2026-12: --body is the request body, on run and capacity
 	fl.IntVar(&o.Workers, "workers", 0, "requests served at once; others wait in line (0: no bound)")
 	fl.StringVar(&workerMemory, "worker-memory", "", "memory each of --workers holds from the start, as a forking server's workers do, such as 16MiB")
 	fl.StringVar(&hold, "hold", "", "memory each request allocates and keeps, a leak to test memory limits, such as 1MiB")

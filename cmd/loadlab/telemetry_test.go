@@ -124,7 +124,7 @@ func promQuery(addr, q string) (float64, error) {
 }
 
 // TestLiveMetricsPrometheus: a real Prometheus scrapes --metrics-addr and
-// receives --output prometheus-rw; its query API gives the totals that
+// receives --push prometheus-rw; its query API gives the totals that
 // result.json holds, by either path.
 func TestLiveMetricsPrometheus(t *testing.T) {
 	if testing.Short() {
@@ -137,7 +137,7 @@ func TestLiveMetricsPrometheus(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	stdout, stderr, code := cli(context.Background(), t, "run", plan, "--out", out,
 		"--metrics-addr", metricsAddr, "--metrics-linger", "10s",
-		"--output", "prometheus-rw=http://"+prom+"/api/v1/write")
+		"--push", "prometheus-rw=http://"+prom+"/api/v1/write")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -201,7 +201,7 @@ func TestMetricsAddrBusy(t *testing.T) {
 	if n.Load() != 0 {
 		t.Errorf("%d requests were sent before the error", n.Load())
 	}
-	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--output", "influx=http://127.0.0.1:1/")
+	_, stderr, code = cli(context.Background(), t, "run", "--url", url+"/", "-n", "5", "-c", "1", "--push", "influx=http://127.0.0.1:1/")
 	if code != 2 || !strings.Contains(stderr, "unknown output") {
 		t.Errorf("exit %d, stderr %q: want a usage error for an unknown output", code, stderr)
 	}
@@ -243,7 +243,7 @@ params: { delay: [1ms, 3ms] }
 repeat: 2
 `), 0o644)
 	out := filepath.Join(dir, "exp")
-	if _, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--output", "prometheus-rw="+recv.URL); code != 0 {
+	if _, stderr, code := cli(context.Background(), t, "run", plan, "--out", out, "--push", "prometheus-rw="+recv.URL); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	runs, _ := filepath.Glob(filepath.Join(out, "runs", "*", "result.json"))

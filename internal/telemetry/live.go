@@ -1,7 +1,7 @@
 // Package telemetry makes a run's figures visible while it runs: it keeps
 // the live figures (Live, fed once a second from the engine's merged
 // series), serves them as Prometheus text (Serve, --metrics-addr), and pushes
-// them to Prometheus remote-write and OTLP receivers (StartPush, --output).
+// them to Prometheus remote-write and OTLP receivers (StartPush, --push).
 // Live owns the figures; the server and the pushers only read snapshots of
 // them, on goroutines of their own, so that nothing they do (a slow
 // receiver, a scrape) reaches the load.

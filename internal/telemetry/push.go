@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Output is a receiver to push to: --output KIND=URL[,native=true].
+// Output is a receiver to push to: --push KIND=URL[,native=true].
 type Output struct {
 	Kind string // "prometheus-rw" or "otlp"
 	URL  string
@@ -149,7 +149,7 @@ func StartPush(o Output, live *Live, interval time.Duration) (*Pusher, error) {
 		err = fmt.Errorf("unknown output %q", o.Kind)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--output %s: %w", o, err)
+		return nil, fmt.Errorf("--push %s: %w", o, err)
 	}
 	p := startPusher(o, live, interval, send)
 	p.note = note
