@@ -72,6 +72,13 @@ type Options struct {
 	Keep time.Duration
 	// MergeDeadline bounds the merge Job (waiting for the parts included).
 	MergeDeadline time.Duration
+	// HostNetwork runs the pods on their node's network (hostNetwork: true):
+	// a target on the node's loopback is reachable, and the pods' traffic
+	// skips the cluster's pod network.
+	HostNetwork bool
+	// Resources are every segment pod's requests and limits (cpu, memory);
+	// empty: none, the pods are BestEffort.
+	Resources corev1.ResourceRequirements
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -173,9 +180,10 @@ func Manifests(o Options) ([]any, error) {
 		{Name: PartsEnv, Value: PartsDir},
 	}
 	no, nobody := false, int64(65534)
-	podSpec := func(script string) corev1.PodSpec {
+	podSpec := func(script string, resources corev1.ResourceRequirements) corev1.PodSpec {
 		return corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
+			HostNetwork:                  o.HostNetwork,
 			AutomountServiceAccountToken: &no, // loadlab never talks to the API server
 			// The image runs as nobody (65534); the parts' volume is made
 			// theirs where the volume type supports it.
@@ -190,6 +198,7 @@ func Manifests(o Options) ([]any, error) {
 				Command:         []string{"/bin/sh", "-c", script},
 				Env:             env,
 				VolumeMounts:    mounts,
+				Resources:       resources,
 			}},
 		}
 	}
@@ -197,6 +206,10 @@ func Manifests(o Options) ([]any, error) {
 	n := int32(o.Parallel)
 	indexed := batchv1.IndexedCompletion
 	zero := int32(0)
+	// With a backoff limit per index, a failed segment fails its index
+	// only: the Job does not kill the other segments' pods (as it does once
+	// backoffLimit is passed), and it ends Failed with that index in
+	// status.failedIndexes. BackoffLimit must then be left to its default.
 	segments := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: meta(o.Name, "segments"),
@@ -206,10 +219,10 @@ func Manifests(o Options) ([]any, error) {
 			Parallelism:    &n,
 			// A segment run again would send its share of the load twice, and
 			// after the start instant it is refused anyway: no retries.
-			BackoffLimit: &zero,
+			BackoffLimitPerIndex: &zero,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: meta("", "segment").Labels},
-				Spec:       podSpec(o.SegmentScript()),
+				Spec:       podSpec(o.SegmentScript(), o.Resources),
 			},
 		},
 	}
@@ -220,7 +233,7 @@ func Manifests(o Options) ([]any, error) {
 			BackoffLimit: &zero,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: meta("", "merge").Labels},
-				Spec:       podSpec(o.MergeScript()),
+				Spec:       podSpec(o.MergeScript(), corev1.ResourceRequirements{}),
 			},
 		},
 	}

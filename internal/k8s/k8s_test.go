@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,6 +28,11 @@ func testOptions() Options {
 		StartAt: time.Date(2026, 12, 1, 16, 0, 0, 0, time.UTC),
 		RunArgs: []string{"--set", "vars.greeting=it's \"fine\" $HOME", "-e", "BASE=http://shop:3000"},
 		Keep:    time.Minute, MergeDeadline: time.Hour,
+		HostNetwork: true,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		},
 	}
 }
 
@@ -69,8 +75,8 @@ func TestManifests(t *testing.T) {
 		t.Errorf("claim: %s %v %v", pvc.Name, pvc.Spec.AccessModes, pvc.Spec.Resources.Requests)
 	}
 	s := segments.Spec
-	if segments.Name != "checkout" || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 3 || *s.Parallelism != 3 || *s.BackoffLimit != 0 {
-		t.Errorf("segments Job: %s mode %v completions %d parallelism %d backoff %d", segments.Name, *s.CompletionMode, *s.Completions, *s.Parallelism, *s.BackoffLimit)
+	if segments.Name != "checkout" || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 3 || *s.Parallelism != 3 || s.BackoffLimit != nil || *s.BackoffLimitPerIndex != 0 {
+		t.Errorf("segments Job: %s mode %v completions %d parallelism %d backoff %v per index %v", segments.Name, *s.CompletionMode, *s.Completions, *s.Parallelism, s.BackoffLimit, s.BackoffLimitPerIndex)
 	}
 	if merge.Name != "checkout-merge" || merge.Spec.CompletionMode != nil || *merge.Spec.ActiveDeadlineSeconds != 3600 {
 		t.Errorf("merge Job: %s %v", merge.Name, merge.Spec)
@@ -90,6 +96,17 @@ func TestManifests(t *testing.T) {
 		if pod.Volumes[1].PersistentVolumeClaim.ClaimName != "checkout-parts" {
 			t.Errorf("%s: parts volume %v", job.Name, pod.Volumes[1])
 		}
+		if !pod.HostNetwork {
+			t.Errorf("%s: not on the host's network", job.Name)
+		}
+	}
+	// The segments' requests and limits; the merge pod has none.
+	r := segments.Spec.Template.Spec.Containers[0].Resources
+	if r.Requests.Cpu().String() != "500m" || r.Limits.Memory().String() != "256Mi" {
+		t.Errorf("segments' resources: %+v", r)
+	}
+	if r := merge.Spec.Template.Spec.Containers[0].Resources; len(r.Requests)+len(r.Limits) != 0 {
+		t.Errorf("merge pod's resources: %+v", r)
 	}
 }
 
