@@ -29,6 +29,7 @@ type k8sFlags struct {
 	storageSize            string
 	keep, mergeDeadline    time.Duration
 	hostNetwork            bool
+	rerun                  int
 	cpu, memory            string
 	warnings               []string // said on stderr
 }
@@ -76,7 +77,11 @@ See docs/scale-out.md for the walkthrough.`,
 			for _, w := range f.warnings {
 				fmt.Fprintf(io.err, "loadlab: warning: %s\n", w)
 			}
-			fmt.Fprintf(io.err, "loadlab: the %d segments start at %s: apply the manifests before then\n", f.parallel, start.UTC().Format(time.RFC3339))
+			if f.rerun > 0 {
+				fmt.Fprintf(io.err, "loadlab: segment %d of %d starts again at %s: apply the manifests before then, then the merge Job again\n", f.rerun, f.parallel, start.UTC().Format(time.RFC3339))
+			} else {
+				fmt.Fprintf(io.err, "loadlab: the %d segments start at %s: apply the manifests before then\n", f.parallel, start.UTC().Format(time.RFC3339))
+			}
 			return nil
 		},
 	}
@@ -94,6 +99,7 @@ See docs/scale-out.md for the walkthrough.`,
 	fl.StringVar(&f.storageSize, "storage-size", "1Gi", "the parts' claim's size")
 	fl.DurationVar(&f.keep, "keep", 10*time.Minute, "how long the merge pod stays up after merging, for kubectl cp (0: it exits at once)")
 	fl.DurationVar(&f.mergeDeadline, "merge-deadline", 2*time.Hour, "the merge Job's deadline, waiting for the parts included")
+	fl.IntVar(&f.rerun, "rerun", 0, "K: write only the ConfigMap and a Job NAME-rerun-K that runs segment K again and replaces its part (a failed index; see docs/scale-out.md)")
 	fl.BoolVar(&f.hostNetwork, "host-network", false, "run the pods on their node's network (hostNetwork: true), e.g. for a target on the node's loopback")
 	fl.StringVar(&f.cpu, "cpu", "", "every segment pod's CPU, requested and its limit (e.g. 2, 500m; default: none)")
 	fl.StringVar(&f.memory, "memory", "", "every segment pod's memory, requested and its limit (e.g. 512Mi; default: none)")
@@ -105,6 +111,9 @@ See docs/scale-out.md for the walkthrough.`,
 func k8sManifests(path string, f *k8sFlags, now time.Time) ([]byte, time.Time, error) {
 	if f.parallel < 1 {
 		return nil, time.Time{}, usageError(fmt.Errorf("k8s: --parallel must be at least 1, got %d", f.parallel))
+	}
+	if f.rerun < 0 || f.rerun > f.parallel {
+		return nil, time.Time{}, usageError(fmt.Errorf("k8s: --rerun %d: want a segment from 1 to --parallel (%d)", f.rerun, f.parallel))
 	}
 	if f.keep < 0 || f.mergeDeadline < 0 {
 		return nil, time.Time{}, usageError(errors.New("k8s: --keep and --merge-deadline must not be negative"))
@@ -205,7 +214,7 @@ func k8sManifests(path string, f *k8sFlags, now time.Time) ([]byte, time.Time, e
 		PlanFile: planName, Files: files, StartAt: start, RunArgs: runArgs,
 		StorageClass: f.storageClass, AccessMode: corev1.PersistentVolumeAccessMode(f.access), StorageSize: size,
 		Keep: f.keep, MergeDeadline: f.mergeDeadline,
-		HostNetwork: f.hostNetwork, Resources: resources,
+		HostNetwork: f.hostNetwork, Resources: resources, Rerun: f.rerun,
 	})
 	if err != nil {
 		return nil, time.Time{}, usageError(fmt.Errorf("k8s: %w", err))

@@ -186,3 +186,44 @@ func TestName(t *testing.T) {
 		}
 	}
 }
+
+// TestRerun: --rerun K writes the ConfigMap and a one-pod Job that runs
+// segment K again with the segments' script, its index set in the pod's
+// environment, its old part removed first.
+func TestRerun(t *testing.T) {
+	o := testOptions()
+	o.Rerun = 2
+	objs, err := Manifests(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("%d objects, want the ConfigMap and the Job", len(objs))
+	}
+	job := objs[1].(*batchv1.Job)
+	c := job.Spec.Template.Spec.Containers[0]
+	if job.Name != "checkout-rerun-2" || job.Spec.CompletionMode != nil || *job.Spec.Completions != 1 || *job.Spec.BackoffLimit != 0 {
+		t.Errorf("rerun Job: %s %+v", job.Name, job.Spec)
+	}
+	if v := envVar(c.Env, IndexEnv); v != "1" {
+		t.Errorf("%s = %q, want 1", IndexEnv, v)
+	}
+	if !strings.HasPrefix(c.Command[2], `rm -rf "$LOADLAB_PARTS/part-$((JOB_COMPLETION_INDEX+1))"; exec loadlab run`) || !strings.HasSuffix(c.Command[2], o.SegmentScript()) {
+		t.Errorf("rerun script %q", c.Command[2])
+	}
+	for _, bad := range []int{-1, 4} {
+		o.Rerun = bad
+		if _, err := Manifests(o); err == nil || !strings.Contains(err.Error(), "want a segment from 1 to 3") {
+			t.Errorf("rerun %d: %v", bad, err)
+		}
+	}
+}
+
+func envVar(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
