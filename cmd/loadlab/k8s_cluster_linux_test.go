@@ -153,11 +153,11 @@ func TestK8sCluster(t *testing.T) {
 	planPath := writeRowsPlan(t, work, url, 24, "load: { closed: { vus: 6, iterations: 4 } }")
 	manifests := filepath.Join(work, "rows.yaml")
 	if _, stderr, code := cli(ctx, t, "k8s", planPath, "--parallel", "3", "--namespace", "e2e", "--host-network",
-		"--cpu", "200m", "--memory", "128Mi", "--start-at", "+25s", "--keep", "30s", "-o", manifests); code != 0 {
+		"--cpu", "200m", "--memory", "128Mi", "--start-at", "+25s", "--keep", "15s", "-o", manifests); code != 0 {
 		t.Fatalf("loadlab k8s: exit %d: %s", code, stderr)
 	}
 	must("apply", "-f", manifests)
-	must("wait", "--for=condition=complete", "job/rows", "--timeout=150s")
+	must("wait", "-n", "e2e", "--for=condition=complete", "job/rows", "--timeout=150s")
 	t.Logf("the Indexed Job completed, %v after the start", time.Since(began).Round(time.Millisecond))
 	var job batchv1.Job
 	getJSON(&job, "get", "job", "rows", "-n", "e2e")
@@ -179,7 +179,7 @@ func TestK8sCluster(t *testing.T) {
 	pod := strings.TrimPrefix(strings.TrimSpace(must("get", "pod", "-n", "e2e", "-l", "job-name=rows-merge", "-o", "name")), "pod/")
 	merged := filepath.Join(work, "merged")
 	must("cp", "e2e/"+pod+":/parts/merged", merged)
-	must("wait", "--for=condition=complete", "job/rows-merge", "--timeout=90s")
+	must("wait", "-n", "e2e", "--for=condition=complete", "job/rows-merge", "--timeout=90s")
 	t.Logf("merged and copied out, %v after the start; the merge pod said:\n%s", time.Since(began).Round(time.Millisecond), merge)
 
 	whole := filepath.Join(work, "whole")
@@ -220,7 +220,7 @@ func TestK8sCluster(t *testing.T) {
 
 	// Run 2: segment 2's pod deleted mid-run.
 	longPlan := filepath.Join(work, "long.yaml")
-	os.WriteFile(longPlan, []byte("name: long\ntarget: "+url+"\nload: { closed: { vus: 3, duration: 12s } }\nsteps:\n  - get: /\n    think: 50ms\n"), 0o644)
+	os.WriteFile(longPlan, []byte("name: long\ntarget: "+url+"\nload: { closed: { vus: 3, duration: 12s } }\nsteps:\n  - get: /\n  - think: 50ms\n"), 0o644)
 	manifests = filepath.Join(work, "long-manifests.yaml")
 	if _, stderr, code := cli(ctx, t, "k8s", longPlan, "--parallel", "3", "--namespace", "e2e", "--host-network",
 		"--start-at", "+20s", "--keep", "0", "-o", manifests); code != 0 {
@@ -240,7 +240,7 @@ func TestK8sCluster(t *testing.T) {
 	victim := strings.TrimSpace(must("get", "pod", "-n", "e2e", "-l", "job-name=long,batch.kubernetes.io/job-completion-index=1", "-o", "name"))
 	must("delete", "-n", "e2e", victim, "--wait=false")
 	t.Logf("deleted %s, 4 s into its run", victim)
-	must("wait", "--for=condition=failed", "job/long-merge", "--timeout=120s")
+	must("wait", "-n", "e2e", "--for=condition=failed", "job/long-merge", "--timeout=120s")
 	out := waitMergeLog(t, kc, "long-merge", "missing")
 	if !strings.Contains(out, "segment 2 of 3 is missing: /parts/part-2 was interrupted after") || !strings.Contains(out, "run that segment again, or give --partial") {
 		t.Errorf("the merge pod said:\n%s\nwant it to name segment 2 as missing, interrupted", out)
@@ -321,17 +321,21 @@ func hostState(t *testing.T, dir string) map[string]string {
 	}
 	state["links"] = strings.Join(names, "\n")
 	var rules []string
-	for _, table := range []string{"filter", "nat", "mangle", "raw"} {
-		out, err := exec.Command("iptables", "-t", table, "-S").Output()
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(string(out), "\n") {
-			if l != "" {
-				rules = append(rules, table+": "+l)
+	for _, ipt := range []string{"iptables", "ip6tables"} {
+		for _, table := range []string{"filter", "nat", "mangle", "raw"} {
+			out, err := exec.Command(ipt, "-t", table, "-S").Output()
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(out), "\n") {
+				if l != "" {
+					rules = append(rules, ipt+" "+table+": "+l)
+				}
 			}
 		}
 	}
+	forward, _ := os.ReadFile("/proc/sys/net/ipv4/ip_forward")
+	state["the sysctl net.ipv4.ip_forward changed"] = "ip_forward " + strings.TrimSpace(string(forward))
 	state["iptables rules"] = strings.Join(rules, "\n")
 	return state
 }
