@@ -41,7 +41,9 @@ import (
 //     the Job fails that index only, the others complete, and the merge pod
 //     says which segment is missing and refuses (exit 2) to merge the rest
 //     as the whole plan;
-//  4. scripts/cluster down leaves no process, mount, cgroup, network
+//  4. that segment run again (loadlab k8s --rerun 2, the merge Job
+//     applied again) completes the merge;
+//  5. scripts/cluster down leaves no process, mount, cgroup, network
 //     namespace, link or iptables rule behind.
 //
 // It needs root and the kernel's namespaces, overlayfs and cgroups
@@ -247,7 +249,9 @@ func TestK8sCluster(t *testing.T) {
 	}
 	getJSON(&job, "get", "job", "long", "-n", "e2e")
 	if job.Status.FailedIndexes == nil || *job.Status.FailedIndexes != "1" || job.Status.CompletedIndexes != "0,2" {
-		t.Errorf("the Indexed Job: failed indexes %v, completed %q; want 1 and 0,2 (one segment's failure fails its index only)", job.Status.FailedIndexes, job.Status.CompletedIndexes)
+		st, _ := json.Marshal(job.Status)
+		pods, _ := kc("get", "pods", "-n", "e2e", "-l", "job-name=long", "-o", "custom-columns=NAME:.metadata.name,INDEX:.metadata.labels.batch\\.kubernetes\\.io/job-completion-index,PHASE:.status.phase,EXIT:.status.containerStatuses[0].state.terminated.exitCode")
+		t.Errorf("the Indexed Job: %s; want failedIndexes 1 and completedIndexes 0,2 (one segment's failure fails its index only)\n%s", st, pods)
 	}
 	var mergeJob batchv1.Job
 	getJSON(&mergeJob, "get", "job", "long-merge", "-n", "e2e")
@@ -258,6 +262,28 @@ func TestK8sCluster(t *testing.T) {
 			t.Errorf("the merge pod exited %d, want 2 (refused)", s[0].State.Terminated.ExitCode)
 		}
 	}
+	t.Logf("the merge pod said:\n%s", out)
+
+	// Run 3: the failed index run again (docs/scale-out.md): the merge Job
+	// deleted, segment 2 rerun (its part replaced), the merge Job applied
+	// again from the same manifests, which merges the three parts.
+	must("delete", "-n", "e2e", "job/long-merge", "--wait=true")
+	rerun := filepath.Join(work, "rerun.yaml")
+	if _, stderr, code := cli(ctx, t, "k8s", longPlan, "--parallel", "3", "--namespace", "e2e", "--host-network",
+		"--rerun", "2", "--start-at", "+12s", "-o", rerun); code != 0 {
+		t.Fatalf("loadlab k8s --rerun 2: exit %d: %s", code, stderr)
+	}
+	must("apply", "-f", rerun)
+	must("wait", "-n", "e2e", "--for=condition=complete", "job/long-rerun-2", "--timeout=90s")
+	if out := must("apply", "-f", manifests); !strings.Contains(out, "job.batch/long-merge created") {
+		t.Errorf("applying the manifests again: %s", out)
+	}
+	must("wait", "-n", "e2e", "--for=condition=complete", "job/long-merge", "--timeout=90s")
+	out = waitMergeLog(t, kc, "long-merge", "requests")
+	if !strings.Contains(out, "merged from 3 parts: segments 1, 2, 3 of 3") || strings.Contains(out, "interrupted") {
+		t.Errorf("the merge after the rerun said:\n%s", out)
+	}
+	t.Logf("after the rerun of segment 2, the merge pod said:\n%s", out)
 	must("delete", "namespace", "e2e", "--timeout=90s")
 	t.Logf("all done %v after the start; scripts/cluster down next", time.Since(began).Round(time.Millisecond))
 }
