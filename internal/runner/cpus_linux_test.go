@@ -27,9 +27,9 @@ func TestCgroupCPUQuota(t *testing.T) {
 			"kubepods/pod1/c1/cpu.max": "50000 100000\n", "kubepods/pod1/cpu.max": "50000 100000\n", "kubepods/cpu.max": "max 100000\n"}, 0.5},
 		{"v2 parent smaller", "0::/a/b\n", map[string]string{"a/b/cpu.max": "300000 100000\n", "a/cpu.max": "150000 100000\n"}, 1.5},
 		{"v1 host path", "4:cpu,cpuacct:/loadlab-cluster/kubepods/pod1/c1\n2:memory:/x\n", map[string]string{
-			"cpu,cpuacct/loadlab-cluster/kubepods/pod1/c1/cpu.cfs_quota_us": "20000\n",
+			"cpu,cpuacct/loadlab-cluster/kubepods/pod1/c1/cpu.cfs_quota_us":  "20000\n",
 			"cpu,cpuacct/loadlab-cluster/kubepods/pod1/c1/cpu.cfs_period_us": "100000\n",
-			"cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 0.2},
+			"cpu,cpuacct/cpu.cfs_quota_us":                                   "-1\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 0.2},
 		{"v1 container", "4:cpu:/loadlab-cluster/kubepods/pod1/c1\n", map[string]string{
 			"cpu/cpu.cfs_quota_us": "200000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 2},
 		{"v1 none", "4:cpu:/\n", map[string]string{"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, 0},
