@@ -247,6 +247,10 @@ func TestK8sCluster(t *testing.T) {
 	if !strings.Contains(out, "segment 2 of 3 is missing: /parts/part-2 was interrupted after") || !strings.Contains(out, "run that segment again, or give --partial") {
 		t.Errorf("the merge pod said:\n%s\nwant it to name segment 2 as missing, interrupted", out)
 	}
+	// The Job ends Failed once its other segments are done: index 1
+	// failed, 0 and 2 complete.
+	must("wait", "-n", "e2e", "--for=condition=failed", "job/long", "--timeout=90s")
+	job = batchv1.Job{} // not merged with the first Job's status
 	getJSON(&job, "get", "job", "long", "-n", "e2e")
 	if job.Status.FailedIndexes == nil || *job.Status.FailedIndexes != "1" || job.Status.CompletedIndexes != "0,2" {
 		st, _ := json.Marshal(job.Status)
