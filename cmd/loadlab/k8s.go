@@ -28,6 +28,9 @@ type k8sFlags struct {
 	storageClass, access   string
 	storageSize            string
 	keep, mergeDeadline    time.Duration
+	hostNetwork            bool
+	rerun                  int
+	cpu, memory            string
 	warnings               []string // said on stderr
 }
 
@@ -74,7 +77,11 @@ See docs/scale-out.md for the walkthrough.`,
 			for _, w := range f.warnings {
 				fmt.Fprintf(io.err, "loadlab: warning: %s\n", w)
 			}
-			fmt.Fprintf(io.err, "loadlab: the %d segments start at %s: apply the manifests before then\n", f.parallel, start.UTC().Format(time.RFC3339))
+			if f.rerun > 0 {
+				fmt.Fprintf(io.err, "loadlab: segment %d of %d starts again at %s: apply the manifests before then, then the merge Job again\n", f.rerun, f.parallel, start.UTC().Format(time.RFC3339))
+			} else {
+				fmt.Fprintf(io.err, "loadlab: the %d segments start at %s: apply the manifests before then\n", f.parallel, start.UTC().Format(time.RFC3339))
+			}
 			return nil
 		},
 	}
@@ -92,6 +99,10 @@ See docs/scale-out.md for the walkthrough.`,
 	fl.StringVar(&f.storageSize, "storage-size", "1Gi", "the parts' claim's size")
 	fl.DurationVar(&f.keep, "keep", 10*time.Minute, "how long the merge pod stays up after merging, for kubectl cp (0: it exits at once)")
 	fl.DurationVar(&f.mergeDeadline, "merge-deadline", 2*time.Hour, "the merge Job's deadline, waiting for the parts included")
+	fl.IntVar(&f.rerun, "rerun", 0, "K: write only the ConfigMap and a Job NAME-rerun-K that runs segment K again and replaces its part (a failed index; see docs/scale-out.md)")
+	fl.BoolVar(&f.hostNetwork, "host-network", false, "run the pods on their node's network (hostNetwork: true), e.g. for a target on the node's loopback")
+	fl.StringVar(&f.cpu, "pod-cpu", "", "every segment pod's CPU, requested and its limit (e.g. 2, 500m; default: none)")
+	fl.StringVar(&f.memory, "pod-memory", "", "every segment pod's memory, requested and its limit (e.g. 512Mi; default: none)")
 	return c
 }
 
@@ -101,12 +112,35 @@ func k8sManifests(path string, f *k8sFlags, now time.Time) ([]byte, time.Time, e
 	if f.parallel < 1 {
 		return nil, time.Time{}, usageError(fmt.Errorf("k8s: --parallel must be at least 1, got %d", f.parallel))
 	}
+	if f.rerun < 0 || f.rerun > f.parallel {
+		return nil, time.Time{}, usageError(fmt.Errorf("k8s: --rerun %d: want a segment from 1 to --parallel (%d)", f.rerun, f.parallel))
+	}
 	if f.keep < 0 || f.mergeDeadline < 0 {
 		return nil, time.Time{}, usageError(errors.New("k8s: --keep and --merge-deadline must not be negative"))
 	}
 	size, err := resource.ParseQuantity(f.storageSize)
 	if err != nil {
 		return nil, time.Time{}, usageError(fmt.Errorf("k8s: --storage-size %q: %w", f.storageSize, err))
+	}
+	resources := corev1.ResourceRequirements{}
+	for _, r := range []struct {
+		flag, value string
+		name        corev1.ResourceName
+	}{{"--pod-cpu", f.cpu, corev1.ResourceCPU}, {"--pod-memory", f.memory, corev1.ResourceMemory}} {
+		if r.value == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(r.value)
+		if err != nil || q.Sign() <= 0 {
+			return nil, time.Time{}, usageError(fmt.Errorf("k8s: %s %q: want a positive Kubernetes quantity (%s)", r.flag, r.value, map[string]string{"--pod-cpu": "2, 500m", "--pod-memory": "512Mi, 2Gi"}[r.flag]))
+		}
+		if resources.Requests == nil {
+			resources.Requests, resources.Limits = corev1.ResourceList{}, corev1.ResourceList{}
+		}
+		// Requests equal to limits: the scheduler places the pod where
+		// that much is free, and the pod never gets more, so a segment's
+		// generator is what was asked for (Guaranteed when both are given).
+		resources.Requests[r.name], resources.Limits[r.name] = q, q
 	}
 	env, err := parseEnv(f.env)
 	if err != nil {
@@ -180,6 +214,7 @@ func k8sManifests(path string, f *k8sFlags, now time.Time) ([]byte, time.Time, e
 		PlanFile: planName, Files: files, StartAt: start, RunArgs: runArgs,
 		StorageClass: f.storageClass, AccessMode: corev1.PersistentVolumeAccessMode(f.access), StorageSize: size,
 		Keep: f.keep, MergeDeadline: f.mergeDeadline,
+		HostNetwork: f.hostNetwork, Resources: resources, Rerun: f.rerun,
 	})
 	if err != nil {
 		return nil, time.Time{}, usageError(fmt.Errorf("k8s: %w", err))

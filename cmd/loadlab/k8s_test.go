@@ -41,6 +41,9 @@ func TestK8sBadInput(t *testing.T) {
 		{[]string{"k8s", plain, "--parallel", "2", "--name", "Bad_Name"}, "want a DNS label"},
 		{[]string{"k8s", plain, "--parallel", "2", "--access-mode", "ReadOnlyMany"}, "want ReadWriteOnce or ReadWriteMany"},
 		{[]string{"k8s", plain, "--parallel", "2", "--storage-size", "lots"}, "--storage-size"},
+		{[]string{"k8s", plain, "--parallel", "2", "--rerun", "3"}, "--rerun 3: want a segment from 1 to --parallel (2)"},
+		{[]string{"k8s", plain, "--parallel", "2", "--pod-cpu", "two"}, `--pod-cpu "two": want a positive Kubernetes quantity`},
+		{[]string{"k8s", plain, "--parallel", "2", "--pod-memory", "-1Gi"}, `--pod-memory "-1Gi": want a positive`},
 		{[]string{"k8s", filepath.Join(dir, "missing.yaml"), "--parallel", "2"}, "cannot read the plan"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

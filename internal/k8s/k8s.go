@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -72,6 +73,17 @@ type Options struct {
 	Keep time.Duration
 	// MergeDeadline bounds the merge Job (waiting for the parts included).
 	MergeDeadline time.Duration
+	// HostNetwork runs the pods on their node's network (hostNetwork: true):
+	// a target on the node's loopback is reachable, and the pods' traffic
+	// skips the cluster's pod network.
+	HostNetwork bool
+	// Resources are every segment pod's requests and limits (cpu, memory);
+	// empty: none, the pods are BestEffort.
+	Resources corev1.ResourceRequirements
+	// Rerun K (1 … Parallel) writes, instead of the four objects, the
+	// ConfigMap and a Job NAME-rerun-K of one pod that runs segment K again
+	// and replaces its part: for a segment whose pod failed.
+	Rerun int
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -173,9 +185,10 @@ func Manifests(o Options) ([]any, error) {
 		{Name: PartsEnv, Value: PartsDir},
 	}
 	no, nobody := false, int64(65534)
-	podSpec := func(script string) corev1.PodSpec {
+	podSpec := func(script string, resources corev1.ResourceRequirements, more ...corev1.EnvVar) corev1.PodSpec {
 		return corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
+			HostNetwork:                  o.HostNetwork,
 			AutomountServiceAccountToken: &no, // loadlab never talks to the API server
 			// The image runs as nobody (65534); the parts' volume is made
 			// theirs where the volume type supports it.
@@ -188,15 +201,36 @@ func Manifests(o Options) ([]any, error) {
 				// is used as it is, even when tagged latest.
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"/bin/sh", "-c", script},
-				Env:             env,
+				Env:             append(slices.Clip(env), more...),
 				VolumeMounts:    mounts,
+				Resources:       resources,
 			}},
 		}
 	}
 
 	n := int32(o.Parallel)
 	indexed := batchv1.IndexedCompletion
-	zero := int32(0)
+	zero, one := int32(0), int32(1)
+	if o.Rerun > 0 {
+		// Not an Indexed Job: the index the script reads is set here.
+		rerun := &batchv1.Job{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+			ObjectMeta: meta(fmt.Sprintf("%s-rerun-%d", o.Name, o.Rerun), "rerun"),
+			Spec: batchv1.JobSpec{
+				Completions: &one, Parallelism: &one, BackoffLimit: &zero,
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: meta("", "rerun").Labels},
+					Spec: podSpec(o.RerunScript(), o.Resources,
+						corev1.EnvVar{Name: IndexEnv, Value: fmt.Sprint(o.Rerun - 1)}),
+				},
+			},
+		}
+		return []any{cm, rerun}, nil
+	}
+	// With a backoff limit per index, a failed segment fails its index
+	// only: the Job does not kill the other segments' pods (as it does once
+	// backoffLimit is passed), and it ends Failed with that index in
+	// status.failedIndexes. BackoffLimit must then be left to its default.
 	segments := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: meta(o.Name, "segments"),
@@ -206,10 +240,10 @@ func Manifests(o Options) ([]any, error) {
 			Parallelism:    &n,
 			// A segment run again would send its share of the load twice, and
 			// after the start instant it is refused anyway: no retries.
-			BackoffLimit: &zero,
+			BackoffLimitPerIndex: &zero,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: meta("", "segment").Labels},
-				Spec:       podSpec(o.SegmentScript()),
+				Spec:       podSpec(o.SegmentScript(), o.Resources),
 			},
 		},
 	}
@@ -220,7 +254,7 @@ func Manifests(o Options) ([]any, error) {
 			BackoffLimit: &zero,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: meta("", "merge").Labels},
-				Spec:       podSpec(o.MergeScript()),
+				Spec:       podSpec(o.MergeScript(), corev1.ResourceRequirements{}),
 			},
 		},
 	}
@@ -243,6 +277,8 @@ func (o Options) check() error {
 		return fmt.Errorf("no image: give one with loadlab on its PATH and a /bin/sh")
 	case o.StartAt.IsZero():
 		return fmt.Errorf("no start instant: every segment needs the same one")
+	case o.Rerun < 0 || o.Rerun > o.Parallel:
+		return fmt.Errorf("rerun %d: want a segment from 1 to %d", o.Rerun, o.Parallel)
 	case o.AccessMode != "" && o.AccessMode != corev1.ReadWriteOnce && o.AccessMode != corev1.ReadWriteMany:
 		return fmt.Errorf("access mode %q: want ReadWriteOnce or ReadWriteMany", o.AccessMode)
 	}
@@ -277,6 +313,12 @@ func (o Options) SegmentScript() string {
 		words = append(words, quote(a))
 	}
 	return strings.Join(words, " ")
+}
+
+// RerunScript is the script of a Rerun Job's pod: the segment's old part
+// removed, then the segment's script.
+func (o Options) RerunScript() string {
+	return `rm -rf "$` + PartsEnv + `/part-$((` + IndexEnv + `+1))"; ` + o.SegmentScript()
 }
 
 // MergeScript is the shell script of the merge pod: wait until the N parts'

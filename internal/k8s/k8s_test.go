@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,6 +28,11 @@ func testOptions() Options {
 		StartAt: time.Date(2026, 12, 1, 16, 0, 0, 0, time.UTC),
 		RunArgs: []string{"--set", "vars.greeting=it's \"fine\" $HOME", "-e", "BASE=http://shop:3000"},
 		Keep:    time.Minute, MergeDeadline: time.Hour,
+		HostNetwork: true,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		},
 	}
 }
 
@@ -69,8 +75,8 @@ func TestManifests(t *testing.T) {
 		t.Errorf("claim: %s %v %v", pvc.Name, pvc.Spec.AccessModes, pvc.Spec.Resources.Requests)
 	}
 	s := segments.Spec
-	if segments.Name != "checkout" || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 3 || *s.Parallelism != 3 || *s.BackoffLimit != 0 {
-		t.Errorf("segments Job: %s mode %v completions %d parallelism %d backoff %d", segments.Name, *s.CompletionMode, *s.Completions, *s.Parallelism, *s.BackoffLimit)
+	if segments.Name != "checkout" || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 3 || *s.Parallelism != 3 || s.BackoffLimit != nil || *s.BackoffLimitPerIndex != 0 {
+		t.Errorf("segments Job: %s mode %v completions %d parallelism %d backoff %v per index %v", segments.Name, *s.CompletionMode, *s.Completions, *s.Parallelism, s.BackoffLimit, s.BackoffLimitPerIndex)
 	}
 	if merge.Name != "checkout-merge" || merge.Spec.CompletionMode != nil || *merge.Spec.ActiveDeadlineSeconds != 3600 {
 		t.Errorf("merge Job: %s %v", merge.Name, merge.Spec)
@@ -90,6 +96,17 @@ func TestManifests(t *testing.T) {
 		if pod.Volumes[1].PersistentVolumeClaim.ClaimName != "checkout-parts" {
 			t.Errorf("%s: parts volume %v", job.Name, pod.Volumes[1])
 		}
+		if !pod.HostNetwork {
+			t.Errorf("%s: not on the host's network", job.Name)
+		}
+	}
+	// The segments' requests and limits; the merge pod has none.
+	r := segments.Spec.Template.Spec.Containers[0].Resources
+	if r.Requests.Cpu().String() != "500m" || r.Limits.Memory().String() != "256Mi" {
+		t.Errorf("segments' resources: %+v", r)
+	}
+	if r := merge.Spec.Template.Spec.Containers[0].Resources; len(r.Requests)+len(r.Limits) != 0 {
+		t.Errorf("merge pod's resources: %+v", r)
 	}
 }
 
@@ -168,4 +185,45 @@ func TestName(t *testing.T) {
 			t.Errorf("Name(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestRerun: --rerun K writes the ConfigMap and a one-pod Job that runs
+// segment K again with the segments' script, its index set in the pod's
+// environment, its old part removed first.
+func TestRerun(t *testing.T) {
+	o := testOptions()
+	o.Rerun = 2
+	objs, err := Manifests(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("%d objects, want the ConfigMap and the Job", len(objs))
+	}
+	job := objs[1].(*batchv1.Job)
+	c := job.Spec.Template.Spec.Containers[0]
+	if job.Name != "checkout-rerun-2" || job.Spec.CompletionMode != nil || *job.Spec.Completions != 1 || *job.Spec.BackoffLimit != 0 {
+		t.Errorf("rerun Job: %s %+v", job.Name, job.Spec)
+	}
+	if v := envVar(c.Env, IndexEnv); v != "1" {
+		t.Errorf("%s = %q, want 1", IndexEnv, v)
+	}
+	if !strings.HasPrefix(c.Command[2], `rm -rf "$LOADLAB_PARTS/part-$((JOB_COMPLETION_INDEX+1))"; exec loadlab run`) || !strings.HasSuffix(c.Command[2], o.SegmentScript()) {
+		t.Errorf("rerun script %q", c.Command[2])
+	}
+	for _, bad := range []int{-1, 4} {
+		o.Rerun = bad
+		if _, err := Manifests(o); err == nil || !strings.Contains(err.Error(), "want a segment from 1 to 3") {
+			t.Errorf("rerun %d: %v", bad, err)
+		}
+	}
+}
+
+func envVar(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
 }

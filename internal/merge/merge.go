@@ -166,6 +166,14 @@ func check(parts []Part, partial bool) error {
 	if len(missing) > 0 && !partial {
 		return fmt.Errorf("segments %s of %d are missing: give every part of the run (or --partial, to merge these with the others later)", strings.Join(missing, ", "), n)
 	}
+	// A part whose run was interrupted (a signal: its pod deleted or
+	// evicted, Ctrl-C) holds only some of its segment's load: merged as a
+	// whole one it would pass a partial result off as the plan's.
+	for _, p := range parts {
+		if r := p.Result; r.Summary.Interrupted && !partial {
+			return fmt.Errorf("%s is missing: %s was interrupted after %.1fs, before the end of its load, and holds only part of it; run that segment again, or give --partial to merge what there is", segmentsName(r.Part.Segments, n), p.Name, r.Summary.DurationS)
+		}
+	}
 	return nil
 }
 

@@ -231,6 +231,9 @@ func TestRefusals(t *testing.T) {
 	whole.Result.Part = nil
 	fours := p(3)
 	fours.Result.Part.N = 4
+	cut := p(2)
+	cut.Result.Summary.Interrupted = true
+	cut.Result.Summary.DurationS = 1.25
 	for _, c := range []struct {
 		parts []Part
 		want  string
@@ -242,6 +245,7 @@ func TestRefusals(t *testing.T) {
 		{[]Part{p(1), p(2), exp}, "experiment (point threads=4)"},
 		{[]Part{p(1), p(2), whole}, "not a segment's result"},
 		{[]Part{p(1), p(2), fours}, "segments of 3 and part3 of 4"},
+		{[]Part{p(1), cut, p(3)}, "segment 2 of 3 is missing: part2 was interrupted after 1.2s, before the end of its load"},
 	} {
 		_, err := Results(c.parts, Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -254,5 +258,14 @@ func TestRefusals(t *testing.T) {
 	}
 	if last := r.Validity[len(r.Validity)-1]; last.Code != "partial_merge" || !strings.Contains(last.Message, "segments 1, 3 of 3") {
 		t.Errorf("partial merge warnings %+v", r.Validity)
+	}
+	// --partial takes an interrupted part as it is, and the merge says it
+	// was interrupted.
+	r, err = Results([]Part{p(1), cut, p(3)}, Options{Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Summary.Interrupted {
+		t.Errorf("a merge with an interrupted part is not marked interrupted")
 	}
 }
