@@ -205,7 +205,7 @@ func TestCompareCommand(t *testing.T) {
 		}
 	}
 	// Two servers, two origins: unlike, compared when told so.
-	if _, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "p50 +50%"); code != exitUsage || !strings.Contains(stderr, "target: A http://127.0.0.1:") {
+	if _, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "p50 +50%"); code != exitUsage || !strings.Contains(stderr, "port: A ") || !strings.Contains(stderr, "--allow-different=port") {
 		t.Errorf("another target: exit %d %s", code, stderr)
 	}
 	stdout, stderr, code := cli(context.Background(), t, "compare", a, b, "--fail-on", "p50 +50%", "--allow-different")
