@@ -249,6 +249,18 @@ func noResponseWhy(res *result.Result) string {
 }
 
 func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (*plan.Plan, error), p *plan.Plan, popts plan.Options, f *quickFlags) error {
+	return runExperimentWith(ctx, io, loadPlan, p, popts, f, experimentHooks{})
+}
+
+// experimentHooks are what a command built on an experiment (loadlab ab)
+// adds to runExperiment: a head printed before the summary, and a check of
+// the outcome whose error, when the experiment itself passed, is the exit.
+type experimentHooks struct {
+	head  func(*experiment.Outcome)
+	check func(*experiment.Outcome) error
+}
+
+func runExperimentWith(ctx context.Context, io *stdio, loadPlan func(plan.Options) (*plan.Plan, error), p *plan.Plan, popts plan.Options, f *quickFlags, hooks experimentHooks) error {
 	if f.json {
 		return usageError(errors.New("run: --json prints a single run's summary; an experiment writes experiment.json in its results directory"))
 	}
@@ -327,6 +339,9 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 	if f.summary.full() {
 		summary = func() error { return report.Verdict(io.out, out) }
 	}
+	if hooks.head != nil {
+		hooks.head(out)
+	}
 	if err := summary(); err != nil {
 		return failedError(err)
 	}
@@ -334,7 +349,11 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		return failedError(fmt.Errorf("run: writing the reports: %w", err))
 	}
 	fmt.Fprintf(io.out, "\nreport: %s\n", filepath.Join(dir, report.HTMLFile))
-	return ciExperiment(io, f, experimentExit(dir, out), out)
+	exit := experimentExit(dir, out)
+	if exit == nil && hooks.check != nil {
+		exit = hooks.check(out)
+	}
+	return ciExperiment(io, f, exit, out)
 }
 
 // experimentExit is the outcome of a finished experiment.
