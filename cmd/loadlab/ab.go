@@ -38,6 +38,7 @@ type abFlags struct {
 	setA, setB  []string
 	env         []string
 	aa          bool
+	duet        bool
 	summary     summaryFlag
 	workers     int
 }
@@ -68,6 +69,15 @@ in their port or host: that is what is under test, not a mismatch.
 from 6 rounds up to --max-repeat (20), with the alpha spent over the looks
 (Lan-DeMets O'Brien-Fleming); --repeat N runs N rounds. --min-effect 2% stops,
 too, when the change's interval lies inside ±2%.
+
+--duet runs A and B at the same time instead, under one load generator
+with identical schedules (the same load, each side its own VUs): the same
+interference hits both, and the verdict is on each run's ratio B/A, with a
+Hodges-Lehmann interval and the Wilcoxon signed-rank test (Bulej et al., Duet
+Benchmarking, ICPE 2020). It takes two URLs (the servers already running);
+--repeat auto is 10 runs. The line says NOT ALIKE when the two sides were
+not treated alike: the load generator saturated, or one side had errors,
+timeouts, dropped or late arrivals the other did not. duet.json holds it.
 
 --aa runs A against itself: the noise floor of this machine, and a check that
 the verdict finds no change where there is none.
@@ -100,6 +110,7 @@ when there are 6 complete rounds or more).`,
 	fl.StringArrayVar(&f.setB, "set-b", nil, "override a plan value on side B only")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "with plans: a plan variable or env value, KEY=VALUE")
 	fl.BoolVar(&f.aa, "aa", false, "run A against A: the noise floor; give one side")
+	fl.BoolVar(&f.duet, "duet", false, "run A and B at the same time under one load generator, with identical schedules (two URLs); the verdict is on the ratio B/A of each run")
 	fl.Var(&f.summary, "summary", summaryUsage)
 	fl.IntVar(&f.workers, "workers", 0, "event loops of the load generator (default: one per CPU)")
 	return c
@@ -211,6 +222,9 @@ func runAB(ctx context.Context, io *stdio, args []string, f *abFlags) error {
 			return usageError(errors.New("ab: --min-effect is for --repeat auto"))
 		}
 		e.Repeat = n
+	}
+	if f.duet {
+		return runDuet(ctx, io, args, f, e, rules)
 	}
 	a, b, err := abSides(args, f)
 	if err != nil {
