@@ -133,3 +133,41 @@ func TestABEndToEnd(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestABDuetEndToEnd runs a duet against two real servers on loopback, B 3
+// ms slower a request: 6 runs of 300 ms with A and B at once, the answer on
+// the ratio first, duet.json written, and --fail-on's exit 3.
+// Timing-sensitive: not parallel.
+func TestABDuetEndToEnd(t *testing.T) {
+	server := func(d time.Duration) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(d)
+			w.Write([]byte("ok"))
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/"
+	}
+	a, b := server(time.Millisecond), server(4*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	stdout, stderr, code := cli(ctx, t, "ab", "--duet", a, b, "-c", "2", "-d", "300ms", "--repeat", "6", "--out", out, "--fail-on", "throughput -10%")
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	first, _, _ := strings.Cut(stdout, "\n")
+	if !strings.HasPrefix(first, "B is ") || !strings.Contains(first, "% slower (duet, B/A 0.") || !strings.Contains(first, "p=0.031, 6 runs") {
+		t.Errorf("first line %q, want B is N%% slower (duet, B/A ..., p=0.031, 6 runs ...)", first)
+	}
+	var v experiment.DuetVerdict
+	data, err := os.ReadFile(filepath.Join(out, DuetFile))
+	if err == nil {
+		err = json.Unmarshal(data, &v)
+	}
+	if err != nil || v.Runs != 6 || v.Throughput == nil || len(v.Throughput.Ratios) != 6 {
+		t.Errorf("duet.json: %v %+v", err, v)
+	}
+	if _, _, code := cli(ctx, t, "ab", "--duet", a, "plan.yaml"); code != exitUsage {
+		t.Errorf("a duet of a plan: exit %d, want 2", code)
+	}
+}
