@@ -80,7 +80,11 @@ not treated alike: the load generator saturated, or one side had errors,
 timeouts, dropped or late arrivals the other did not. duet.json holds it.
 
 --aa runs A against itself: the noise floor of this machine, and a check that
-the verdict finds no change where there is none.
+the verdict finds no change where there is none. With --duet, --aa sends
+both sides to the one server, which then shares its CPU between them: that
+is the noise of the load generator, not of two server processes. For the
+noise floor of two, start a second copy of A and give both URLs
+(bench/noise.sh does).
 
 --fail-on, as in loadlab compare, exits 3 when B is worse than A beyond a
 rule: 'throughput -5%', 'p95 +10%'. It judges the verdict's change (paired
