@@ -249,7 +249,7 @@ func runAB(ctx context.Context, io *stdio, args []string, f *abFlags) error {
 	}
 	for _, p := range []*plan.Plan{pa, pb} {
 		if p.Experiment != nil {
-			return usageError(fmt.Errorf("ab: %s: %s is an experiment (params or repeat); ab compares two single plans, and does the repeating itself", p.Experiment.Pos, p.File))
+			return usageError(fmt.Errorf("ab: %s: this plan is an experiment (params or repeat); ab compares two single plans, and does the repeating itself", p.Experiment.Pos))
 		}
 		if p.Capacity != nil {
 			return usageError(fmt.Errorf("ab: %s: a capacity: section is for loadlab capacity; ab compares runs of a fixed load", p.Capacity.Pos))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/plan"
 )
 
 // recordedAB reads an experiment.json that loadlab ab wrote (testdata/ab:
@@ -169,5 +170,48 @@ func TestABDuetEndToEnd(t *testing.T) {
 	}
 	if _, _, code := cli(ctx, t, "ab", "--duet", a, "plan.yaml"); code != exitUsage {
 		t.Errorf("a duet of a plan: exit %d, want 2", code)
+	}
+}
+
+// TestABSides: two plans, or one plan and --set-a/--set-b, make the two
+// sides; a plan that is an experiment is refused.
+func TestABSides(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	one := write("one.yaml", "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 1s } }\n")
+	two := write("two.yaml", "target: http://127.0.0.1:2\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 1s } }\n")
+	f := &abFlags{setA: []string{"load.closed.vus=3"}, setB: []string{"load.closed.vus=5"}}
+	a, b, err := abSides([]string{one}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, errA := a.load(plan.Options{Params: map[string]any{abParam: "A"}})
+	pb, errB := b.load(plan.Options{Params: map[string]any{abParam: "B"}})
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if pa.MostVUs() != 3 || pb.MostVUs() != 5 {
+		t.Errorf("--set-a/--set-b: VUs %d and %d, want 3 and 5", pa.MostVUs(), pb.MostVUs())
+	}
+	a, b, err = abSides([]string{one, two}, &abFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, _ = a.load(plan.Options{})
+	pb, _ = b.load(plan.Options{})
+	if pa == nil || pb == nil || pa.Target.String() == pb.Target.String() {
+		t.Errorf("two plans: %v %v", pa, pb)
+	}
+	exp := write("exp.yaml", "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 1s } }\nrepeat: 3\n")
+	_, stderr, code := cli(context.Background(), t, "ab", one, exp)
+	if code != exitUsage || !strings.Contains(stderr, "exp.yaml:4:9: this plan is an experiment") {
+		t.Errorf("an experiment as a side: exit %d, %s", code, stderr)
 	}
 }
