@@ -20,13 +20,14 @@
 # change, the median estimate, and how many were headed NOT TRUSTED.
 #
 # Usage (from the project root):
-#   bench/noise.sh [-n N] [-r ROUNDS] [-d RUN] [-c CONNS] [--hog-procs K] [--pin same|split|none]
+#   bench/noise.sh [-n N] [-r ROUNDS] [-d RUN] [-c CONNS] [--hog-procs K] [--pin same|split|none] [--only duet|paired]
 #   defaults: -n 10 -r 8 -d 1s -c 4, one hog process; LOADLAB=path uses that binary
+#   --only duet runs only the duets (A/B and A/A), --only paired only the rounds
 #   KEEP=1 keeps the work directory (the experiments' results).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-n=10 rounds=8 dur=1s conns=4 hogprocs=1 pin=same
+n=10 rounds=8 dur=1s conns=4 hogprocs=1 pin=same only=all
 while (($#)); do
   case $1 in
     -n) n=$2; shift 2 ;;
@@ -35,6 +36,7 @@ while (($#)); do
     -c) conns=$2; shift 2 ;;
     --hog-procs) hogprocs=$2; shift 2 ;;
     --pin) pin=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     *) echo "usage: $0 [-n N] [-r ROUNDS] [-d RUN] [-c CONNS] [--hog-procs K]" >&2; exit 2 ;;
   esac
 done
@@ -86,21 +88,26 @@ fi
 ab() { "$LOADLAB" ab "$@" -c "$conns" -d "$dur" --repeat "$rounds" --fresh >/dev/null 2>>"$work/stderr.log" || true; }
 start=$SECONDS
 for i in $(seq "$n"); do
-  ab "$A" "$B" --out "$work/paired-$i"
-  ab --duet "$A" "$B" --out "$work/duet-$i"
-  ab "$A" "$A2" --out "$work/aa-$i"
-  ab --duet "$A" "$A2" --out "$work/aaduet-$i"
+  if [[ $only != duet ]]; then
+    ab "$A" "$B" --out "$work/paired-$i"
+    ab "$A" "$A2" --out "$work/aa-$i"
+  fi
+  if [[ $only != paired ]]; then
+    ab --duet "$A" "$B" --out "$work/duet-$i"
+    ab --duet "$A" "$A2" --out "$work/aaduet-$i"
+  fi
   echo "experiment $i of $n done ($((SECONDS - start)) s)" >&2
 done
 
 # One line per kind: found (significant), of N; the median estimate; headed NOT TRUSTED.
 row() { # kind analysis jq-filter-of-change files...
   local kind=$1 analysis=$2 filter=$3; shift 3
+  [[ -f $1 ]] || return 0
   jq -s -r --arg k "$kind" --arg a "$analysis" '
     [ .[] | '"$filter"' ] as $c
     | ($c | map(select(.sig)) | length) as $found
     | ($c | map(.delta) | sort) as $d
-    | ($d | if length == 0 then null else .[(length - 1) / 2 | floor] end) as $med
+    | ($d | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2] else (.[length / 2 - 1] + .[length / 2]) / 2 end) as $med
     | ($c | map(select(.untrusted)) | length) as $nt
     | "\($k)\t\($a)\t\($found) of \($c | length)\t\(if $med == null then "-" else ($med * 1000 | round / 10 | tostring) + "%" end)\t\($nt)\t\($d | map(. * 1000 | round / 10) | tostring)"' "$@"
 }
@@ -115,4 +122,4 @@ row "A/B" duet "$duet" "$work"/duet-*/duet.json
 row "A/A" paired "$paired" "$work"/aa-*/experiment.json
 row "A/A" unpaired "$unpaired" "$work"/aa-*/experiment.json
 row "A/A" duet "$duet" "$work"/aaduet-*/duet.json
-echo "($n experiments of each kind, $rounds rounds of $dur runs, -c $conns, hog ${HOG:-1}x$hogprocs, --pin $pin; $((SECONDS - start)) s; duet NOT TRUSTED is NOT ALIKE)"
+echo "($n experiments of each kind, $rounds rounds of $dur runs, -c $conns, hog ${HOG:-1}x$hogprocs, --pin $pin, --only $only; $((SECONDS - start)) s; duet NOT TRUSTED is NOT ALIKE)"
