@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -275,7 +274,7 @@ func runAB(ctx context.Context, io *stdio, args []string, f *abFlags) error {
 	qf := &quickFlags{out: out, fresh: f.fresh, workers: f.workers, summary: f.summary}
 	return runExperimentWith(ctx, io, load, &wrapper, popts, qf, experimentHooks{
 		head: func(o *experiment.Outcome) {
-			fmt.Fprintln(io.out, abLine(o))
+			fmt.Fprintln(io.out, report.ABLine(o, abParam+"=B"))
 			fmt.Fprintln(io.out)
 		},
 		check: func(o *experiment.Outcome) error { return abCheck(o, rules) },
@@ -299,54 +298,6 @@ func abRow(v *experiment.Verdict, id experiment.FigureID) (*experiment.FigureTab
 		}
 	}
 	return nil, nil
-}
-
-// abLine is the answer in one line: "B is 7.4% slower (paired, p=0.002, 8
-// rounds; noise floor 1.9%)".
-func abLine(o *experiment.Outcome) string {
-	v := o.Verdict
-	t, row := abRow(v, experiment.FigureThroughput)
-	if row == nil || row.Change == nil {
-		return "B against A: no verdict (a side has no completed run)"
-	}
-	c := row.Change
-	how := "unpaired"
-	n := fmt.Sprintf("%d against %d runs", c.N1, c.N2)
-	if c.IsPaired() {
-		how = "paired"
-		n = fmt.Sprintf("%d rounds", c.Rounds)
-	}
-	floor := ""
-	if nf := v.NoiseFloor; nf != nil && nf.Testable {
-		floor = fmt.Sprintf("; noise floor %.1f%%", 100*nf.Detectable)
-	} else if nf != nil {
-		floor = "; too few rounds for a noise floor"
-	}
-	pct := math.Abs(100 * c.Delta)
-	faster, slower := "faster", "slower"
-	if t != nil && !t.Higher {
-		faster, slower = "lower", "higher"
-	}
-	var what string
-	switch {
-	case !c.DeltaDefined:
-		what = "B against A: no relative change (A's median is 0)"
-	case c.Significant() && c.Delta < 0:
-		what = fmt.Sprintf("B is %.1f%% %s", pct, slower)
-	case c.Significant():
-		what = fmt.Sprintf("B is %.1f%% %s", pct, faster)
-	case c.Status == experiment.Untested:
-		what = fmt.Sprintf("B against A: %+.1f%%, untested (%s)", 100*c.Delta, c.Reason)
-	case c.Interval != nil && o.Sequential != nil && o.Sequential.MinEffect > 0 && c.Interval.Lo > -o.Sequential.MinEffect && c.Interval.Hi < o.Sequential.MinEffect:
-		what = fmt.Sprintf("no change larger than %.0f%%: B against A %+.1f%%", 100*o.Sequential.MinEffect, 100*c.Delta)
-	default:
-		what = fmt.Sprintf("B is not told from A: %+.1f%%", 100*c.Delta)
-	}
-	ci := ""
-	if c.Interval != nil && c.Interval.Bounded {
-		ci = fmt.Sprintf(", 95%% CI %+.1f%%..%+.1f%%", 100*c.Interval.Lo, 100*c.Interval.Hi)
-	}
-	return fmt.Sprintf("%s (%s, p=%.3f, %s%s%s)", what, how, c.P, n, ci, floor)
 }
 
 // abCheck applies --fail-on to the verdict's change of B against A: a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/report"
 )
 
 // recordedAB reads an experiment.json that loadlab ab wrote (testdata/ab:
@@ -34,7 +35,7 @@ func recordedAB(t *testing.T, name string) *experiment.Outcome {
 func TestABLine(t *testing.T) {
 	t.Parallel()
 	o := recordedAB(t, "paired.json")
-	got := abLine(o)
+	got := report.ABLine(o, abParam+"=B")
 	want := "B is 13.1% slower (paired, p=0.031, 6 rounds, 95% CI -16.3%..-7.3%; noise floor 4.3%)"
 	if got != want {
 		t.Errorf("abLine:\n got %s\nwant %s", got, want)
@@ -42,14 +43,14 @@ func TestABLine(t *testing.T) {
 	// The same runs, unpaired (as with fewer than 6 rounds): the line says so.
 	_, row := abRow(o.Verdict, experiment.FigureThroughput)
 	row.Change = row.Unpaired
-	if got := abLine(o); !strings.Contains(got, "(unpaired, p=") || !strings.Contains(got, "6 against 6 runs") {
+	if got := report.ABLine(o, abParam+"=B"); !strings.Contains(got, "(unpaired, p=") || !strings.Contains(got, "6 against 6 runs") {
 		t.Errorf("unpaired line: %s", got)
 	}
 	// Not significant: B is not told from A, and the line says the change.
 	c := *row.Paired
 	c.Status, c.P = experiment.NotSignificant, 0.31
 	row.Change = &c
-	if got := abLine(o); !strings.HasPrefix(got, "B is not told from A: -13.1% (paired, p=0.310") {
+	if got := report.ABLine(o, abParam+"=B"); !strings.HasPrefix(got, "B is not told from A: -13.1% (paired, p=0.310") {
 		t.Errorf("not significant line: %s", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/report"
 )
 
 // duetRuns is the runs of a duet with --repeat auto.
@@ -93,7 +94,7 @@ func runDuet(ctx context.Context, io *stdio, args []string, f *abFlags, e *plan.
 	return runExperimentWith(ctx, io, load, p, popts, qf, experimentHooks{
 		head: func(o *experiment.Outcome) {
 			v = experiment.Duet(o.Results(), "A", "B")
-			fmt.Fprintln(io.out, v.Text())
+			fmt.Fprintln(io.out, report.DuetLine(v))
 			for _, u := range v.Unlike {
 				fmt.Fprintf(io.out, "  not alike: %s\n", u)
 			}

@@ -156,36 +156,3 @@ func duetFigure(id FigureID, a, b []float64) *DuetFigure {
 	return f
 }
 
-// Text is the duet's answer in one line: "B is 7.4% slower (duet, B/A
-// 0.926 [0.918, 0.934], p=0.002, 10 runs; noise floor 0.8%)".
-func (v *DuetVerdict) Text() string {
-	f := v.Throughput
-	if f == nil || f.Ratio == 0 {
-		return "B against A: no verdict (no run measured both sides)"
-	}
-	change := 100 * (f.Ratio - 1)
-	var what string
-	switch {
-	case f.Significant && change < 0:
-		what = fmt.Sprintf("B is %.1f%% slower", -change)
-	case f.Significant:
-		what = fmt.Sprintf("B is %.1f%% faster", change)
-	case !f.Testable:
-		what = fmt.Sprintf("B against A: %+.1f%%, untested (%d runs: a test takes %d)", change, v.Runs, stats.PairsToTest(Alpha))
-	default:
-		what = fmt.Sprintf("B is not told from A: %+.1f%%", change)
-	}
-	ci := ""
-	if f.Bounded {
-		ci = fmt.Sprintf(" [%.3f, %.3f]", f.Lo, f.Hi)
-	}
-	floor := ""
-	if f.Testable {
-		floor = fmt.Sprintf("; noise floor %.1f%%", 100*f.Detectable)
-	}
-	s := fmt.Sprintf("%s (duet, B/A %.3f%s, p=%.3f, %d runs%s)", what, f.Ratio, ci, f.P, v.Runs, floor)
-	if !v.Alike {
-		s += "; NOT ALIKE: the sides were not treated alike"
-	}
-	return s
-}
