@@ -155,4 +155,3 @@ func duetFigure(id FigureID, a, b []float64) *DuetFigure {
 	f.Detectable = stats.DetectablePairedChange(f.Spread, len(d), Alpha)
 	return f
 }
-
