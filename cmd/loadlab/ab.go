@@ -77,6 +77,9 @@ Benchmarking, ICPE 2020). It takes two URLs (the servers already running);
 --repeat auto is 10 runs. The line says NOT ALIKE when the two sides were
 not treated alike: the load generator saturated, or one side had errors,
 timeouts, dropped or late arrivals the other did not. duet.json holds it.
+Start the two servers on the same CPU set (taskset -c 0 ...): on a noisy
+machine, servers on split CPU sets, or left to the scheduler, gave ratios
+far noisier than on one (docs/benchmarks.md, bench/noise.sh).
 
 --aa runs A against itself: the noise floor of this machine, and a check that
 the verdict finds no change where there is none. With --duet, --aa sends
