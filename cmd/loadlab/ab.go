@@ -135,8 +135,6 @@ func abSides(args []string, f *abFlags) (a, b abSide, err error) {
 		return a, b, errors.New("ab: --aa runs A against itself: give one URL or plan")
 	case !f.aa && len(args) == 1 && len(f.setA)+len(f.setB) == 0:
 		return a, b, errors.New("ab: give A and B (two URLs or plans), one plan with --set-a and --set-b, or one side with --aa")
-	case len(args) == 2 && len(f.setA)+len(f.setB) > 0 && args[0] != args[1]:
-		// Two plans with their own --set-a and --set-b: allowed, each side's own.
 	}
 	bArg := args[0]
 	if len(args) == 2 {
