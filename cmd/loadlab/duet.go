@@ -95,6 +95,9 @@ func runDuet(ctx context.Context, io *stdio, args []string, f *abFlags, e *plan.
 		head: func(o *experiment.Outcome) {
 			v = experiment.Duet(o.Results(), "A", "B")
 			fmt.Fprintln(io.out, report.DuetLine(v))
+			for _, l := range report.DuetSides(v) {
+				fmt.Fprintln(io.out, l)
+			}
 			for _, u := range v.Unlike {
 				fmt.Fprintf(io.out, "  not alike: %s\n", u)
 			}

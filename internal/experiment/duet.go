@@ -17,8 +17,10 @@ import (
 // DuetFigure is one figure's ratio B/A over a duet's runs.
 type DuetFigure struct {
 	Figure FigureID `json:"figure"`
-	// Ratios are each run's B/A.
+	// Ratios are each run's B/A; A and B each side's figure, run by run.
 	Ratios []float64 `json:"ratios"`
+	A      []float64 `json:"a"`
+	B      []float64 `json:"b"`
 	// Ratio is the Hodges–Lehmann median of the ratios (of their logs),
 	// with its interval [Lo, Hi] at Confidence; Bounded false with too few
 	// runs for one.
@@ -131,7 +133,7 @@ func Duet(runs []*result.Result, a, b string) *DuetVerdict {
 }
 
 func duetFigure(id FigureID, a, b []float64) *DuetFigure {
-	f := &DuetFigure{Figure: id, P: 1}
+	f := &DuetFigure{Figure: id, P: 1, A: a, B: b}
 	for i := range a {
 		r := math.NaN()
 		if a[i] > 0 {

@@ -109,3 +109,18 @@ func DuetLine(v *experiment.DuetVerdict) string {
 	}
 	return s
 }
+
+// DuetSides is a line a side of a duet: its runs' median throughput and p95.
+func DuetSides(v *experiment.DuetVerdict) []string {
+	if v.Throughput == nil || v.P95 == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range []struct {
+		name     string
+		thr, p95 []float64
+	}{{"A", v.Throughput.A, v.P95.A}, {"B", v.Throughput.B, v.P95.B}} {
+		out = append(out, fmt.Sprintf("  %s: %s req/s, p95 %s ms (medians of %d runs)", s.name, rate(median(s.thr)), ms(median(s.p95)), len(s.thr)))
+	}
+	return out
+}

@@ -33,3 +33,19 @@ func TestDuetLine(t *testing.T) {
 		}
 	}
 }
+
+func TestDuetSides(t *testing.T) {
+	t.Parallel()
+	v := &experiment.DuetVerdict{
+		Throughput: &experiment.DuetFigure{A: []float64{880, 870, 900}, B: []float64{810, 800, 830}},
+		P95:        &experiment.DuetFigure{A: []float64{8.2, 8.4, 8.3}, B: []float64{9, 9.1, 8.8}},
+	}
+	got := DuetSides(v)
+	want := []string{"  A: 880 req/s, p95 8.30 ms (medians of 3 runs)", "  B: 810 req/s, p95 9.00 ms (medians of 3 runs)"}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if DuetSides(&experiment.DuetVerdict{}) != nil {
+		t.Error("no figures: want no lines")
+	}
+}
