@@ -249,6 +249,18 @@ func noResponseWhy(res *result.Result) string {
 }
 
 func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (*plan.Plan, error), p *plan.Plan, popts plan.Options, f *quickFlags) error {
+	return runExperimentWith(ctx, io, loadPlan, p, popts, f, experimentHooks{})
+}
+
+// experimentHooks are what a command built on an experiment (loadlab ab)
+// adds to runExperiment: a head printed before the summary, and a check of
+// the outcome whose error, when the experiment itself passed, is the exit.
+type experimentHooks struct {
+	head  func(*experiment.Outcome)
+	check func(*experiment.Outcome) error
+}
+
+func runExperimentWith(ctx context.Context, io *stdio, loadPlan func(plan.Options) (*plan.Plan, error), p *plan.Plan, popts plan.Options, f *quickFlags, hooks experimentHooks) error {
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("results", safeName(p.Name))
@@ -325,6 +337,9 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		summary = func() error { return report.Verdict(io.out, out) }
 	}
 	if !f.json {
+		if hooks.head != nil {
+			hooks.head(out)
+		}
 		if err := summary(); err != nil {
 			return failedError(err)
 		}
@@ -338,10 +353,14 @@ func runExperiment(ctx context.Context, io *stdio, loadPlan func(plan.Options) (
 		if err := experimentJSON(io.out, out); err != nil {
 			return failedError(err)
 		}
-		return ciExperiment(io, f, experimentExit(dir, out), out)
+	} else {
+		fmt.Fprintf(io.out, "\nreport: %s\n", filepath.Join(dir, report.HTMLFile))
 	}
-	fmt.Fprintf(io.out, "\nreport: %s\n", filepath.Join(dir, report.HTMLFile))
-	return ciExperiment(io, f, experimentExit(dir, out), out)
+	exit := experimentExit(dir, out)
+	if exit == nil && hooks.check != nil {
+		exit = hooks.check(out)
+	}
+	return ciExperiment(io, f, exit, out)
 }
 
 // experimentExit is the outcome of a finished experiment.

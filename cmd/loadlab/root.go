@@ -61,7 +61,7 @@ or a compare verdict failed, or a capacity search's first rate broke its SLO.`,
 		}
 		return usageError(fmt.Errorf("%s: %s (see %s --help)", strings.TrimPrefix(c.CommandPath(), "loadlab "), plainFlagError(err), c.CommandPath()))
 	})
-	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newHistoryCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io), newCapacityCommand(io), newMergeCommand(io), newImportCommand(io), newK8sCommand(io))
+	root.AddCommand(newRunCommand(io), newDemoCommand(io), newCompareCommand(io), newABCommand(io), newHistoryCommand(io), newReportCommand(io), newTargetCommand(io), newVersionCommand(io), newCapacityCommand(io), newMergeCommand(io), newImportCommand(io), newK8sCommand(io))
 	wrapArgs(root)
 	noticeAliases(root, io)
 	return root

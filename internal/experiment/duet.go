@@ -1,0 +1,159 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/stats"
+)
+
+// Duet benchmarking (Bulej et al., "Duet Benchmarking: Improving
+// Measurement Accuracy in the Cloud", ICPE 2020): A and B run at the same
+// time, under one load generator with identical schedules, so that the
+// machine's interference hits both; the verdict is on the ratio B/A of each
+// run, which that interference moves far less than either side.
+
+// DuetFigure is one figure's ratio B/A over a duet's runs.
+type DuetFigure struct {
+	Figure FigureID `json:"figure"`
+	// Ratios are each run's B/A; A and B each side's figure, run by run.
+	Ratios []float64 `json:"ratios"`
+	A      []float64 `json:"a"`
+	B      []float64 `json:"b"`
+	// Ratio is the Hodges–Lehmann median of the ratios (of their logs),
+	// with its interval [Lo, Hi] at Confidence; Bounded false with too few
+	// runs for one.
+	Ratio      float64 `json:"ratio"`
+	Lo         float64 `json:"low"`
+	Hi         float64 `json:"high"`
+	Bounded    bool    `json:"bounded"`
+	Confidence float64 `json:"confidence"`
+	// P is the Wilcoxon signed-rank test (sign test under 6 runs) of the
+	// log ratios against 0; Significant at Alpha.
+	P           float64 `json:"p"`
+	Test        string  `json:"test"`
+	Testable    bool    `json:"testable"`
+	Significant bool    `json:"significant"`
+	// Spread is the robust run-to-run spread of the log ratios, and
+	// Detectable the smallest change these runs could tell from it (at
+	// Alpha, stats.Power): the duet's noise floor.
+	Spread     float64 `json:"spread"`
+	Detectable float64 `json:"detectable"`
+}
+
+// DuetVerdict is a duet's answer: B against A, run by run.
+type DuetVerdict struct {
+	A, B string `json:"-"` // the scenarios of the two sides
+	Runs int    `json:"runs"`
+	// Throughput and P95 are the ratios B/A of each side's throughput and
+	// p95 latency.
+	Throughput *DuetFigure `json:"throughput"`
+	P95        *DuetFigure `json:"p95"`
+	// Alike is false when the two sides were not treated alike: the load
+	// generator was saturated, or one side had errors, timeouts, dropped or
+	// late arrivals the other did not; Unlike says each.
+	Alike  bool     `json:"alike"`
+	Unlike []string `json:"unlike,omitempty"`
+}
+
+// scenarioOf is a run's totals of one scenario; nil without them.
+func scenarioOf(r *result.Result, name string) *result.Summary {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Scenario == name {
+			return &r.Scenarios[i].Summary
+		}
+	}
+	return nil
+}
+
+// Duet judges the runs of a duet whose two sides are the scenarios a and b:
+// each run that has both counts, in its order.
+func Duet(runs []*result.Result, a, b string) *DuetVerdict {
+	v := &DuetVerdict{A: a, B: b, Alike: true}
+	var thrA, thrB, p95A, p95B []float64
+	saturated := 0
+	var errA, errB, toA, toB, reqA, reqB, dropA, dropB, lateA, lateB int64
+	for _, r := range runs {
+		if r == nil {
+			continue
+		}
+		sa, sb := scenarioOf(r, a), scenarioOf(r, b)
+		if sa == nil || sb == nil {
+			continue
+		}
+		v.Runs++
+		thrA, thrB = append(thrA, sa.ThroughputRPS), append(thrB, sb.ThroughputRPS)
+		p95A, p95B = append(p95A, sa.Latency.P95), append(p95B, sb.Latency.P95)
+		for _, w := range r.Validity {
+			if w.Code == "generator_saturated" {
+				saturated++
+				break
+			}
+		}
+		errA, errB = errA+sa.Errors.Total, errB+sb.Errors.Total
+		toA, toB = toA+sa.Errors.Timeout, toB+sb.Errors.Timeout
+		reqA, reqB = reqA+sa.Requests, reqB+sb.Requests
+		dropA, dropB = dropA+sa.Dropped, dropB+sb.Dropped
+		lateA, lateB = lateA+sa.Late.Count, lateB+sb.Late.Count
+	}
+	if v.Runs == 0 {
+		v.Alike = false
+		v.Unlike = append(v.Unlike, "no run measured both sides")
+		return v
+	}
+	v.Throughput = duetFigure(FigureThroughput, thrA, thrB)
+	v.P95 = duetFigure(FigureP95, p95A, p95B)
+	if saturated > 0 {
+		v.Unlike = append(v.Unlike, fmt.Sprintf("the load generator was saturated in %d of %d runs: it may have served one side's schedule later than the other's", saturated, v.Runs))
+	}
+	rate := func(n, of int64) float64 {
+		if of == 0 {
+			return 0
+		}
+		return float64(n) / float64(of)
+	}
+	// One side's share of a trouble beyond the other's: more than 1% of
+	// its requests (or arrivals), and more than twice the other's share.
+	unlike := func(what string, na, nb, ofA, ofB int64) {
+		ra, rb := rate(na, ofA), rate(nb, ofB)
+		switch {
+		case rb > 0.01 && rb > 2*ra:
+			v.Unlike = append(v.Unlike, fmt.Sprintf("B had %s in %.1f%% of its requests, A in %.1f%%", what, 100*rb, 100*ra))
+		case ra > 0.01 && ra > 2*rb:
+			v.Unlike = append(v.Unlike, fmt.Sprintf("A had %s in %.1f%% of its requests, B in %.1f%%", what, 100*ra, 100*rb))
+		}
+	}
+	unlike("errors", errA, errB, reqA, reqB)
+	unlike("timeouts", toA, toB, reqA, reqB)
+	unlike("dropped arrivals", dropA, dropB, reqA+dropA, reqB+dropB)
+	unlike("late arrivals", lateA, lateB, reqA, reqB)
+	v.Alike = len(v.Unlike) == 0
+	return v
+}
+
+func duetFigure(id FigureID, a, b []float64) *DuetFigure {
+	f := &DuetFigure{Figure: id, P: 1, A: a, B: b}
+	for i := range a {
+		r := math.NaN()
+		if a[i] > 0 {
+			r = b[i] / a[i]
+		}
+		f.Ratios = append(f.Ratios, r)
+	}
+	p := stats.ComparePaired(a, b, Alpha)
+	f.Test = TestWilcoxon
+	if p.Method == stats.MethodSign {
+		f.Test = TestSign
+	}
+	if !p.Positive {
+		return f // a zero or missing figure: no ratio
+	}
+	f.Ratio, f.Lo, f.Hi, f.Bounded, f.Confidence = p.Ratio, p.Lo, p.Hi, p.Bounded, p.Confidence
+	f.P, f.Testable = p.P, p.Testable
+	f.Significant = p.Testable && p.P <= Alpha
+	d, _ := stats.LogRatios(a, b)
+	f.Spread = stats.SpreadOf(d)
+	f.Detectable = stats.DetectablePairedChange(f.Spread, len(d), Alpha)
+	return f
+}

@@ -1,0 +1,99 @@
+package experiment
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/internal/result"
+)
+
+// duetRun is a run of a duet: A and B's throughput and p95, and B's errors.
+func duetRun(thrA, thrB, p95A, p95B float64, errB int64, saturated bool) *result.Result {
+	side := func(name string, thr, p95 float64, errs int64) result.ScenarioTotals {
+		s := result.Summary{ThroughputRPS: thr, Requests: int64(thr * 2), Responses: int64(thr * 2)}
+		s.Latency.P95 = p95
+		s.Errors.Total = errs
+		s.Errors.Timeout = errs
+		return result.ScenarioTotals{Scenario: name, Load: "closed", Summary: s}
+	}
+	r := &result.Result{Scenarios: []result.ScenarioTotals{side("A", thrA, p95A, 0), side("B", thrB, p95B, errB)}}
+	if saturated {
+		r.Validity = []result.Warning{{Code: "generator_saturated", Message: "the load generator used all of its CPU"}}
+	}
+	return r
+}
+
+// TestDuetCancelsCommonNoise: both sides move together by a machine-wide
+// factor from 0.6 to 1.0 run to run (a hog switching on and off), B 7.4%
+// below A throughout with a little noise of its own: the ratio finds it,
+// within a point, and the sides were alike.
+func TestDuetCancelsCommonNoise(t *testing.T) {
+	t.Parallel()
+	common := []float64{1, 0.62, 0.95, 0.7, 0.99, 0.6, 0.85, 0.93, 0.66, 1}
+	own := []float64{0.004, -0.003, 0.002, -0.001, 0.003, -0.004, 0.001, 0, -0.002, 0.0025}
+	var runs []*result.Result
+	for i, c := range common {
+		a := 1000 * c
+		runs = append(runs, duetRun(a, a*(0.926+own[i]), 5/c, 5/c*1.08, 0, false))
+	}
+	runs = append(runs, nil) // a failed run
+	v := Duet(runs, "A", "B")
+	if v.Runs != 10 || !v.Alike {
+		t.Fatalf("runs %d alike %t %v", v.Runs, v.Alike, v.Unlike)
+	}
+	f := v.Throughput
+	if !f.Significant || math.Abs(f.Ratio-0.926) > 0.01 || !f.Bounded || f.Lo > 0.926 || f.Hi < 0.926 {
+		t.Errorf("throughput ratio %.4f [%.4f, %.4f] p=%.4f significant %t", f.Ratio, f.Lo, f.Hi, f.P, f.Significant)
+	}
+	if f.P != 0.001953125 { // 2/2^10: every run lower, exact signed-rank
+		t.Errorf("p = %v, want 2/1024", f.P)
+	}
+	if !v.P95.Significant || math.Abs(v.P95.Ratio-1.08) > 0.001 {
+		t.Errorf("p95 ratio %.4f significant %t", v.P95.Ratio, v.P95.Significant)
+	}
+	if f.Detectable <= 0 || f.Detectable > 0.02 {
+		t.Errorf("noise floor %.4f, want a small one: the common factor cancels", f.Detectable)
+	}
+}
+
+// TestDuetAA: A against A, both moved alike, no change found.
+func TestDuetAA(t *testing.T) {
+	t.Parallel()
+	own := []float64{0.004, -0.003, 0.002, -0.001, 0.003, -0.004, 0.001, -0.002, 0.002, -0.001}
+	var runs []*result.Result
+	for i, o := range own {
+		a := 1000 * (0.6 + 0.04*float64(i%5))
+		runs = append(runs, duetRun(a, a*(1+o), 5, 5, 0, false))
+	}
+	v := Duet(runs, "A", "B")
+	if v.Throughput.Significant || !v.Alike || math.Abs(v.Throughput.Ratio-1) > 0.005 {
+		t.Errorf("A/A: %+v", v.Throughput)
+	}
+}
+
+// TestDuetUnlike: the verdict says when the two sides were not treated
+// alike: B's timeouts, a saturated generator; too few runs are untested.
+func TestDuetUnlike(t *testing.T) {
+	t.Parallel()
+	var runs []*result.Result
+	for i := range 6 {
+		runs = append(runs, duetRun(1000, 900, 5, 6, 50, i == 2))
+	}
+	v := Duet(runs, "A", "B")
+	if v.Alike || len(v.Unlike) != 3 {
+		t.Fatalf("alike %t, unlike %q: want errors, timeouts and saturation", v.Alike, v.Unlike)
+	}
+	joined := strings.Join(v.Unlike, "; ")
+	for _, want := range []string{"saturated in 1 of 6 runs", "B had errors in 2.8% of its requests, A in 0.0%", "B had timeouts"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("unlike %q lacks %q", joined, want)
+		}
+	}
+	if v := Duet(runs[:4], "A", "B"); v.Throughput.Testable || v.Throughput.Significant {
+		t.Errorf("4 runs: %+v", v.Throughput)
+	}
+	if v := Duet([]*result.Result{{}}, "A", "B"); v.Alike || v.Runs != 0 || v.Throughput != nil {
+		t.Errorf("no scenarios: %+v", v)
+	}
+}
