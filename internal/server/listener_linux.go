@@ -109,5 +109,8 @@ func CommandLine(pid int) string {
 		return ""
 	}
 	arg0, _, _ := bytes.Cut(data, []byte{0})
-	return filepath.Base(string(arg0))
+	// A server may rewrite its title ("nginx: master process nginx -c
+	// /etc/nginx.conf"): its first word names it.
+	first, _, _ := strings.Cut(string(arg0), " ")
+	return strings.TrimSuffix(filepath.Base(first), ":")
 }

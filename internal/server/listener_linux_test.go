@@ -39,6 +39,9 @@ func TestListenerPID(t *testing.T) {
 		if pid, ok := ListenerPID(addr); !ok || pid != cmd.Process.Pid {
 			t.Errorf("bound to %s: pid %d, %v; want %d", bind, pid, ok, cmd.Process.Pid)
 		}
+		if name := CommandLine(cmd.Process.Pid); !strings.HasPrefix(name, "python3") {
+			t.Errorf("bound to %s: named %q, want python3", bind, name)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
