@@ -2,7 +2,7 @@ package main
 
 import "errors"
 
-// Exit codes, documented in the README and in `loadlab --help`.
+// Exit codes, documented in docs/reference/exit-codes.md and in `loadlab --help`.
 const (
 	exitOK        = 0
 	exitFailed    = 1 // the run failed: target unreachable, server crashed, interrupted

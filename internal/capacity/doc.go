@@ -20,7 +20,7 @@ const Schema = "loadlab.capacity/v1"
 
 // Document is capacity.json: the search's settings, every finished step,
 // and the answer once there is one. Fields are only ever added within a
-// schema version (see README, "Capacity").
+// schema version (see docs/reference/capacity-json.md).
 type Document struct {
 	Schema string   `json:"schema"`
 	Name   string   `json:"name"`

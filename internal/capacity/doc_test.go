@@ -98,7 +98,7 @@ func TestFinishNamesTheBottleneck(t *testing.T) {
 	}
 }
 
-// TestDocumentKeys: capacity.json's keys are the ones the README documents;
+// TestDocumentKeys: capacity.json's keys are the ones docs/reference/capacity-json.md documents;
 // a change here is a change of schema.
 func TestDocumentKeys(t *testing.T) {
 	d := &Document{Schema: Schema, Search: Settings{By: "rate", Start: 10}, Steps: []StepRecord{{Index: 1, Outcome: Outcome{Rate: 10, Phase: Grow, Holds: true}}, {Index: 2, Outcome: Outcome{Rate: 20, Phase: Grow, Clause: "x"}, Result: "steps/002/result.json"}}}

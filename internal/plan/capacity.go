@@ -8,7 +8,7 @@ import (
 
 // Capacity is a plan's capacity: section: the settings of `loadlab
 // capacity` (its flags give the same), and in an experiment (params) a
-// capacity search at every point instead of one run (README, "Capacity").
+// capacity search at every point instead of one run (docs/guide/capacity.md).
 type Capacity struct {
 	Pos Pos
 	// SLO are its clauses; empty: the plan's thresholds.

@@ -24,7 +24,8 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		}
 	}
 	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
-	for _, doc := range []string{"../../docs/plan.md", "../../README.md"} {
+	docs, _ := filepath.Glob("../../docs/guide/*.md")
+	for _, doc := range append([]string{"../../docs/plan.md", "../../README.md"}, docs...) {
 		b, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatalf("seed corpus: %v", err)

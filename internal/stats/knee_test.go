@@ -95,7 +95,7 @@ func TestStepKnee(t *testing.T) {
 }
 
 // TestStepKneeTest: a step whose ranges overlap counts when the test says
-// it is significant: README's demo, 55.8, 105.1, 129.2, 137.8, 140.7 req/s
+// it is significant: the demo's (once in the README), 55.8, 105.1, 129.2, 137.8, 140.7 req/s
 // where 4 to 6 workers adds 6.7% (p=0.032) with overlapping runs.
 func TestStepKneeTest(t *testing.T) {
 	median := []float64{55.81, 105.1, 129.2, 137.8, 140.7}
