@@ -289,21 +289,7 @@ func runAB(ctx context.Context, io *stdio, args []string, f *abFlags) error {
 
 // abRow is side B's row of a figure, and the table; nil without one.
 func abRow(v *experiment.Verdict, id experiment.FigureID) (*experiment.FigureTable, *experiment.FigureRow) {
-	if v == nil {
-		return nil, nil
-	}
-	for i := range v.Figures {
-		t := &v.Figures[i]
-		if t.ID != id {
-			continue
-		}
-		for j := range t.Rows {
-			if t.Rows[j].Point == abParam+"=B" {
-				return t, &t.Rows[j]
-			}
-		}
-	}
-	return nil, nil
+	return v.Row(id, abParam+"=B")
 }
 
 // abCheck applies --fail-on to the verdict's change of B against A: a

@@ -858,6 +858,24 @@ func (v *Verdict) Table(id FigureID) *FigureTable {
 	return nil
 }
 
+// Row is point's row of the figure id, with its table; nil, nil without
+// one (or without a verdict).
+func (v *Verdict) Row(id FigureID, point string) (*FigureTable, *FigureRow) {
+	if v == nil {
+		return nil, nil
+	}
+	t := v.Table(id)
+	if t == nil {
+		return nil, nil
+	}
+	for j := range t.Rows {
+		if t.Rows[j].Point == point {
+			return t, &t.Rows[j]
+		}
+	}
+	return nil, nil
+}
+
 // sweepLine is the points along which a numeric param is swept, and the
 // other params' values there, in a matrix.
 type sweepLine struct {

@@ -8,31 +8,13 @@ import (
 	"github.com/loadlab/loadlab/internal/stats"
 )
 
-// figureRow is point's row of a figure, and the table; nil without one.
-func figureRow(v *experiment.Verdict, id experiment.FigureID, point string) (*experiment.FigureTable, *experiment.FigureRow) {
-	if v == nil {
-		return nil, nil
-	}
-	for i := range v.Figures {
-		t := &v.Figures[i]
-		if t.ID != id {
-			continue
-		}
-		for j := range t.Rows {
-			if t.Rows[j].Point == point {
-				return t, &t.Rows[j]
-			}
-		}
-	}
-	return nil, nil
-}
 
 // ABLine is loadlab ab's answer in one line, point b against its
 // reference: "B is 7.4% slower (paired, p=0.002, 8
 // rounds; noise floor 1.9%)".
 func ABLine(o *experiment.Outcome, b string) string {
 	v := o.Verdict
-	t, row := figureRow(v, experiment.FigureThroughput, b)
+	t, row := v.Row(experiment.FigureThroughput, b)
 	if row == nil || row.Change == nil {
 		return "B against A: no verdict (a side has no completed run)"
 	}

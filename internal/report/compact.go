@@ -30,19 +30,10 @@ var compactFigures = []experiment.FigureID{experiment.FigureThroughput, experime
 // directory, named in the last lines ("" leaves them out).
 func CompactVerdict(w io.Writer, o *experiment.Outcome, dir string) error {
 	ew := &errWriter{w: w}
-	v := o.Verdict
-	done := 0
-	for _, r := range o.Runs {
-		if r.Status == "done" {
-			done++
-		}
-	}
-	ew.printf("experiment %s · %s × %s (%d of %s done) · %s · seed %d\n",
-		o.Name, plural(len(o.Points), "point"), plural(o.Repeat, "repeat"), done, plural(len(o.Runs), "run"), o.Vary, o.Seed)
+	v, done := experimentHead(ew, o)
 	if v == nil {
 		return ew.err
 	}
-	v = Describe(v)
 	if done == 0 {
 		ew.printf("\nno runs done: no figures to show\n")
 		failedRuns(ew, o)

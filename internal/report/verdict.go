@@ -14,19 +14,10 @@ import (
 // the recommendation and the warnings.
 func Verdict(w io.Writer, o *experiment.Outcome) error {
 	ew := &errWriter{w: w}
-	v := o.Verdict
-	done := 0
-	for _, r := range o.Runs {
-		if r.Status == "done" {
-			done++
-		}
-	}
-	ew.printf("experiment %s · %s × %s (%d of %s done) · %s · seed %d\n",
-		o.Name, plural(len(o.Points), "point"), plural(o.Repeat, "repeat"), done, plural(len(o.Runs), "run"), o.Vary, o.Seed)
+	v, done := experimentHead(ew, o)
 	if v == nil {
 		return ew.err
 	}
-	v = Describe(v)
 	if v.Factor != "" {
 		ew.printf("factor: %s\n", v.Factor)
 	}
@@ -117,6 +108,24 @@ func Verdict(w io.Writer, o *experiment.Outcome) error {
 	}
 	failedRuns(ew, o)
 	return interrupted(ew, o)
+}
+
+// experimentHead writes an experiment's first line (its points, repeats
+// and runs done, how it varies, its seed) and returns its verdict in words
+// (nil without one) and how many runs are done.
+func experimentHead(ew *errWriter, o *experiment.Outcome) (*experiment.Verdict, int) {
+	done := 0
+	for _, r := range o.Runs {
+		if r.Status == "done" {
+			done++
+		}
+	}
+	ew.printf("experiment %s · %s × %s (%d of %s done) · %s · seed %d\n",
+		o.Name, plural(len(o.Points), "point"), plural(o.Repeat, "repeat"), done, plural(len(o.Runs), "run"), o.Vary, o.Seed)
+	if o.Verdict == nil {
+		return nil, done
+	}
+	return Describe(o.Verdict), done
 }
 
 // figureTables writes one table a figure: each point's median with its
