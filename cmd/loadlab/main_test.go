@@ -244,7 +244,7 @@ func TestOutAndReport(t *testing.T) {
 		{[]string{dirs[0], "--format", "md"}, "a/report-throughput.png)"},
 		{[]string{dirs[0], "--format", "csv"}, "scenario,step,"},
 		{[]string{dirs[0], "--format", "csv", "--table", "series"}, "t_s,len_s,requests,"},
-		{[]string{exp}, "workers=2 (baseline)"},
+		{[]string{exp}, "workers=2 (base)"},
 		{[]string{exp, "--format", "json"}, `"schema": "loadlab.experiment/v2"`}, // a v1 experiment, read and analysed anew
 		{[]string{exp, "--format", "html"}, "<h2>Verdict</h2>"},
 		{[]string{exp, "--format", "md"}, "| throughput (req/s) |"},

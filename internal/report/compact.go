@@ -18,9 +18,11 @@ const (
 )
 
 // compactFigures are the figures of the compact table, in its order: what
-// a tuning question is answered by. Memory is PSS when the runs have it
-// (a forking server's workers share pages), else RSS.
-var compactFigures = []experiment.FigureID{experiment.FigureThroughput, experiment.FigureP95, experiment.FigureErrorRate, experiment.FigureCPU, experiment.FigurePSSPeak, experiment.FigureRSSPeak}
+// a tuning question is answered by, the capacity first in an experiment of
+// capacity searches. Memory is PSS when the runs have it (a forking
+// server's workers share pages), else RSS. An error rate of zero at every
+// point is said under the table, not given a column.
+var compactFigures = []experiment.FigureID{experiment.FigureCapacity, experiment.FigureThroughput, experiment.FigureP95, experiment.FigureErrorRate, experiment.FigureCPU, experiment.FigurePSSPeak, experiment.FigureRSSPeak}
 
 // CompactVerdict writes an experiment's summary answer first: the
 // recommendation (after NOT TRUSTED YET where that applies), one table of
@@ -94,9 +96,14 @@ func compactTable(ew *errWriter, o *experiment.Outcome, v *experiment.Verdict) {
 		tables[t.ID] = t
 	}
 	var shown []experiment.FigureTable
+	noErrors := false
 	for _, id := range compactFigures {
 		t, ok := tables[id]
 		if !ok || (id == experiment.FigureRSSPeak && slices.ContainsFunc(shown, func(s experiment.FigureTable) bool { return s.ID == experiment.FigurePSSPeak })) {
+			continue
+		}
+		if id == experiment.FigureErrorRate && !slices.ContainsFunc(t.Rows, func(r experiment.FigureRow) bool { return r.Max > 0 }) {
+			noErrors = true
 			continue
 		}
 		shown = append(shown, t)
@@ -107,7 +114,7 @@ func compactTable(ew *errWriter, o *experiment.Outcome, v *experiment.Verdict) {
 	order := sweepOrder(o)
 	width := len("point")
 	for _, key := range order {
-		width = max(width, len(key)+len(" (baseline)"))
+		width = max(width, len(key)+len(" (base)"))
 	}
 	headings := []string{}
 	for _, t := range shown {
@@ -151,12 +158,15 @@ func compactTable(ew *errWriter, o *experiment.Outcome, v *experiment.Verdict) {
 	for i, key := range order {
 		name := key
 		if key == baseline {
-			name += " (baseline)"
+			name += " (base)"
 		}
 		ew.printf("%-*s", width, name)
 		ew.printf("%s\n", strings.TrimRight(padRow(cells[i], widths), " "))
 	}
 	note := "medians; changes against " + v.Against
+	if noErrors {
+		note = "no errors at any point; " + note
+	}
 	test := "p is Mann-Whitney U's"
 	if v.Pairing != nil && v.Pairing.Analysis == experiment.Paired {
 		test = "p is paired within rounds (Wilcoxon signed-rank)"
@@ -184,7 +194,7 @@ func padRow(cells []string, widths []int) string {
 // compactHeading names a figure with its unit, short.
 func compactHeading(t experiment.FigureTable) string {
 	name := map[experiment.FigureID]string{
-		experiment.FigureThroughput: "throughput /s", experiment.FigureP95: "p95 ms", experiment.FigureErrorRate: "errors %",
+		experiment.FigureCapacity: "capacity /s", experiment.FigureThroughput: "throughput /s", experiment.FigureP95: "p95 ms", experiment.FigureErrorRate: "errors %",
 		experiment.FigureCPU: "server CPU %", experiment.FigurePSSPeak: "PSS peak MiB", experiment.FigureRSSPeak: "RSS peak MiB",
 	}[t.ID]
 	if name == "" {
