@@ -8,7 +8,6 @@ import (
 	"github.com/loadlab/loadlab/internal/stats"
 )
 
-
 // ABLine is loadlab ab's answer in one line, point b against its
 // reference: "B is 7.4% slower (paired, p=0.002, 8
 // rounds; noise floor 1.9%)".
