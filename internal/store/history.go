@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
@@ -72,16 +73,27 @@ func OpenHistory(dir string) (*History, error) {
 // the lock when they begin (BEGIN IMMEDIATE), so that two processes writing
 // at once wait for each other instead of failing; then runs schema.
 func OpenSQLite(path, schema string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
+	// Two processes that create the same new file at once: the switch to
+	// WAL (a connection's first pragma) can answer SQLITE_BUSY at once,
+	// without waiting out busy_timeout, so the open is tried again, for 5 s
+	// at most (seen as TestTwoProcesses failing after 0.04 s).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		db.SetMaxOpenConns(1)
+		_, err = db.Exec(schema)
+		if err == nil {
+			return db, nil
+		}
 		db.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		if !strings.Contains(err.Error(), "SQLITE_BUSY") || time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return db, nil
 }
 
 // Close closes the database.
