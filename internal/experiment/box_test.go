@@ -33,12 +33,12 @@ func TestBoxVerdict(t *testing.T) {
 	p := load(t, boxPlan)
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
-	o := newOutcome(p, 1, points, len(order))
+	o := NewOutcome(p, 1, points, len(order))
 	rps := map[string]float64{"box=1x threads=2": 120, "box=1x threads=4": 150, "box=2x threads=2": 200, "box=2x threads=4": 340}
 	for _, s := range order {
 		o.results[s.Index] = fake(rps[points[s.Point].Key], 20)
 	}
-	o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+	o.Finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
 	check := func(what string, bv *BoxVerdict) {
 		t.Helper()
 		if bv == nil {
@@ -113,13 +113,13 @@ func TestBoxWithNoRuns(t *testing.T) {
 	p := load(t, boxPlan)
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
-	o := newOutcome(p, 1, points, len(order))
+	o := NewOutcome(p, 1, points, len(order))
 	for _, s := range order {
 		if points[s.Point].Labels["box"] == "2x" {
 			o.results[s.Index] = fake(100, 20)
 		}
 	}
-	o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+	o.Finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
 	bv := o.Verdict.Boxes
 	if bv == nil || len(bv.Boxes) != 1 || bv.Boxes[0].Box != "2x" || len(bv.Unpriced) != 1 || bv.Unpriced[0] != "1x" {
 		t.Fatalf("%+v", bv)
@@ -157,7 +157,7 @@ func TestBoxVerdictFromCapacitySearches(t *testing.T) {
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
 	run := func(held map[string]float64) *BoxVerdict {
-		o := newOutcome(p, 1, points, len(order))
+		o := NewOutcome(p, 1, points, len(order))
 		for _, s := range order {
 			key := points[s.Point].Key
 			r := fake(held[key]+30, 20) // the throughput at the answer
@@ -167,7 +167,7 @@ func TestBoxVerdictFromCapacitySearches(t *testing.T) {
 			}
 			o.results[s.Index] = r
 		}
-		o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+		o.Finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
 		return o.Verdict.Boxes
 	}
 	bv := run(map[string]float64{"box=1x threads=2": 100, "box=1x threads=4": 110, "box=2x threads=2": 250, "box=2x threads=4": 200})
@@ -217,13 +217,13 @@ func TestBoxVerdictMatched(t *testing.T) {
 	order := Order(len(points), 3, 1)
 	rps := map[string]float64{"box=1x threads=2": 120, "box=2x threads=2": 200, "box=1x threads=4": 150, "box=1x threads=8": 260}
 	run := func(skip string) *BoxVerdict {
-		o := newOutcome(p, 1, points, len(order))
+		o := NewOutcome(p, 1, points, len(order))
 		for _, s := range order {
 			if k := points[s.Point].Key; k != skip {
 				o.results[s.Index] = fake(rps[k], 20)
 			}
 		}
-		o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+		o.Finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
 		return o.Verdict.Boxes
 	}
 	bv := run("")

@@ -166,6 +166,12 @@ func (q *SequentialTest) Result() *Sequential {
 	return &s
 }
 
+// LookAtRounds looks at the primary figure of the rounds done so far
+// (order[:n] with their results, by run index): Look on autoComparisons.
+func (t *SequentialTest) LookAtRounds(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) bool {
+	return t.Look(autoComparisons(e, points, order, results))
+}
+
 // autoComparisons are the primary figure (throughput, or capacity) of each
 // point and its reference over the complete rounds of order, for repeat:
 // auto's look.
