@@ -120,7 +120,7 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 	h.SetMeta("seed", fmt.Sprint(seed))
 
 	order := experiment.Order(len(points), e.Repeat, seed)
-	out := experiment.NewOutcome(p, seed, points, len(order))
+	out := experiment.NewOutcome(p.Head(), e, seed, points, len(order))
 	records, err := h.Runs()
 	if err != nil {
 		return nil, err

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/cost"
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/spec"
 )
 
 // BoxPrice is one value of a param of boxes as experiment.json keeps it:
@@ -138,7 +138,7 @@ func capacityOf(rs []*result.Result) (rate float64, ok, atLeast bool) {
 
 // boxPrices are a param's boxes as experiment.json keeps them; nil for a
 // param that is not of boxes.
-func boxPrices(prm plan.Param) []BoxPrice {
+func boxPrices(prm spec.Param) []BoxPrice {
 	if !prm.Boxes {
 		return nil
 	}
@@ -152,7 +152,7 @@ func boxPrices(prm plan.Param) []BoxPrice {
 }
 
 // boxesOf rebuilds a stored param's boxes, for reanalysis.
-func boxesOf(op Param, prm *plan.Param) {
+func boxesOf(op Param, prm *spec.Param) {
 	if len(op.Boxes) == 0 {
 		return
 	}
@@ -160,7 +160,7 @@ func boxesOf(op Param, prm *plan.Param) {
 	for _, b := range op.Boxes {
 		for i := range prm.Values {
 			if prm.Values[i].Label == b.Label {
-				prm.Values[i].Box = &plan.Box{CPUs: b.CPUs, Memory: b.Memory, Swap: b.Swap, PricePerHour: b.PricePerHour}
+				prm.Values[i].Box = &spec.Box{CPUs: b.CPUs, Memory: b.Memory, Swap: b.Swap, PricePerHour: b.PricePerHour}
 			}
 		}
 	}
@@ -168,8 +168,8 @@ func boxesOf(op Param, prm *plan.Param) {
 
 // boxVerdict is the verdict on the experiment's first param of boxes; nil
 // without one, or when no box has a run done.
-func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*result.Result) *BoxVerdict {
-	var prm *plan.Param
+func boxVerdict(e *spec.Experiment, points []Point, v *Verdict, byPoint [][]*result.Result) *BoxVerdict {
+	var prm *spec.Param
 	for i := range e.Params {
 		if e.Params[i].Boxes {
 			prm = &e.Params[i]
@@ -244,7 +244,7 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 // a point's setting. It is nil when no setting is shared, and when the box
 // is the only param (every point then differs in the box alone: nothing to
 // match).
-func matchedSettings(e *plan.Experiment, box string, points []Point, t *FigureTable) ([]string, func(Point) string) {
+func matchedSettings(e *spec.Experiment, box string, points []Point, t *FigureTable) ([]string, func(Point) string) {
 	others := func(p Point) string {
 		var parts []string
 		for _, prm := range e.Params {
@@ -284,7 +284,7 @@ func matchedSettings(e *plan.Experiment, box string, points []Point, t *FigureTa
 // matchedText says what the boxes were compared at: the settings every box
 // ran and the points left out, or, with none shared, that each box is at
 // its best point of all; "" when the box is the only param.
-func matchedText(e *plan.Experiment, box string, points []Point, t *FigureTable, matched []string, others func(Point) string) string {
+func matchedText(e *spec.Experiment, box string, points []Point, t *FigureTable, matched []string, others func(Point) string) string {
 	if len(e.Params) < 2 {
 		return ""
 	}

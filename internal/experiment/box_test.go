@@ -33,7 +33,7 @@ func TestBoxVerdict(t *testing.T) {
 	p := load(t, boxPlan)
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
-	o := NewOutcome(p, 1, points, len(order))
+	o := NewOutcome(p.Head(), p.Experiment, 1, points, len(order))
 	rps := map[string]float64{"box=1x threads=2": 120, "box=1x threads=4": 150, "box=2x threads=2": 200, "box=2x threads=4": 340}
 	for _, s := range order {
 		o.results[s.Index] = fake(rps[points[s.Point].Key], 20)
@@ -113,7 +113,7 @@ func TestBoxWithNoRuns(t *testing.T) {
 	p := load(t, boxPlan)
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
-	o := NewOutcome(p, 1, points, len(order))
+	o := NewOutcome(p.Head(), p.Experiment, 1, points, len(order))
 	for _, s := range order {
 		if points[s.Point].Labels["box"] == "2x" {
 			o.results[s.Index] = fake(100, 20)
@@ -157,7 +157,7 @@ func TestBoxVerdictFromCapacitySearches(t *testing.T) {
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
 	run := func(held map[string]float64) *BoxVerdict {
-		o := NewOutcome(p, 1, points, len(order))
+		o := NewOutcome(p.Head(), p.Experiment, 1, points, len(order))
 		for _, s := range order {
 			key := points[s.Point].Key
 			r := fake(held[key]+30, 20) // the throughput at the answer
@@ -217,7 +217,7 @@ func TestBoxVerdictMatched(t *testing.T) {
 	order := Order(len(points), 3, 1)
 	rps := map[string]float64{"box=1x threads=2": 120, "box=2x threads=2": 200, "box=1x threads=4": 150, "box=1x threads=8": 260}
 	run := func(skip string) *BoxVerdict {
-		o := NewOutcome(p, 1, points, len(order))
+		o := NewOutcome(p.Head(), p.Experiment, 1, points, len(order))
 		for _, s := range order {
 			if k := points[s.Point].Key; k != skip {
 				o.results[s.Index] = fake(rps[k], 20)

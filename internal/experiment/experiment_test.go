@@ -671,7 +671,7 @@ knee: 3%
 `)
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
-	o := NewOutcome(p, 1, points, len(order))
+	o := NewOutcome(p.Head(), p.Experiment, 1, points, len(order))
 	curve := map[string]float64{"1": 100, "2": 180, "3": 240, "4": 250, "5": 255, "6": 256}
 	for _, s := range order {
 		o.results[s.Index] = fake(curve[points[s.Point].Labels["threads"]], 20)

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/spec"
 )
 
 // Point is one combination of param values.
@@ -22,7 +22,7 @@ type Point struct {
 // Points lists an experiment's points: the baseline first, then (one at a
 // time) each param's other values with the rest at baseline, or (matrix)
 // every combination in plan order.
-func Points(e *plan.Experiment) []Point {
+func Points(e *spec.Experiment) []Point {
 	if len(e.Params) == 0 {
 		return []Point{{Key: "baseline", Labels: map[string]string{}, Params: map[string]any{}, Baseline: true}}
 	}
@@ -32,7 +32,7 @@ func Points(e *plan.Experiment) []Point {
 		base[i] = e.Baseline[p.Name]
 	}
 	switch e.Vary {
-	case plan.Matrix:
+	case spec.Matrix:
 		cur := make([]int, len(e.Params))
 		var walk func(i int)
 		walk = func(i int) {
@@ -122,7 +122,7 @@ type Outcome struct {
 	// default, stats.DefaultKneeShare.
 	KneeShare float64 `json:"knee_share,omitempty"`
 	// Compare is a matrix's factor under study, and CompareWhy how it
-	// was chosen (plan.CompareReason); absent in files written before
+	// was chosen (spec.CompareReason); absent in files written before
 	// compare:, whose matrices compared along the last param.
 	Compare    string `json:"compare,omitempty"`
 	CompareWhy string `json:"compare_why,omitempty"`
@@ -187,10 +187,9 @@ func readableSchema(s string) bool { return s == SchemaExperiment || s == Schema
 
 // NewOutcome starts an experiment's outcome: its points and room for the
 // results of runs runs.
-func NewOutcome(p *plan.Plan, seed uint64, points []Point, runs int) *Outcome {
-	e := p.Experiment
+func NewOutcome(h spec.Head, e *spec.Experiment, seed uint64, points []Point, runs int) *Outcome {
 	out := &Outcome{
-		Schema: SchemaExperiment, Name: p.Name, Plan: p.Masked(), PlanInputs: p.Inputs(), Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat, KneeShare: e.KneeShare, TargetRate: e.TargetRate,
+		Schema: SchemaExperiment, Name: h.Name, Plan: h.Text, PlanInputs: h.Inputs, Seed: seed, Vary: string(e.Vary), Repeat: e.Repeat, KneeShare: e.KneeShare, TargetRate: e.TargetRate,
 		Points: points, results: make([]*result.Result, runs),
 	}
 	if e.Warmup > 0 {
@@ -215,7 +214,7 @@ func (out *Outcome) Share(res *result.Result) *result.Result {
 
 // Finish lists the runs and computes the verdict; status tells how a run
 // ended, if it did.
-func (out *Outcome) Finish(e *plan.Experiment, order []Slot, status func(i int) (string, string, bool)) {
+func (out *Outcome) Finish(e *spec.Experiment, order []Slot, status func(i int) (string, string, bool)) {
 	complete := true
 	out.Runs = nil
 	for _, slot := range order {
@@ -237,12 +236,12 @@ func (out *Outcome) Finish(e *plan.Experiment, order []Slot, status func(i int) 
 
 // Assemble builds an experiment's outcome from results already in hand,
 // one per run in Order(len(Points), repeat, seed): for tools and tests.
-func Assemble(p *plan.Plan, seed uint64, results []*result.Result) *Outcome {
-	points := Points(p.Experiment)
-	order := Order(len(points), p.Experiment.Repeat, seed)
-	out := NewOutcome(p, seed, points, len(order))
+func Assemble(h spec.Head, e *spec.Experiment, seed uint64, results []*result.Result) *Outcome {
+	points := Points(e)
+	order := Order(len(points), e.Repeat, seed)
+	out := NewOutcome(h, e, seed, points, len(order))
 	copy(out.results, results)
-	out.Finish(p.Experiment, order, func(i int) (string, string, bool) {
+	out.Finish(e, order, func(i int) (string, string, bool) {
 		if i < len(results) && results[i] != nil {
 			return "done", "", true
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/experiment"
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/spec"
 	"github.com/loadlab/loadlab/internal/stats"
 )
 
@@ -180,12 +180,12 @@ func factor(v *experiment.Verdict) string {
 	if len(v.Conditions) > 0 {
 		out += ", at each combination of " + strings.Join(v.Conditions, " and ")
 	}
-	switch plan.CompareReason(v.ComparedWhy) {
-	case plan.CompareNamed:
+	switch spec.CompareReason(v.ComparedWhy) {
+	case spec.CompareNamed:
 		out += " (the plan's compare:)"
-	case plan.CompareBaseline:
+	case spec.CompareBaseline:
 		out += " (the only param the baseline names; compare: PARAM names another)"
-	case plan.CompareOlder:
+	case spec.CompareOlder:
 		out += " (the last param in the file: the experiment was run by a loadlab before compare:, which compared along the last param)"
 	default:
 		out += " (the last param in the file: the plan has no compare:, and its baseline does not name one param alone; compare: PARAM names another)"
