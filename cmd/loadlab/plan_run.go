@@ -308,7 +308,7 @@ func runExperimentWith(ctx context.Context, io *stdio, loadPlan func(plan.Option
 	}
 	out, err := drive.Sweep(ctx, p, load, p.Fingerprint(), drive.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(),
-		WriteRun: writeRun, Describe: report.Describe, RunPoint: runPoint, OnOrder: live.schedule,
+		WriteRun: writeRun, RunPoint: runPoint, OnOrder: live.schedule,
 		CheckPoint: func(p *plan.Plan) error {
 			if p.Capacity != nil {
 				// The search at this point, checked as loadlab capacity

@@ -5,5 +5,7 @@
 // sends a plan's load; beside that, experiment and capacity only analyse
 // results and decide what to run next, and import neither runner nor the
 // engine (layering_test.go at the root of internal/ keeps it so). drive
-// imports both sides and nothing imports drive but cmd/loadlab.
+// imports both sides (report too: experiment.json keeps the verdict in
+// words, which only report writes) and nothing imports drive but
+// cmd/loadlab.
 package drive

@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
+	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/store"
@@ -43,10 +44,6 @@ type SweepOptions struct {
 	// run, beside its own validation (the open-file limit against the
 	// point's VUs, say); an error stops the sweep as a PointError.
 	CheckPoint func(*plan.Plan) error
-	// Describe, if set, writes the text fields of the verdict stored in
-	// experiment.json (report.Describe); the verdict returned keeps only
-	// its data.
-	Describe func(*experiment.Verdict) *experiment.Verdict
 	// RunPoint, if set, makes each run instead of runner.Plan: a capacity
 	// search at the point (a plan with capacity:), whose result carries
 	// its answer (result.Capacity). It gets the point's plan, the run's
@@ -254,9 +251,10 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 		return r.Status, r.Error, ok
 	})
 	stored := *out
-	if opts.Describe != nil {
-		stored.Verdict = opts.Describe(out.Verdict)
-	}
+	// experiment.json keeps the verdict in words too, for readers other
+	// than loadlab; report writes them. The verdict returned keeps only its
+	// data.
+	stored.Verdict = report.Describe(out.Verdict)
 	data, err := json.MarshalIndent(&stored, "", "  ")
 	if err != nil {
 		return nil, err
