@@ -15,7 +15,7 @@ import (
 
 // Describe returns a copy of v with its text fields written from its data:
 // each row's Cell and Versus, Against, each sweep's Recommendation and USL
-// text, and the verdict's Recommendation, Warnings, Thresholds, Passed,
+// text, the box verdict's Text, and the verdict's Recommendation, Warnings, Thresholds, Passed,
 // Quota and Validity. Every renderer of a verdict reads these, and
 // experiment.json stores them for readers other than loadlab. A text field
 // that is already written (a verdict stored by an older loadlab, without
@@ -37,6 +37,11 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 	d.Figures = describeTables(v.Figures)
 	d.Steps = describeParts(v.Steps)
 	d.Scenarios = describeParts(v.Scenarios)
+	if b := v.Boxes; b != nil && len(b.Text) == 0 {
+		bv := *b
+		bv.Text = BoxText(b)
+		d.Boxes = &bv
+	}
 	d.Sweeps = slices.Clone(v.Sweeps)
 	var recs []string
 	// A step that changed on its own is the answer when there is one:
