@@ -200,6 +200,14 @@ const (
 	// so that lines ending at the right edge do not run into it.
 	legendGap = 14
 	legendPad = 8 // around the legend
+	// legendSpacing is the space between legend entries: enough that the
+	// entries' text boxes do not meet in DejaVu Sans, the usual fallback
+	// when Liberation Sans is missing, whose lines are taller.
+	legendSpacing = 4
+	// canvasMargin is kept free on every side of the canvas.
+	canvasMargin = 3
+	// axisLabelPad is the space between an axis's tick labels and its label.
+	axisLabelPad = 3
 )
 
 // figure is a chart ready to draw: the plot, and the legend drawn beside it.
@@ -224,6 +232,7 @@ func (c *Chart) build(width float64) (*figure, error) {
 		axis.Tick.Label.Font = sans(9, xfont.WeightNormal)
 		axis.Tick.Length = vg.Points(4)
 		axis.Padding = vg.Points(4)
+		axis.Label.Padding = vg.Points(axisLabelPad)
 	}
 
 	grid := plotter.NewGrid()
@@ -237,7 +246,7 @@ func (c *Chart) build(width float64) (*figure, error) {
 	legend := plot.NewLegend()
 	legend.TextStyle.Font = sans(legendFontSize, xfont.WeightNormal)
 	legend.Top, legend.Left = true, true
-	legend.Padding = vg.Points(2)
+	legend.Padding = vg.Points(legendSpacing)
 
 	hasData := false
 	for i, s := range c.Series {
@@ -593,12 +602,17 @@ func (c *Chart) distinctX() []float64 {
 
 // draw draws the figure, with the legend, if any, to the right of the plot.
 func (f *figure) draw(c draw.Canvas) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	// A margin, so that a browser's font of larger ascent than Liberation
+	// Sans's (the title at the top, the rotated Y label at the left) is not
+	// clipped at the canvas's edge.
+	m := vg.Points(canvasMargin)
+	c = draw.Crop(c, m, -m, m, -m)
 	if f.legend == nil {
 		f.plot.Draw(c)
 		return
 	}
-	c.SetColor(color.White)
-	c.Fill(c.Rectangle.Path())
 	plotArea, legendArea := f.layout(c)
 	f.plot.Draw(plotArea)
 	f.legend.Draw(legendArea)
@@ -609,7 +623,8 @@ func (f *figure) draw(c draw.Canvas) {
 // starts legendGap right of the plot's canvas, and begins below the title.
 func (f *figure) layout(c draw.Canvas) (plotArea, legendArea draw.Canvas) {
 	pad := vg.Points(legendPad)
-	width := f.legend.Rectangle(c).Size().X + vg.Points(legendGap) + pad
+	// The entries' width as laid out, and room for a wider font's.
+	width := f.legend.Rectangle(c).Size().X*(1+labelSlack) + vg.Points(legendGap) + pad
 	if width > c.Size().X/2 { // too narrow a canvas: keep the plot
 		width = c.Size().X / 2
 	}
@@ -787,8 +802,12 @@ func (g guides) Plot(c draw.Canvas, p *plot.Plot) {
 		if r.Min.X < c.Min.X || r.Max.X > c.Max.X || r.Min.Y < c.Min.Y || r.Max.Y > c.Max.Y {
 			return 1 << 20
 		}
-		w := (r.Max.X - r.Min.X) * labelSlack / 2
-		r.Min.X, r.Max.X = r.Min.X-w-1, r.Max.X+w+1
+		// Text is placed from its left end: a wider font grows rightwards.
+		r.Max.X += (r.Max.X - r.Min.X) * labelSlack
+		if r.Max.X > c.Max.X {
+			return 1 << 20
+		}
+		r.Min.X, r.Max.X = r.Min.X-1, r.Max.X+1
 		r.Min.Y, r.Max.Y = r.Min.Y-1, r.Max.Y+1
 		n := 0
 		for _, q := range placed {
@@ -843,7 +862,7 @@ func (g guides) Plot(c draw.Canvas, p *plot.Plot) {
 			for _, left := range []bool{false, true} {
 				x := m.x + pad
 				if left {
-					x = m.x - pad - size.X
+					x = m.x - pad - size.X*(1+labelSlack)
 				}
 				candidates = append(candidates, vg.Rectangle{Min: vg.Point{X: x, Y: y - size.Y}, Max: vg.Point{X: x + size.X, Y: y}})
 			}
@@ -863,7 +882,7 @@ func (g guides) Plot(c draw.Canvas, p *plot.Plot) {
 		c.StrokeLine2(line, c.Min.X, l.y, c.Max.X, l.y)
 		size := style.Rectangle(l.label).Size()
 		var candidates []vg.Rectangle
-		for x := c.Max.X - pad; x-size.X >= c.Min.X; x -= step {
+		for x := c.Max.X - pad - size.X*labelSlack; x-size.X >= c.Min.X; x -= step {
 			for _, below := range []bool{false, true} {
 				y := l.y + pad/2
 				if below {
