@@ -17,6 +17,12 @@
 //     are several series;
 //   - a legend sits to the right of the plot when there is more than one
 //     series; grid lines follow the labelled ticks;
+//   - the Y axis ends on a labelled tick with room above the highest point,
+//     a sweep's X axis extends past its end points, and an all-zero series
+//     is drawn on 0 to 1, so no point or tick sits on an edge;
+//   - a mark's or a level's label goes where it covers no line, point or
+//     other label, inside the data area (so never over the legend), with
+//     room for a fallback font wider than Liberation Sans;
 //   - ticks are labelled in the axis Unit (ms, MiB, req/s), never "1e+06".
 //
 // Values that are NaN or infinite are missing data: lines break around
