@@ -621,6 +621,12 @@ type StepInterval struct {
 	Checks     Checks
 }
 
+// Responses are the step's responses of any status in the interval: its
+// exchanges but timeouts and failures.
+func (s *StepInterval) Responses() int64 {
+	return s.Count[ClassOK] + s.Count[Class4xx] + s.Count[Class5xx]
+}
+
 func newInterval(steps int) *Interval {
 	iv := &Interval{Latency: NewHistogram()}
 	if steps > 0 {

@@ -329,6 +329,10 @@ type ScenarioTotals struct {
 	// when they shared the plan's load by weight.
 	Load    string  `json:"load,omitempty"`
 	Summary Summary `json:"summary"`
+	// PerSecond, with a load of its own, are the scenario's responses (of
+	// any status) in each whole second of the run after any warmup: a
+	// duet's per-second ratio B/A is made of them. Absent otherwise.
+	PerSecond []int64 `json:"responses_per_second,omitempty"`
 }
 
 // CheckRequestBuilt is the check a step fails when its request could not be
