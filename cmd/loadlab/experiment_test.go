@@ -306,3 +306,56 @@ func trustedPick(t *testing.T, rec string) string {
 	}
 	return rec
 }
+
+// TestRepeatAutoRealLoad: repeat: auto against real servers (two loadlab
+// targets, B doing three times A's CPU work a request) looks after each
+// round from the 6th and stops when the throughput change is decided,
+// within max_repeat, with B slower; experiment.json keeps the looks. The
+// change is large, so that a busy machine cannot hide it.
+func TestRepeatAutoRealLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("up to 16 runs of 1 s")
+	}
+	a := targettest.Start(t, target.Options{CPU: 300 * time.Microsecond})
+	b := targettest.Start(t, target.Options{CPU: 900 * time.Microsecond})
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	os.WriteFile(path, []byte(fmt.Sprintf(`
+name: auto
+target: "{{ side }}"
+steps: [ { get: / } ]
+load: { closed: { vus: 1, duration: 1s } }
+params:
+  side: { A: "%s", B: "%s" }
+baseline: { side: A }
+repeat: auto
+max_repeat: 8
+seed: 3
+`, a, b)), 0o644)
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stdout, stderr, code := cli(ctx, t, "run", path, "--out", out, "--no-history")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "experiment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o experiment.Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatal(err)
+	}
+	s := o.Sequential
+	if s == nil || s.Decision != experiment.Decided || s.Rounds < 6 || s.Rounds > 8 || len(s.Looks) == 0 || o.Repeat != s.Rounds {
+		t.Fatalf("sequential %+v (repeat %d), want decided in 6 to 8 rounds", s, o.Repeat)
+	}
+	last := s.Looks[len(s.Looks)-1]
+	if len(last.Comparisons) != 1 || last.Comparisons[0].Delta > -0.3 {
+		t.Errorf("last look %+v: want B's throughput well below A's", last)
+	}
+	t.Logf("rounds %d, looks %d, last %+v", s.Rounds, len(s.Looks), last.Comparisons)
+	if !strings.Contains(stdout, "repeat: auto stopped after") && !strings.Contains(stdout, "repeat: auto: decided after") {
+		t.Errorf("the output does not say when repeat: auto stopped:\n%s", stdout)
+	}
+}
