@@ -628,9 +628,17 @@ func (s *Scope) constPath(name string) (v any, ok bool, msg string) {
 
 // UnsetError is a slot read before anything set it: typically a capture
 // whose step found nothing.
-type UnsetError struct{ Name string }
+type UnsetError struct {
+	Name string
+	// Why, when set, says why in words: "capture issue_location found no
+	// Location header: the POST answered 422".
+	Why string
+}
 
 func (e *UnsetError) Error() string {
+	if e.Why != "" {
+		return e.Why
+	}
 	return fmt.Sprintf("%s has no value (did its capture find nothing?)", e.Name)
 }
 

@@ -2,6 +2,7 @@ package journey
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -144,6 +145,9 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 			val, ok, _ = cp.Capture.Extract(&s.resp)
 		}
 		if ok {
+			if len(s.why) > 0 {
+				delete(s.why, cp.Name)
+			}
 			s.vars.Set(cp.Slot, val)
 			if cp.Secret && s.learned != nil {
 				learn(s.learned, val)
@@ -153,6 +157,10 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		} else {
 			s.vars.Set(cp.Slot, nil)
 			s.failedCaptures = append(s.failedCaptures, i)
+			if s.why == nil {
+				s.why = map[string]string{}
+			}
+			s.why[cp.Name] = missed(cp, s.method, x)
 		}
 	}
 	if learnt && len(s.secretExprs) > 0 {
@@ -176,6 +184,39 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 	return true
 }
 
+// missed says in words why a capture found nothing: "capture
+// issue_location found no Location header: the POST answered 422".
+func missed(cp Capture, method string, x *httpx.Exchange) string {
+	if x.Err != nil {
+		return fmt.Sprintf("capture %s found nothing: the %s got no response (%v)", cp.Name, method, x.Err)
+	}
+	return fmt.Sprintf("capture %s found %s: the %s answered %d", cp.Name, cp.Capture.Missing(), method, x.Status)
+}
+
+// explain puts the reason a capture found nothing into the error of a
+// request that reads its unset variable, in place of "has no value".
+func (s *State) explain(err error) error {
+	var unset *expr.UnsetError
+	if err == nil || len(s.why) == 0 || !errors.As(err, &unset) || unset.Why != "" {
+		return err
+	}
+	why, ok := s.why[unset.Name]
+	if !ok {
+		return err
+	}
+	was := unset.Error()
+	unset.Why = why
+	return &explained{msg: strings.Replace(err.Error(), was, why, 1), err: err}
+}
+
+// explained is an error whose text names why a capture found nothing.
+type explained struct {
+	msg string
+	err error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }
 func (st *Step) storeCookies(s *State, x *httpx.Exchange) {
 	if !hasSetCookie(x.Header) {
 		return

@@ -167,8 +167,14 @@ func (s *State) restoreLane(i int) {
 
 func (st *Step) hasBody() bool { return st.JSON != nil || st.Form != nil || st.Raw != nil }
 
-// Build appends the step's request for a VU to dst.
+// Build appends the step's request for a VU to dst. A request that reads
+// a variable whose capture found nothing fails with why the capture did.
 func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
+	out, err := st.build(s, dst)
+	return out, s.explain(err)
+}
+
+func (st *Step) build(s *State, dst []byte) ([]byte, error) {
 	s.target, s.method = st.Target, st.Method
 	var err error
 	s.body = s.body[:0]
