@@ -1053,7 +1053,7 @@ func (d *decoder) multipart(n *node) *Multipart {
 				d.errorf(it.pos, "a multipart file needs name: (its form field's name)")
 			}
 			if nv := fm.get("filename"); nv != nil {
-				f.Filename, _ = d.str(nv, "filename")
+				f.Filename, _ = d.scalar(nv, "filename") // "": a file input left empty
 			}
 			if nv := fm.get("content_type"); nv != nil {
 				if ct, ok := d.str(nv, "content_type"); ok {

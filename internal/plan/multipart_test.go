@@ -32,7 +32,8 @@ func TestMultipartBody(t *testing.T) {
       files:
         - { name: "attachments[1][file]", filename: "a \"b\".txt", content_type: text/plain, content: "line 1\r\nline 2 of VU {{ vu }}" }
         - { name: logo, filename: logo.bin, file: logo.bin }
-        - { name: "attachments[2][file]" }`, "")), 0o644)
+        - { name: "attachments[2][file]" }
+        - { name: "attachments[3][file]", filename: "", content_type: application/octet-stream }`, "")), 0o644)
 	p, err := Load(path, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +68,7 @@ func TestMultipartBody(t *testing.T) {
 		{"attachments[1][file]", "a %22b%22.txt", "text/plain", "line 1\r\nline 2 of VU 0"},
 		{"logo", "logo.bin", "application/octet-stream", "\x00{{ raw }}\r\n--x"},
 		{"attachments[2][file]", "", "application/octet-stream", ""},
+		{"attachments[3][file]", "", "application/octet-stream", ""},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d parts, want %d: %q\n%s", len(got), len(want), got, raw)
