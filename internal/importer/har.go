@@ -38,10 +38,10 @@ type nameValue struct {
 // param is a posted parameter: a multipart body's file part has a file
 // name and a type.
 type param struct {
-	Name        string `json:"name"`
-	Value       string `json:"value"`
+	Name        string  `json:"name"`
+	Value       string  `json:"value"`
 	FileName    *string `json:"fileName"`
-	ContentType string `json:"contentType"`
+	ContentType string  `json:"contentType"`
 }
 
 type entry struct {
@@ -54,8 +54,8 @@ type entry struct {
 		Headers     []nameValue `json:"headers"`
 		QueryString []nameValue `json:"queryString"`
 		PostData    *struct {
-			MimeType string      `json:"mimeType"`
-			Text     string      `json:"text"`
+			MimeType string  `json:"mimeType"`
+			Text     string  `json:"text"`
 			Params   []param `json:"params"`
 		} `json:"postData"`
 	} `json:"request"`
