@@ -63,7 +63,9 @@ func (im *importer) multipart(i int, mimeType, contentType, text string, params 
 			f.contentType = "application/octet-stream"
 		}
 		switch {
-		case !utf8.ValidString(f.content):
+		case !utf8.ValidString(f.content) || strings.ContainsRune(f.content, utf8.RuneError):
+			// A HAR is JSON, UTF-8: a recorder writes a binary file's
+			// bytes that are not as U+FFFD, and they are lost.
 			f.omitted = "binary"
 		case len(f.content) > maxFileShown:
 			f.omitted = fmt.Sprintf("%d bytes", len(f.content))

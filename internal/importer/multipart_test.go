@@ -3,11 +3,16 @@ package importer
 import (
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/plan"
 )
 
 // issueCounts are what testdata/issues' server was sent, by its /count.
@@ -129,4 +134,69 @@ func TestRecordedMultipartForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMultipartImport(t, har)
+}
+
+// TestMultipartParts: a multipart body's parts, as mime/multipart writes
+// them, become the plan's: a password field is a secret variable, a token
+// that the page gave is captured, a file keeps its name, type and text
+// (braces escaped), a binary file is left out and said so, and a recording
+// with params but no text (as some browsers write one) is read from them.
+// The plan loads.
+func TestMultipartParts(t *testing.T) {
+	t.Parallel()
+	const token = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA=="
+	var body strings.Builder
+	w := multipart.NewWriter(&body)
+	w.WriteField("authenticity_token", token)
+	w.WriteField("user[password]", "correct horse")
+	fw, _ := w.CreateFormFile("report", "a {{b}}.txt")
+	fw.Write([]byte("line {{ 1 }}\n"))
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", `form-data; name="logo"; filename="logo.png"`)
+	h.Set("Content-Type", "image/png")
+	pw, _ := w.CreatePart(h)
+	pw.Write([]byte{0x89, 'P', 'N', 'G', 0xff, 0xfe})
+	w.Close()
+	page := `<html><body><form><input type="hidden" name="authenticity_token" value="` + token + `"></form></body></html>`
+	entry := func(method, path, postData string, status int, respType, resp string, ms int) map[string]any {
+		e := map[string]any{
+			"startedDateTime": time.Date(2026, 12, 3, 12, 0, ms, 0, time.UTC).Format(time.RFC3339Nano), "time": 5,
+			"request":  map[string]any{"method": method, "url": "http://127.0.0.1:3000" + path, "headers": []any{}},
+			"response": map[string]any{"status": status, "headers": []any{}, "content": map[string]any{"mimeType": respType, "text": resp}},
+		}
+		if postData != "" {
+			e["request"].(map[string]any)["postData"] = json.RawMessage(postData)
+		}
+		return e
+	}
+	text, _ := json.Marshal(map[string]any{"mimeType": w.FormDataContentType(), "text": body.String()})
+	params := `{"mimeType": "multipart/form-data; boundary=x", "params": [{"name": "authenticity_token", "value": "` + token + `"}, {"name": "doc", "fileName": "d.txt", "contentType": "text/plain", "value": "hi"}]}`
+	har, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "entries": []any{
+		entry("GET", "/signup", "", 200, "text/html", page, 0),
+		entry("POST", "/signup", string(text), 302, "text/html", "", 1),
+		entry("POST", "/docs", params, 201, "text/html", "", 2),
+	}}})
+	res, err := HAR("parts.har", har, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Plan)
+	for _, want := range []string{
+		`fields: { "authenticity_token": "{{ authenticity_token }}", "user[password]": "{{ user_password }}" }`,
+		`{ name: "report", filename: "a {{b}}.txt", content_type: "application/octet-stream", content: "line {{ \"{{\" }} 1 }}\n" }`,
+		"# the recorded file (binary) is not written",
+		`{ name: "logo", filename: "logo.png", content_type: "image/png" }`,
+		`fields: { "authenticity_token": "{{ authenticity_token }}" }`,
+		`{ name: "doc", filename: "d.txt", content_type: "text/plain", content: "hi" }`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan has no %s\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "correct horse") || strings.Contains(out, token) {
+		t.Errorf("the plan holds the password or the recorded token\n%s", out)
+	}
+	if _, err := plan.Parse("parts.yaml", res.Plan, plan.Options{Env: res.SecretValues}); err != nil {
+		t.Errorf("the plan does not load: %v\n%s", err, out)
+	}
 }
