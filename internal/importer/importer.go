@@ -41,8 +41,11 @@ type Result struct {
 	Steps    int      // requests in the plan
 	Inferred []string // one line per capture: what, where from, why
 	Secrets  []string // one line per secret variable
-	Assets   []string // assets, METHOD URL: dropped, or kept as steps with KeepAssets
-	Hosts    []string // dropped third-party hosts, "host (N requests)"
+	// Notes say what the recording lacks that the plan needs: a body or a
+	// file's bytes that the browser left out of the HAR.
+	Notes  []string
+	Assets []string // assets, METHOD URL: dropped, or kept as steps with KeepAssets
+	Hosts  []string // dropped third-party hosts, "host (N requests)"
 	// SecretValues are the recorded values of the secret variables, by
 	// the environment variable each is read from (LOADLAB_PASSWORD), for
 	// --check to run the plan with (as -e NAME=VALUE); never written.
@@ -282,7 +285,7 @@ func (im *importer) convert(i int) {
 		// A browser's HAR leaves out a body made of a file or binary data
 		// (a form with a chosen file, fetch() of a File or ArrayBuffer).
 		st.note = fmt.Sprintf("the recording has no body for this request (Content-Length %s): browsers leave bodies made of files or binary data out of a HAR; the plan sends none: give it body_file: or a multipart: files", header(e.Request.Headers, "Content-Length"))
-		im.res.Inferred = append(im.res.Inferred, st.name+": "+st.note)
+		im.res.Notes = append(im.res.Notes, st.name+": "+st.note)
 		if contentType != "" {
 			st.headers = append(st.headers, kv{"Content-Type", contentType})
 		}

@@ -71,7 +71,7 @@ func (im *importer) multipart(i int, mimeType, contentType, text string, params 
 			f.omitted = fmt.Sprintf("%d bytes", len(f.content))
 		}
 		if f.omitted != "" {
-			im.res.Inferred = append(im.res.Inferred, fmt.Sprintf("%s: the file %q of field %s (%s) is not written into the plan: put it beside the plan and send it with file: NAME", im.steps[i].name, f.filename, f.name, f.omitted))
+			im.res.Notes = append(im.res.Notes, fmt.Sprintf("%s: the file %q of field %s (%s) is not written into the plan: put it beside the plan and send it with file: NAME", im.steps[i].name, f.filename, f.name, f.omitted))
 			f.content = ""
 		}
 		mp.files = append(mp.files, f)

@@ -139,9 +139,9 @@ func TestRecordedMultipartForm(t *testing.T) {
 // TestMultipartParts: a multipart body's parts, as mime/multipart writes
 // them, become the plan's: a password field is a secret variable, a token
 // that the page gave is captured, a file keeps its name, type and text
-// (braces escaped), a binary file is left out and said so, and a recording
-// with params but no text (as some browsers write one) is read from them.
-// The plan loads.
+// (braces escaped), a binary file is left out and said so, a recording
+// with params but no text (as some browsers write one) is read from them,
+// and a body the recording left out is said so. The plan loads.
 func TestMultipartParts(t *testing.T) {
 	t.Parallel()
 	const token = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA=="
@@ -169,12 +169,19 @@ func TestMultipartParts(t *testing.T) {
 		}
 		return e
 	}
+	// Chromium's fetch() of an application/octet-stream body, as
+	// Playwright records it: the headers, no postData.
+	noBody := func(e map[string]any) map[string]any {
+		e["request"].(map[string]any)["headers"] = []any{map[string]string{"name": "Content-Length", "value": "45"}, map[string]string{"name": "Content-Type", "value": "application/octet-stream"}}
+		return e
+	}
 	text, _ := json.Marshal(map[string]any{"mimeType": w.FormDataContentType(), "text": body.String()})
 	params := `{"mimeType": "multipart/form-data; boundary=x", "params": [{"name": "authenticity_token", "value": "` + token + `"}, {"name": "doc", "fileName": "d.txt", "contentType": "text/plain", "value": "hi"}]}`
 	har, _ := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "entries": []any{
 		entry("GET", "/signup", "", 200, "text/html", page, 0),
 		entry("POST", "/signup", string(text), 302, "text/html", "", 1),
 		entry("POST", "/docs", params, 201, "text/html", "", 2),
+		noBody(entry("POST", "/uploads", "", 201, "text/html", "", 3)),
 	}}})
 	res, err := HAR("parts.har", har, Options{})
 	if err != nil {
@@ -192,6 +199,12 @@ func TestMultipartParts(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the plan has no %s\n%s", want, out)
 		}
+	}
+	if len(res.Notes) != 2 || !strings.Contains(res.Notes[0], `the file "logo.png" of field logo (binary) is not written`) || !strings.HasPrefix(res.Notes[1], "POST /uploads: the recording has no body for this request (Content-Length 45)") {
+		t.Errorf("notes %q: want the binary file's and the missing body's", res.Notes)
+	}
+	if !strings.Contains(out, "  # the recording has no body for this request (Content-Length 45)") || !strings.Contains(out, `headers: { "Content-Type": "application/octet-stream" }`) {
+		t.Errorf("the step whose body the recording lacks does not say so\n%s", out)
 	}
 	if strings.Contains(out, "correct horse") || strings.Contains(out, token) {
 		t.Errorf("the plan holds the password or the recorded token\n%s", out)
