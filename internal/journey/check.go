@@ -158,9 +158,9 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 			s.vars.Set(cp.Slot, nil)
 			s.failedCaptures = append(s.failedCaptures, i)
 			if s.why == nil {
-				s.why = map[string]string{}
+				s.why = map[string]miss{}
 			}
-			s.why[cp.Name] = missed(cp, s.method, x)
+			s.why[cp.Name] = miss{capture: cp.Capture, method: s.method, status: x.Status, err: x.Err} // said in words only if a request needs it
 		}
 	}
 	if learnt && len(s.secretExprs) > 0 {
@@ -184,26 +184,43 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 	return true
 }
 
-// missed says in words why a capture found nothing: "capture
+// miss is why a capture found nothing: what it looked for, and the
+// response it looked in.
+type miss struct {
+	capture *expr.Capture
+	method  string
+	status  int
+	err     error
+}
+
+// words says in words why capture name found nothing: "capture
 // issue_location found no Location header: the POST answered 422".
-func missed(cp Capture, method string, x *httpx.Exchange) string {
-	if x.Err != nil {
-		return fmt.Sprintf("capture %s found nothing: the %s got no response (%v)", cp.Name, method, x.Err)
+func (m miss) words(name string) string {
+	if m.err != nil {
+		return fmt.Sprintf("capture %s found nothing: the %s got no response (%v)", name, m.method, m.err)
 	}
-	return fmt.Sprintf("capture %s found %s: the %s answered %d", cp.Name, cp.Capture.Missing(), method, x.Status)
+	return fmt.Sprintf("capture %s found %s: the %s answered %d", name, m.capture.Missing(), m.method, m.status)
 }
 
 // explain puts the reason a capture found nothing into the error of a
 // request that reads its unset variable, in place of "has no value".
 func (s *State) explain(err error) error {
+	if err == nil || len(s.why) == 0 {
+		return err // before unset is declared: errors.As makes it escape, an allocation per request
+	}
+	return s.explainUnset(err)
+}
+
+func (s *State) explainUnset(err error) error {
 	var unset *expr.UnsetError
-	if err == nil || len(s.why) == 0 || !errors.As(err, &unset) || unset.Why != "" {
+	if !errors.As(err, &unset) || unset.Why != "" {
 		return err
 	}
-	why, ok := s.why[unset.Name]
+	m, ok := s.why[unset.Name]
 	if !ok {
 		return err
 	}
+	why := m.words(unset.Name)
 	was := unset.Error()
 	unset.Why = why
 	return &explained{msg: strings.Replace(err.Error(), was, why, 1), err: err}

@@ -289,7 +289,7 @@ type State struct {
 	failed, failedCaptures []int
 	// why says, by variable, why a capture of this iteration found
 	// nothing, for the error of a later step that reads it.
-	why map[string]string
+	why map[string]miss
 	// the request in flight, for redirects
 	target *httpx.Origin
 	method string
