@@ -578,6 +578,13 @@ func (c *compiler) multipart(rs *journey.Step, st *Step, scope *expr.Scope) {
 	h := c.p.HTTP
 	mp := st.Multipart
 	total := 0
+	rs.Boundary = journey.Boundary(fmt.Sprintf("%s:%d:%d", st.Name, mp.Pos.Line, mp.Pos.Col))
+	rs.ContentType = "multipart/form-data; boundary=" + rs.Boundary
+	holdsBoundary := func(pos Pos, what, text string) {
+		if strings.Contains(text, rs.Boundary) {
+			c.d.errorf(pos, "%s: the %s holds the multipart boundary %s, which would end its part early", st.Name, what, rs.Boundary)
+		}
+	}
 	for _, f := range mp.Fields {
 		t := c.template(f.Value, scope)
 		if t == nil {
@@ -587,12 +594,15 @@ func (c *compiler) multipart(rs *journey.Step, st *Step, scope *expr.Scope) {
 		if text, ok := t.Static(); ok {
 			total += len(text)
 			c.checkSize(f.Value.Pos, st.Name, "multipart field "+f.Name, len(text), h.MaxRequestBody, "max_request_body")
+			holdsBoundary(f.Value.Pos, "multipart field "+f.Name, text)
 		}
 		rs.Multipart = append(rs.Multipart, journey.Part{Name: f.Name, Value: t})
 	}
 	for _, f := range mp.Files {
 		part := journey.Part{Name: f.Name, File: true, Filename: f.Filename, ContentType: f.ContentType}
 		switch {
+		case f.File != nil && f.Content != nil: // said when it decoded
+			continue
 		case f.File != nil:
 			path := f.File.Src
 			if !filepath.IsAbs(path) {
@@ -620,14 +630,13 @@ func (c *compiler) multipart(rs *journey.Step, st *Step, scope *expr.Scope) {
 				pos = f.Content.Pos
 			}
 			c.checkSize(pos, st.Name, "multipart file "+f.Name, len(text), h.MaxRequestBody, "max_request_body")
+			holdsBoundary(pos, "multipart file "+f.Name, text)
 		}
 		rs.Multipart = append(rs.Multipart, part)
 	}
 	if total > h.MaxRequestBody {
 		c.checkSize(mp.Pos, st.Name, "multipart body", total, h.MaxRequestBody, "max_request_body")
 	}
-	rs.Boundary = journey.Boundary(fmt.Sprintf("%s:%d:%d", st.Name, mp.Pos.Line, mp.Pos.Col))
-	rs.ContentType = "multipart/form-data; boundary=" + rs.Boundary
 	if rs.Multipart == nil {
 		rs.Multipart = []journey.Part{}
 	}

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -10,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/internal/journey"
 )
 
 // TestMultipartBody: a multipart: step's request is a multipart/form-data
@@ -108,3 +112,43 @@ func TestMultipartErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMultipartBoundary: a part's text that holds the body's boundary
+// would end its part early: one fixed when the plan loads is refused where
+// it is written, and one rendered per request (a capture's) is not sent.
+func TestMultipartBoundary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	load := func(value string) (*Plan, error) {
+		path := filepath.Join(dir, "plan.yaml")
+		os.WriteFile(path, []byte(renderedPlan("post: /\n    multipart:\n      fields: { a: "+q(value)+" }", "")), 0o644)
+		return Load(path, Options{})
+	}
+	p, err := load("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := build(t, p)
+	_, boundary, ok := strings.Cut(req, "boundary=")
+	boundary, _, _ = strings.Cut(boundary, "\r\n")
+	if !ok || boundary == "" {
+		t.Fatalf("no boundary in %q", req)
+	}
+	_, err = load("a --" + boundary)
+	if want := filepath.Join(dir, "plan.yaml") + ":5:20: POST /: the multipart field a holds the multipart boundary " + boundary; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a field holding the boundary: %v, want %s", err, want)
+	}
+	// A data column is rendered per request.
+	os.WriteFile(filepath.Join(dir, "d.csv"), []byte("v\nb --"+boundary+"\n"), 0o644)
+	path := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(path, []byte(renderedPlan("post: /\n    multipart:\n      fields: { a: \"{{ d.v }}\" }", "data: { d: { csv: d.csv } }\n")), 0o644)
+	p, err = Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildErr(p); !errors.Is(err, journey.ErrBoundary) || !strings.Contains(err.Error(), "multipart a holds the multipart boundary "+boundary) {
+		t.Errorf("a rendered field holding the boundary: %v", err)
+	}
+}
+
+func q(s string) string { b, _ := json.Marshal(s); return string(b) }
