@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -153,7 +154,7 @@ func TestABDuetEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	stdout, stderr, code := cli(ctx, t, "ab", "--duet", a, b, "-c", "2", "-d", "300ms", "--rounds", "6", "--out", out, "--fail-on", "throughput -10%")
+	stdout, stderr, code := cli(ctx, t, "ab", "--duet", a, b, "-c", "2", "-d", "1500ms", "--rounds", "6", "--out", out, "--fail-on", "throughput -10%")
 	if code != exitThreshold {
 		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -167,7 +168,15 @@ func TestABDuetEndToEnd(t *testing.T) {
 		err = json.Unmarshal(data, &v)
 	}
 	if err != nil || v.Runs != 6 || v.Throughput == nil || len(v.Throughput.Ratios) != 6 {
-		t.Errorf("duet.json: %v %+v", err, v)
+		t.Fatalf("duet.json: %v %+v", err, v)
+	}
+	// Each 1.5 s run has one whole second: six seconds' ratios, whose
+	// median is near the runs' (the tail's sliver is left out).
+	if ps := v.PerSecond; ps == nil || ps.Seconds != 6 || math.Abs(ps.Ratio-v.Throughput.Ratio) > 0.1 || ps.Q1 > ps.Ratio || ps.Q3 < ps.Ratio {
+		t.Errorf("per second: %+v, runs' ratio %.3f", v.PerSecond, v.Throughput.Ratio)
+	}
+	if !strings.Contains(stdout, "  per second: B/A 0.") {
+		t.Errorf("no per-second line:\n%s", stdout)
 	}
 	if _, _, code := cli(ctx, t, "ab", "--duet", a, "plan.yaml"); code != exitUsage {
 		t.Errorf("a duet of a plan: exit %d, want 2", code)

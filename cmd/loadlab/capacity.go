@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/capacity"
 	"github.com/loadlab/loadlab/internal/dashboard"
+	"github.com/loadlab/loadlab/internal/drive"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
 	"github.com/loadlab/loadlab/internal/report"
@@ -154,7 +155,7 @@ type capacitySearch struct {
 	opts    capacity.Options
 	dir     string
 	doc     *capacity.Document
-	stepper *capacity.Stepper
+	stepper *drive.Stepper
 	results []*result.Result // of each step, once the search is done
 	live    *liveOutputs     // --dashboard, --metrics-addr; nil without
 	// inExperiment: the search is a run of an experiment, whose options
@@ -296,7 +297,7 @@ func newCapacitySearch(p *plan.Plan, f0 *capacityFlags, path string) (*capacityS
 		doc.Search.Start, doc.Search.StartVUs = 0, int(opts.Start)
 	}
 	return &capacitySearch{plan: p, slo: slo, opts: opts, dir: dir, doc: doc,
-		stepper: &capacity.Stepper{Plan: p, SLO: slo, StepMax: f.stepMax, Steadiness: st, Workers: f.workers, Version: version(), VUs: byVUs}}, nil
+		stepper: &drive.Stepper{Plan: p, SLO: slo, StepMax: f.stepMax, Steadiness: st, Workers: f.workers, Version: version(), VUs: byVUs}}, nil
 }
 
 // resume takes the steps kept in the directory by the same search.

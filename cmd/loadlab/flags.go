@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/report"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/report"
 
 	"github.com/spf13/pflag"
 

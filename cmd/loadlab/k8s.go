@@ -162,7 +162,7 @@ func k8sManifests(path string, f *k8sFlags, now time.Time) ([]byte, time.Time, e
 	if err != nil {
 		return nil, time.Time{}, usageError(fmt.Errorf("k8s: --parallel: %w", err))
 	}
-	if err := segmentsFit(p, seg); err != nil {
+	if err := runner.SegmentsFit(p, seg); err != nil {
 		return nil, time.Time{}, usageError(fmt.Errorf("k8s: %w", err))
 	}
 	start, err := parseStartAt(f.startAt, now)
@@ -224,28 +224,4 @@ func k8sManifests(path string, f *k8sFlags, now time.Time) ([]byte, time.Time, e
 		return nil, time.Time{}, failedError(fmt.Errorf("k8s: %w", err))
 	}
 	return out, start, nil
-}
-
-// segmentsFit checks that the plan's loads split into seg's N segments, as
-// loadlab run --segment does for each.
-func segmentsFit(p *plan.Plan, seg execseg.Segment) error {
-	wl, _, err := runner.Workload(p)
-	if err != nil {
-		return err
-	}
-	scenarios, err := runner.ScenarioWorkloads(p)
-	if err != nil {
-		return err
-	}
-	if scenarios == nil {
-		if err := wl.SegmentFits(seg); err != nil {
-			return fmt.Errorf("%s: %w", p.File, err)
-		}
-	}
-	for i := range scenarios {
-		if err := scenarios[i].SegmentFits(seg); err != nil {
-			return fmt.Errorf("%s: scenario %s: %w", p.File, p.Scenarios[i].Name, err)
-		}
-	}
-	return nil
 }

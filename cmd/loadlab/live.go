@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/dashboard"
+	"github.com/loadlab/loadlab/internal/drive"
 	"github.com/loadlab/loadlab/internal/engine"
-	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
@@ -165,7 +165,7 @@ func (l *liveOutputs) runEnded(r *result.Result) {
 
 // schedule gives the dashboard an experiment's planned order, before its
 // first run: the runs a resume found done with their figures.
-func (l *liveOutputs) schedule(order []experiment.Planned) {
+func (l *liveOutputs) schedule(order []drive.Planned) {
 	if l == nil || l.board == nil {
 		return
 	}

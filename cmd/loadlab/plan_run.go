@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loadlab/loadlab/internal/drive"
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/history"
 	"github.com/loadlab/loadlab/internal/plan"
@@ -305,9 +306,9 @@ func runExperimentWith(ctx context.Context, io *stdio, loadPlan func(plan.Option
 	if p.Capacity != nil {
 		runPoint = capacityRunPoint(logf, prog, live)
 	}
-	out, err := experiment.Sweep(ctx, p, load, p.Fingerprint(), experiment.SweepOptions{
+	out, err := drive.Sweep(ctx, p, load, p.Fingerprint(), drive.SweepOptions{
 		Dir: dir, Fresh: f.fresh, Workers: f.workers, Version: version(), Log: logf, OnProgress: live.progress(prog.update), OnInterval: live.onInterval(),
-		WriteRun: writeRun, Describe: report.Describe, RunPoint: runPoint, OnOrder: live.schedule,
+		WriteRun: writeRun, RunPoint: runPoint, OnOrder: live.schedule,
 		CheckPoint: func(p *plan.Plan) error {
 			if p.Capacity != nil {
 				// The search at this point, checked as loadlab capacity
@@ -322,8 +323,8 @@ func runExperimentWith(ctx context.Context, io *stdio, loadPlan func(plan.Option
 	prog.done()
 	if err != nil {
 		var perr plan.Errors
-		var invalidPoint *experiment.PointError
-		if errors.Is(err, experiment.ErrPlanChanged) || errors.As(err, &perr) || errors.As(err, &invalidPoint) {
+		var invalidPoint *drive.PointError
+		if errors.Is(err, drive.ErrPlanChanged) || errors.As(err, &perr) || errors.As(err, &invalidPoint) {
 			return usageError(fmt.Errorf("run: %w", err))
 		}
 		if diskFull(err) {

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/loadlab/loadlab/internal/httpx"
+	buildversion "github.com/loadlab/loadlab/internal/version"
 )
 
 // stdio is the process state a command may touch, so that tests can run the
@@ -39,7 +38,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func newRoot(io *stdio) *cobra.Command {
-	httpx.UserAgent = "loadlab/" + version()
 	root := &cobra.Command{
 		Use:   "loadlab",
 		Short: "Load tests and performance experiments for web servers",
@@ -107,29 +105,8 @@ func wrapArgs(parent *cobra.Command) {
 	}
 }
 
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := info.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "dev"
-		dirty := false
-		for _, s := range info.Settings {
-			switch {
-			case s.Key == "vcs.revision" && len(s.Value) >= 12:
-				v = "dev-" + s.Value[:12]
-			case s.Key == "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if dirty {
-			v += "+modified" // built from a checkout with changes: not that commit
-		}
-	}
-	return v
-}
+// version is this build's version (see internal/version).
+func version() string { return buildversion.String() }
 
 func newVersionCommand(io *stdio) *cobra.Command {
 	return &cobra.Command{

@@ -240,10 +240,18 @@ var planEquivalent = map[string]string{
 	"max-request-body": "set http.max_request_body",
 	"http2":            "set http.version: 2",
 	"streams":          "set http.version: 2 (a VU's requests share its connection)",
+	// The TLS flags (tls.go).
+	"tls-ca":            "set http.tls.ca",
+	"tls-cert":          "set http.tls.client_cert",
+	"tls-key":           "set http.tls.client_key",
+	"tls-server-name":   "set http.tls.server_name",
+	"tls-min-version":   "set http.tls.min_version",
+	"no-tls-resumption": "set http.tls.resumption: false",
 }
 
 // quickOnly are the flags that only quick mode takes.
-var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "compressed", "max-body", "max-header", "max-request-body", "http2", "streams"}
+var quickOnly = []string{"connections", "duration", "requests", "rate", "method", "header", "body", "body-file", "timeout", "no-keepalive", "insecure", "compressed", "max-body", "max-header", "max-request-body", "http2", "streams",
+	"tls-ca", "tls-cert", "tls-key", "tls-server-name", "tls-min-version", "no-tls-resumption"}
 
 // quickRun is a validated quick-mode request.
 type quickRun struct {

@@ -41,7 +41,7 @@ func segmentOptions(p *plan.Plan, f *quickFlags, opts *runner.Options) error {
 		if err != nil {
 			return fmt.Errorf("run: --segment: %w", err)
 		}
-		if err := segmentsFit(p, seg); err != nil {
+		if err := runner.SegmentsFit(p, seg); err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
 		opts.Segment = seg

@@ -23,24 +23,6 @@ func (t *tlsFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&t.noResumption, "no-tls-resumption", false, "a full TLS handshake on every new connection: no session resumption (tickets)")
 }
 
-// tlsQuickOnly are the TLS flags only quick mode takes, and what a plan
-// writes instead.
-var tlsQuickOnly = map[string]string{
-	"tls-ca":            "set http.tls.ca",
-	"tls-cert":          "set http.tls.client_cert",
-	"tls-key":           "set http.tls.client_key",
-	"tls-server-name":   "set http.tls.server_name",
-	"tls-min-version":   "set http.tls.min_version",
-	"no-tls-resumption": "set http.tls.resumption: false",
-}
-
-func init() {
-	for _, name := range []string{"tls-ca", "tls-cert", "tls-key", "tls-server-name", "tls-min-version", "no-tls-resumption"} {
-		quickOnly = append(quickOnly, name)
-		planEquivalent[name] = tlsQuickOnly[name]
-	}
-}
-
 // settings reads the files the flags name; nil when no flag was given.
 func (t *tlsFlags) settings() (*httpx.TLSSettings, error) {
 	if *t == (tlsFlags{}) {

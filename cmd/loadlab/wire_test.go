@@ -92,7 +92,7 @@ func TestQuickWireGolden(t *testing.T) {
 			}
 			w.mu.Lock()
 			got := bytes.ReplaceAll(w.first, []byte(addr), []byte("127.0.0.1:PORT"))
-			got = bytes.ReplaceAll(got, []byte("User-Agent: "+httpx.UserAgent+"\r\n"), []byte("User-Agent: loadlab/VERSION\r\n"))
+			got = bytes.ReplaceAll(got, []byte("User-Agent: "+httpx.UserAgent()+"\r\n"), []byte("User-Agent: loadlab/VERSION\r\n"))
 			w.mu.Unlock()
 			path := filepath.Join("testdata", tt.name+".golden")
 			if *updateWire {

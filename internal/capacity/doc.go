@@ -198,8 +198,9 @@ type StepRecord struct {
 // start).
 func Record(index int, o Outcome, res *result.Result, r StepReport, path string) StepRecord {
 	rec := StepRecord{Index: index, Outcome: o, Series: r.Judgement.State.String(), Result: path}
-	if r.Judgement.Reason != "" {
-		rec.Series += ": " + r.Judgement.Reason
+	// A reason may start with its state's word ("steady: 40/s..."): said once.
+	if why := r.Judgement.Reason; why != "" {
+		rec.Series += ": " + strings.TrimPrefix(why, rec.Series+": ")
 	}
 	if res == nil {
 		return rec

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
 )
@@ -58,7 +57,8 @@ const (
 	Growth = 0.25
 )
 
-func (o Steadiness) withDefaults() Steadiness {
+// WithDefaults fills the unset fields with their defaults.
+func (o Steadiness) WithDefaults() Steadiness {
 	if o.Skip <= 0 {
 		o.Skip = 1
 	}
@@ -78,7 +78,7 @@ func (o Steadiness) withDefaults() Steadiness {
 // judged, and one more, as Stepper ends a step only on the same judgement
 // twice in a row.
 func (o Steadiness) MinDuration() time.Duration {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	return time.Duration(o.Skip+o.Window+1) * time.Second
 }
 
@@ -106,7 +106,7 @@ type Judgement struct {
 // neither dropped arrivals nor throughput behind it apply, and a step
 // without either trend is steady.
 func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	var whole []result.Point
 	for i, p := range points {
 		if i >= o.Skip && p.Len >= 0.99 {
@@ -188,31 +188,6 @@ func grows(x []float64, alpha, floor float64) (stats.Trend, bool) {
 	median := sorted[len(sorted)/2]
 	added := t.Slope * float64(len(x)-1)
 	return t, added >= Growth*median && added >= floor
-}
-
-// RequestsPerJourney is the requests a journey of p makes, on average over
-// its scenarios by weight: its request steps, pauses left out. It is a
-// lower bound where a journey makes more (redirects followed, a step's
-// assets), so the throughput rule then fires later, never falsely: with
-// this at 1 for a five-request journey, throughput in requests was judged
-// against an offered rate in journeys, and "behind" never fired.
-func RequestsPerJourney(p *plan.Plan) float64 {
-	var sum, weights float64
-	for _, sc := range p.Scenarios {
-		w := float64(max(sc.Weight, 1))
-		n := 0
-		for _, st := range sc.Steps {
-			if !st.IsThink {
-				n++
-			}
-		}
-		sum += w * float64(n)
-		weights += w
-	}
-	if weights == 0 || sum < weights {
-		return 1
-	}
-	return sum / weights
 }
 
 func last(w []result.Point) string { return fmt.Sprintf("in the last %d s", len(w)) }

@@ -17,6 +17,12 @@
 //     are several series;
 //   - a legend sits to the right of the plot when there is more than one
 //     series; grid lines follow the labelled ticks;
+//   - the Y axis ends on a labelled tick with room above the highest point,
+//     a sweep's X axis extends past its end points, and an all-zero series
+//     is drawn on 0 to 1, so no point or tick sits on an edge;
+//   - a mark's or a level's label goes where it covers no line, point or
+//     other label, inside the data area (so never over the legend), with
+//     room for a fallback font wider than Liberation Sans;
 //   - ticks are labelled in the axis Unit (ms, MiB, req/s), never "1e+06".
 //
 // Values that are NaN or infinite are missing data: lines break around
@@ -200,6 +206,14 @@ const (
 	// so that lines ending at the right edge do not run into it.
 	legendGap = 14
 	legendPad = 8 // around the legend
+	// legendSpacing is the space between legend entries: enough that the
+	// entries' text boxes do not meet in DejaVu Sans, the usual fallback
+	// when Liberation Sans is missing, whose lines are taller.
+	legendSpacing = 4
+	// canvasMargin is kept free on every side of the canvas.
+	canvasMargin = 3
+	// axisLabelPad is the space between an axis's tick labels and its label.
+	axisLabelPad = 3
 )
 
 // figure is a chart ready to draw: the plot, and the legend drawn beside it.
@@ -224,6 +238,7 @@ func (c *Chart) build(width float64) (*figure, error) {
 		axis.Tick.Label.Font = sans(9, xfont.WeightNormal)
 		axis.Tick.Length = vg.Points(4)
 		axis.Padding = vg.Points(4)
+		axis.Label.Padding = vg.Points(axisLabelPad)
 	}
 
 	grid := plotter.NewGrid()
@@ -237,7 +252,7 @@ func (c *Chart) build(width float64) (*figure, error) {
 	legend := plot.NewLegend()
 	legend.TextStyle.Font = sans(legendFontSize, xfont.WeightNormal)
 	legend.Top, legend.Left = true, true
-	legend.Padding = vg.Points(2)
+	legend.Padding = vg.Points(legendSpacing)
 
 	hasData := false
 	for i, s := range c.Series {
@@ -247,7 +262,7 @@ func (c *Chart) build(width float64) (*figure, error) {
 		}
 		hasData = hasData || drawn
 	}
-	p.Add(guides{marks: c.Marks, levels: c.Levels})
+	p.Add(guides{marks: c.Marks, levels: c.Levels, obstacles: c.obstacles()})
 	if !hasData {
 		p.Add(note("no data"))
 		p.X.Tick.Marker = plot.ConstantTicks{}
@@ -438,8 +453,15 @@ func (c *Chart) setAxes(p *plot.Plot) {
 		p.Y.Min = math.Min(p.Y.Min, 0)
 		p.Y.Max = math.Max(p.Y.Max, 0)
 	}
-	p.Y.Tick.Marker = linearTicks{unit: c.YUnit}
+	var yTicks []float64
+	magnitude := math.Max(math.Abs(p.Y.Min), math.Abs(p.Y.Max))
+	p.Y.Min, p.Y.Max, yTicks = padRange(p.Y.Min, p.Y.Max, c.YUnit, c.YMin0)
+	p.Y.Tick.Marker = linearTicks{unit: c.YUnit, at: yTicks, magnitude: magnitude}
 	x := c.distinctX()
+	// A sweep's end points get room beside them, as the top ones get above,
+	// so that no point is drawn half outside the axes; a time series runs
+	// from edge to edge.
+	sweep := len(c.XLabels) == 0 && !c.timeSeries()
 
 	switch {
 	case len(c.XLabels) > 0:
@@ -456,10 +478,117 @@ func (c *Chart) setAxes(p *plot.Plot) {
 		if p.X.Min == p.X.Max { // gonum would widen it by ±1, past zero
 			p.X.Min /= 2
 			p.X.Max *= 2
+		} else if sweep {
+			f := math.Pow(p.X.Max/p.X.Min, xPadShare)
+			p.X.Min, p.X.Max = p.X.Min/f, p.X.Max*f
 		}
 	default:
 		p.X.Tick.Marker = linearTicks{unit: c.XUnit, at: x}
+		if p.X.Min == p.X.Max {
+			d := math.Max(math.Abs(p.X.Min)/2, 1)
+			p.X.Min, p.X.Max = p.X.Min-d, p.X.Max+d
+		} else if sweep {
+			d := (p.X.Max - p.X.Min) * xPadShare
+			p.X.Min, p.X.Max = p.X.Min-d, p.X.Max+d
+		}
 	}
+}
+
+// Axis padding: the share of the data's span left free above the highest
+// value (before rounding up to a tick) and beside a sweep's end points.
+const (
+	yPadShare = 0.06
+	xPadShare = 0.04
+)
+
+// padRange widens a Y range so that the highest point is drawn clear of the
+// axis's end, and ends it on a labelled tick: 0 to 912/s becomes 0 to
+// 1000/s with ticks every 200/s. A range that includes zero from YMin0
+// keeps 0 as its bottom, and one of a single value (an all-zero series) is
+// widened from 0 rather than around it. ticks are the labelled values, from
+// bottom to top (nil: let linearTicks choose).
+func padRange(lo, hi float64, unit Unit, min0 bool) (bottom, top float64, ticks []float64) {
+	if !isFinite(lo) || !isFinite(hi) || lo > hi {
+		return lo, hi, nil
+	}
+	if lo == hi {
+		switch {
+		case lo == 0:
+			return 0, 1, []float64{0, 0.5, 1}
+		case min0 && lo > 0:
+			lo = 0
+		case min0:
+			hi = 0
+		default:
+			d := math.Abs(lo) / 10
+			lo, hi = lo-d, hi+d
+		}
+	}
+	span := hi - lo
+	top, bottom = hi+yPadShare*span, lo
+	if !(min0 && lo == 0) {
+		bottom = lo - yPadShare*span
+		if lo >= 0 && bottom < 0 {
+			bottom = 0 // positive data never gets a negative axis
+		}
+	}
+	s := unit.scale(math.Max(math.Abs(lo), math.Abs(hi)))
+	values := roundTicks(bottom/s.factor, top/s.factor, tickCount)
+	if len(values) < 2 {
+		return bottom, top, nil
+	}
+	step := values[1] - values[0]
+	first, last := math.Ceil(bottom/s.factor/step-1e-9), math.Ceil(top/s.factor/step-1e-9)
+	if !(min0 && lo == 0) {
+		first = math.Floor(bottom/s.factor/step + 1e-9)
+		bottom = first * step * s.factor
+	}
+	top = last * step * s.factor
+	for k := first; k <= last && len(ticks) < maxSweepTicks; k++ {
+		ticks = append(ticks, k*step*s.factor)
+	}
+	return bottom, top, ticks
+}
+
+// timeSeries reports whether any series is long enough to be drawn as a
+// time series.
+func (c *Chart) timeSeries() bool {
+	for _, s := range c.Series {
+		if len(s.X) > timeSeriesPoints {
+			return true
+		}
+	}
+	return false
+}
+
+// obstacles are what a guide's label must not cover, in data coordinates:
+// each run of each series as a polyline (a single point is a polyline of
+// one), and each error bar as a vertical segment.
+func (c *Chart) obstacles() [][]plotter.XY {
+	var out [][]plotter.XY
+	for i, s := range c.Series {
+		var offset float64
+		if len(c.XLabels) > 0 && len(c.Series) > 1 {
+			offset = (float64(i) - float64(len(c.Series)-1)/2) * categoryDodge
+		}
+		for _, run := range finiteRuns(s, offset) {
+			line := make([]plotter.XY, len(run))
+			for j, pt := range run {
+				line[j] = plotter.XY{X: pt.x, Y: pt.y}
+				if pt.hasSpread {
+					out = append(out, []plotter.XY{{X: pt.x, Y: math.Min(pt.lo, pt.y)}, {X: pt.x, Y: math.Max(pt.hi, pt.y)}})
+				}
+			}
+			if len(c.XLabels) > 0 { // categories: points, no lines between them
+				for _, xy := range line {
+					out = append(out, []plotter.XY{xy})
+				}
+				continue
+			}
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // distinctX returns the finite X values of all series, sorted, without
@@ -479,12 +608,17 @@ func (c *Chart) distinctX() []float64 {
 
 // draw draws the figure, with the legend, if any, to the right of the plot.
 func (f *figure) draw(c draw.Canvas) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	// A margin, so that a browser's font of larger ascent than Liberation
+	// Sans's (the title at the top, the rotated Y label at the left) is not
+	// clipped at the canvas's edge.
+	m := vg.Points(canvasMargin)
+	c = draw.Crop(c, m, -m, m, -m)
 	if f.legend == nil {
 		f.plot.Draw(c)
 		return
 	}
-	c.SetColor(color.White)
-	c.Fill(c.Rectangle.Path())
 	plotArea, legendArea := f.layout(c)
 	f.plot.Draw(plotArea)
 	f.legend.Draw(legendArea)
@@ -495,7 +629,8 @@ func (f *figure) draw(c draw.Canvas) {
 // starts legendGap right of the plot's canvas, and begins below the title.
 func (f *figure) layout(c draw.Canvas) (plotArea, legendArea draw.Canvas) {
 	pad := vg.Points(legendPad)
-	width := f.legend.Rectangle(c).Size().X + vg.Points(legendGap) + pad
+	// The entries' width as laid out, and room for a wider font's.
+	width := f.legend.Rectangle(c).Size().X*(1+labelSlack) + vg.Points(legendGap) + pad
 	if width > c.Size().X/2 { // too narrow a canvas: keep the plot
 		width = c.Size().X / 2
 	}
@@ -581,48 +716,233 @@ func thin(run []point, buckets int) []point {
 }
 
 // guides draws marks and levels across the data area, with their labels.
+// Each label goes where it covers no series (line, point or error bar), no
+// other guide's line and no other label: the first free place of a few
+// tried, top first; only when none is free, the one that covers least.
+// Labels stay inside the data area, so they never reach the legend, the
+// title or the tick labels.
 type guides struct {
-	marks  []Mark
-	levels []Level
+	marks     []Mark
+	levels    []Level
+	obstacles [][]plotter.XY // see Chart.obstacles
 }
+
+// labelSlack widens a label's box, when testing what it covers, for a
+// browser's font of wider metrics than Liberation Sans's (DejaVu Sans is
+// about 10% wider).
+const labelSlack = 0.15
 
 func (g guides) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	line := draw.LineStyle{Color: guideColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
 	style := p.X.Tick.Label
 	style.Color = guideColor
-	height := style.Rectangle("M").Size().Y
 	pad := vg.Points(3)
 
-	for i, m := range g.marks {
+	// What labels must not cover, in canvas coordinates.
+	var segs []segment
+	var dots []vg.Point
+	for _, o := range g.obstacles {
+		for k, xy := range o {
+			pt := vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
+			if len(o) == 1 {
+				dots = append(dots, pt)
+			}
+			if k > 0 {
+				segs = append(segs, segment{vg.Point{X: trX(o[k-1].X), Y: trY(o[k-1].Y)}, pt})
+			}
+		}
+		if len(o) > 1 && len(o) <= timeSeriesPoints {
+			for _, xy := range o {
+				dots = append(dots, vg.Point{X: trX(xy.X), Y: trY(xy.Y)})
+			}
+		}
+	}
+	type drawnMark struct {
+		x     vg.Length
+		label string
+	}
+	var marks []drawnMark
+	for _, m := range g.marks {
 		if !isFinite(m.X) || m.X < p.X.Min || m.X > p.X.Max {
 			continue
 		}
-		x := trX(m.X)
-		c.StrokeLine2(line, x, c.Min.Y, x, c.Max.Y)
-		// Stagger labels so that neighbouring marks do not overwrite each other.
-		style.XAlign, style.YAlign = draw.XLeft, draw.YTop
-		y := c.Max.Y - pad - vg.Length(i%3)*height
-		label := clean(m.Label, maxLabelRunes)
-		at := vg.Point{X: x + pad, Y: y}
-		// A veil behind the label keeps it readable where a line passes
-		// under it (the memory chart's lines run near its top), and lets
-		// the line show through.
-		r := style.Rectangle(label)
-		c.SetColor(labelVeil)
-		c.Fill(vg.Rectangle{Min: at.Add(r.Min), Max: at.Add(r.Max)}.Path())
-		c.FillText(style, at, label)
-	}
-	line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
-	for _, l := range g.levels {
-		if !isFinite(l.Y) || l.Y < p.Y.Min || l.Y > p.Y.Max {
+		x, label := trX(m.X), clean(m.Label, maxLabelRunes)
+		// Marks at one X (a knee that is also the pick) share a line and a label.
+		if k := slices.IndexFunc(marks, func(d drawnMark) bool { return math.Abs(float64(d.x-x)) < 0.5 }); k >= 0 {
+			if label != "" {
+				marks[k].label = strings.TrimPrefix(marks[k].label+", "+label, ", ")
+			}
 			continue
 		}
-		y := trY(l.Y)
-		c.StrokeLine2(line, c.Min.X, y, c.Max.X, y)
-		style.XAlign, style.YAlign = draw.XRight, draw.YBottom
-		c.FillText(style, vg.Point{X: c.Max.X - pad, Y: y + pad/2}, clean(l.Label, maxLabelRunes))
+		marks = append(marks, drawnMark{x, label})
 	}
+	type drawnLevel struct {
+		y     vg.Length
+		label string
+	}
+	var levels []drawnLevel
+	for _, l := range g.levels {
+		if isFinite(l.Y) && l.Y >= p.Y.Min && l.Y <= p.Y.Max {
+			levels = append(levels, drawnLevel{trY(l.Y), clean(l.Label, maxLabelRunes)})
+		}
+	}
+	// Guides' lines are obstacles too, but for a label's own.
+	guideSegs := func(skipMark, skipLevel int) []segment {
+		var out []segment
+		for i, m := range marks {
+			if i != skipMark {
+				out = append(out, segment{vg.Point{X: m.x, Y: c.Min.Y}, vg.Point{X: m.x, Y: c.Max.Y}})
+			}
+		}
+		for i, l := range levels {
+			if i != skipLevel {
+				out = append(out, segment{vg.Point{X: c.Min.X, Y: l.y}, vg.Point{X: c.Max.X, Y: l.y}})
+			}
+		}
+		return out
+	}
+	var placed []vg.Rectangle
+	dot := vg.Points(3) // a point's glyph, and a little room
+	cost := func(r vg.Rectangle, lines []segment) int {
+		if r.Min.X < c.Min.X || r.Max.X > c.Max.X || r.Min.Y < c.Min.Y || r.Max.Y > c.Max.Y {
+			return 1 << 20
+		}
+		// Text is placed from its left end: a wider font grows rightwards.
+		r.Max.X += (r.Max.X - r.Min.X) * labelSlack
+		if r.Max.X > c.Max.X {
+			return 1 << 20
+		}
+		r.Min.X, r.Max.X = r.Min.X-1, r.Max.X+1
+		r.Min.Y, r.Max.Y = r.Min.Y-1, r.Max.Y+1
+		n := 0
+		for _, q := range placed {
+			if overlaps(r, q) {
+				n += 1000
+			}
+		}
+		for _, l := range lines {
+			if l.crosses(r) {
+				n += 100
+			}
+		}
+		for _, s := range segs {
+			if s.crosses(r) {
+				n++
+			}
+		}
+		for _, d := range dots {
+			if overlaps(r, vg.Rectangle{Min: vg.Point{X: d.X - dot, Y: d.Y - dot}, Max: vg.Point{X: d.X + dot, Y: d.Y + dot}}) {
+				n++
+			}
+		}
+		return n
+	}
+	// place tries the candidates in order and returns the first free one,
+	// or the one that covers least.
+	place := func(candidates []vg.Rectangle, lines []segment) int {
+		best, bestCost := 0, math.MaxInt
+		for i, r := range candidates {
+			if k := cost(r, lines); k < bestCost {
+				best, bestCost = i, k
+				if k == 0 {
+					break
+				}
+			}
+		}
+		return best
+	}
+	veil := func(r vg.Rectangle) {
+		// A veil behind a label keeps it readable where a grid line passes
+		// under it.
+		c.SetColor(labelVeil)
+		c.Fill(r.Path())
+	}
+	step := vg.Points(2)
+
+	for i, m := range marks {
+		c.StrokeLine2(line, m.x, c.Min.Y, m.x, c.Max.Y)
+		size := style.Rectangle(m.label).Size()
+		var candidates []vg.Rectangle
+		for y := c.Max.Y - pad; y-size.Y >= c.Min.Y; y -= step {
+			for _, left := range []bool{false, true} {
+				x := m.x + pad
+				if left {
+					x = m.x - pad - size.X*(1+labelSlack)
+				}
+				candidates = append(candidates, vg.Rectangle{Min: vg.Point{X: x, Y: y - size.Y}, Max: vg.Point{X: x + size.X, Y: y}})
+			}
+		}
+		if len(candidates) == 0 {
+			continue
+		}
+		r := candidates[place(candidates, guideSegs(i, -1))]
+		placed = append(placed, r)
+		veil(r)
+		s := style
+		s.XAlign, s.YAlign = draw.XLeft, draw.YBottom
+		c.FillText(s, r.Min, m.label)
+	}
+	line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+	for i, l := range levels {
+		c.StrokeLine2(line, c.Min.X, l.y, c.Max.X, l.y)
+		size := style.Rectangle(l.label).Size()
+		var candidates []vg.Rectangle
+		for x := c.Max.X - pad - size.X*labelSlack; x-size.X >= c.Min.X; x -= step {
+			for _, below := range []bool{false, true} {
+				y := l.y + pad/2
+				if below {
+					y = l.y - pad/2 - size.Y
+				}
+				candidates = append(candidates, vg.Rectangle{Min: vg.Point{X: x - size.X, Y: y}, Max: vg.Point{X: x, Y: y + size.Y}})
+			}
+		}
+		if len(candidates) == 0 {
+			continue
+		}
+		r := candidates[place(candidates, guideSegs(-1, i))]
+		placed = append(placed, r)
+		veil(r)
+		s := style
+		s.XAlign, s.YAlign = draw.XLeft, draw.YBottom
+		c.FillText(s, r.Min, l.label)
+	}
+}
+
+// A segment is a straight piece of a line on the canvas.
+type segment struct{ a, b vg.Point }
+
+// crosses reports whether the segment passes through the rectangle
+// (Liang-Barsky clipping).
+func (s segment) crosses(r vg.Rectangle) bool {
+	t0, t1 := 0.0, 1.0
+	dx, dy := float64(s.b.X-s.a.X), float64(s.b.Y-s.a.Y)
+	for _, e := range [4][2]float64{
+		{-dx, float64(s.a.X - r.Min.X)}, {dx, float64(r.Max.X - s.a.X)},
+		{-dy, float64(s.a.Y - r.Min.Y)}, {dy, float64(r.Max.Y - s.a.Y)},
+	} {
+		p, q := e[0], e[1]
+		if p == 0 {
+			if q < 0 {
+				return false
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			t0 = math.Max(t0, t)
+		} else {
+			t1 = math.Min(t1, t)
+		}
+		if t0 > t1 {
+			return false
+		}
+	}
+	return true
+}
+
+func overlaps(a, b vg.Rectangle) bool {
+	return a.Min.X < b.Max.X && b.Min.X < a.Max.X && a.Min.Y < b.Max.Y && b.Min.Y < a.Max.Y
 }
 
 // DataRange widens the axes to show every mark and level.

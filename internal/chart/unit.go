@@ -140,10 +140,18 @@ const maxSweepTicks = 12
 type linearTicks struct {
 	unit Unit
 	at   []float64 // distinct X values, ascending; nil for round numbers
+	// magnitude, when above 0, picks the scale instead of the axis's ends:
+	// the data's, so that an axis padded from 912/s to 1000/s reads
+	// 200/s... 1000/s, not 0.2k/s... 1k/s.
+	magnitude float64
 }
 
 func (t linearTicks) Ticks(min, max float64) []plot.Tick {
-	s := t.unit.scale(math.Max(math.Abs(min), math.Abs(max)))
+	m := math.Max(math.Abs(min), math.Abs(max))
+	if t.magnitude > 0 {
+		m = t.magnitude
+	}
+	s := t.unit.scale(m)
 	var values []float64
 	if evenlySpaced(t.at) {
 		for _, v := range t.at {

@@ -132,6 +132,10 @@ type Outcome struct {
 	// Scenarios, with Config.Scenarios, are each scenario's own figures
 	// that its steps' totals do not hold, by scenario index; nil otherwise.
 	Scenarios []ScenarioOutcome
+	// StepSeconds, with Config.Scenarios, are each second's responses (of
+	// any status) by step, from the run's first second: what a duet's
+	// per-second ratio B/A is made of. nil otherwise.
+	StepSeconds [][]int64
 
 	// VUs is the most VUs (connections in quick mode) the workload may run
 	// at once; PeakVUs the most that were in an iteration at once: exact
@@ -218,8 +222,24 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if !cfg.Segment.Whole() {
 		coll.KeepHistograms() // for loadlab merge's exact per-second percentiles
 	}
-	if cfg.OnInterval != nil {
-		coll.PerStep(len(cfg.Program.Steps), cfg.OnInterval)
+	// Scenarios with loads of their own (a duet's two sides) keep each
+	// second's responses by step: an interval's per-step counts, summed
+	// once a second on the collector's goroutine.
+	var stepSeconds [][]int64
+	if onInterval := cfg.OnInterval; cfg.Scenarios != nil || onInterval != nil {
+		perSecond := cfg.Scenarios != nil
+		coll.PerStep(len(cfg.Program.Steps), func(iv *metrics.Interval) {
+			if perSecond {
+				sec := make([]int64, len(iv.Steps))
+				for i := range iv.Steps {
+					sec[i] = iv.Steps[i].Responses()
+				}
+				stepSeconds = append(stepSeconds, sec)
+			}
+			if onInterval != nil {
+				onInterval(iv)
+			}
+		})
 	}
 	run := &run{cfg: &cfg, workers: make([]*worker, workers), epoch: epoch}
 	run.groups = cfg.groups(firsts)
@@ -272,6 +292,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Started:     epoch,
 		Interrupted: interrupted,
 		Workers:     workers,
+		StepSeconds: stepSeconds,
 		warmup:      cfg.Warmup,
 	}
 	var end, windowEnd time.Duration

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -68,6 +69,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 					metrics.Window(&st.Summary, so.Window, sum(so.WindowResponses, steps))
 					st.Summary.Dropped, st.Summary.Late.Count, st.Summary.Unsent = so.Dropped, so.Late, so.Unsent
 					st.Summary.VUs, st.Summary.VUsPeak = so.VUs, so.PeakVUs
+					st.PerSecond = o.scenarioSeconds(steps)
 				} else {
 					metrics.Window(&st.Summary, o.Window, sum(o.WindowResponses, steps))
 				}
@@ -177,4 +179,28 @@ func runProtocol(steps []string) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// scenarioSeconds are the responses of the steps in each whole second of
+// the run after its warmup (StepSeconds): the last, a run's short tail, is
+// left out.
+func (o *Outcome) scenarioSeconds(steps []int) []int64 {
+	if len(o.StepSeconds) < 2 {
+		return nil
+	}
+	skip := int(math.Ceil(o.warmup.Seconds()))
+	var out []int64
+	for s, sec := range o.StepSeconds[:len(o.StepSeconds)-1] {
+		if s < skip {
+			continue
+		}
+		var n int64
+		for _, i := range steps {
+			if i < len(sec) {
+				n += sec[i]
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }

@@ -1,14 +1,13 @@
 package experiment
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/cost"
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/spec"
 )
 
 // BoxPrice is one value of a param of boxes as experiment.json keeps it:
@@ -68,8 +67,18 @@ type BoxVerdict struct {
 	// and each box is at its best point of all, unlike setups.
 	Matched   []string `json:"matched,omitempty"`
 	Unmatched bool     `json:"unmatched,omitempty"`
+	// LeftOut are the points with runs done at a setting not every box
+	// ran, left out of the comparison (in the order of points).
+	LeftOut []string `json:"left_out,omitempty"`
+	// Why each box of Unpriced is: NoRuns had no run done (each failed),
+	// HeldNothing held the SLO at no rate its searches tried (even the
+	// first broke it), Idle served nothing.
+	NoRuns      []string `json:"no_runs,omitempty"`
+	HeldNothing []string `json:"held_nothing,omitempty"`
+	Idle        []string `json:"idle,omitempty"`
 	// Text says it all in words, line by line (the verdict's "which box"):
 	// first a line for each box, in the order of Boxes, then the rest.
+	// report.Describe writes it; the analysis leaves it empty.
 	Text []string `json:"text"`
 }
 
@@ -94,13 +103,6 @@ type BoxFigures struct {
 	PerMillion float64 `json:"per_million"`
 	Runs       int     `json:"runs"`
 }
-
-// BoxAssumptions are what serving a rate with n boxes assumes.
-const BoxAssumptions = "assumes capacity scales out linearly across boxes of a kind and that the load is spread evenly over them; the load balancer, its price and its limits are not included"
-
-// maxCrossoverLines is how many crossovers the text tells; the rest are in
-// experiment.json.
-const maxCrossoverLines = 6
 
 // capacityOf is the highest rate a point's runs held under the SLO, in
 // requests per second, and whether they carry one: the median over the
@@ -138,7 +140,7 @@ func capacityOf(rs []*result.Result) (rate float64, ok, atLeast bool) {
 
 // boxPrices are a param's boxes as experiment.json keeps them; nil for a
 // param that is not of boxes.
-func boxPrices(prm plan.Param) []BoxPrice {
+func boxPrices(prm spec.Param) []BoxPrice {
 	if !prm.Boxes {
 		return nil
 	}
@@ -152,7 +154,7 @@ func boxPrices(prm plan.Param) []BoxPrice {
 }
 
 // boxesOf rebuilds a stored param's boxes, for reanalysis.
-func boxesOf(op Param, prm *plan.Param) {
+func boxesOf(op Param, prm *spec.Param) {
 	if len(op.Boxes) == 0 {
 		return
 	}
@@ -160,7 +162,7 @@ func boxesOf(op Param, prm *plan.Param) {
 	for _, b := range op.Boxes {
 		for i := range prm.Values {
 			if prm.Values[i].Label == b.Label {
-				prm.Values[i].Box = &plan.Box{CPUs: b.CPUs, Memory: b.Memory, Swap: b.Swap, PricePerHour: b.PricePerHour}
+				prm.Values[i].Box = &spec.Box{CPUs: b.CPUs, Memory: b.Memory, Swap: b.Swap, PricePerHour: b.PricePerHour}
 			}
 		}
 	}
@@ -168,8 +170,8 @@ func boxesOf(op Param, prm *plan.Param) {
 
 // boxVerdict is the verdict on the experiment's first param of boxes; nil
 // without one, or when no box has a run done.
-func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*result.Result) *BoxVerdict {
-	var prm *plan.Param
+func boxVerdict(e *spec.Experiment, points []Point, v *Verdict, byPoint [][]*result.Result) *BoxVerdict {
+	var prm *spec.Param
 	for i := range e.Params {
 		if e.Params[i].Boxes {
 			prm = &e.Params[i]
@@ -222,19 +224,18 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 		return nil
 	}
 	bv := BoxesFrom(prm.Name, figs, e.TargetRate)
-	if line := matchedText(e, prm.Name, points, t, matched, others); line != "" {
+	if len(e.Params) >= 2 {
 		bv.Matched, bv.Unmatched = matched, len(matched) == 0
-		n := min(len(bv.Boxes), len(bv.Text))
-		bv.Text = slices.Insert(bv.Text, n, line)
+		if len(matched) > 0 {
+			for i, p := range points {
+				if t.Rows[i].N > 0 && !slices.Contains(matched, others(p)) {
+					bv.LeftOut = append(bv.LeftOut, p.Key)
+				}
+			}
+		}
 	}
-	if len(held0) > 0 {
-		bv.Unpriced = append(bv.Unpriced, held0...)
-		bv.Text = append(bv.Text, fmt.Sprintf("not priced, holding the SLO at no rate searched (even the first rate broke it): %s", strings.Join(held0, ", ")))
-	}
-	if len(unpriced) > 0 {
-		bv.Unpriced = append(bv.Unpriced, unpriced...)
-		bv.Text = append(bv.Text, fmt.Sprintf("not priced, with no run done (each failed; see the runs): %s", strings.Join(unpriced, ", ")))
-	}
+	bv.HeldNothing, bv.NoRuns = held0, unpriced
+	bv.Unpriced = append(append(bv.Unpriced, held0...), unpriced...)
 	return bv
 }
 
@@ -244,7 +245,7 @@ func boxVerdict(e *plan.Experiment, points []Point, v *Verdict, byPoint [][]*res
 // a point's setting. It is nil when no setting is shared, and when the box
 // is the only param (every point then differs in the box alone: nothing to
 // match).
-func matchedSettings(e *plan.Experiment, box string, points []Point, t *FigureTable) ([]string, func(Point) string) {
+func matchedSettings(e *spec.Experiment, box string, points []Point, t *FigureTable) ([]string, func(Point) string) {
 	others := func(p Point) string {
 		var parts []string
 		for _, prm := range e.Params {
@@ -281,36 +282,6 @@ func matchedSettings(e *plan.Experiment, box string, points []Point, t *FigureTa
 	return matched, others
 }
 
-// matchedText says what the boxes were compared at: the settings every box
-// ran and the points left out, or, with none shared, that each box is at
-// its best point of all; "" when the box is the only param.
-func matchedText(e *plan.Experiment, box string, points []Point, t *FigureTable, matched []string, others func(Point) string) string {
-	if len(e.Params) < 2 {
-		return ""
-	}
-	if len(matched) == 0 {
-		return "no setting of the other params was run on every box: each box is at its best point of all, and they compare unlike setups; run the boxes at the same settings (vary: matrix, or points) to compare like with like"
-	}
-	var left []string
-	for i, p := range points {
-		if t.Rows[i].N > 0 && !slices.Contains(matched, others(p)) {
-			left = append(left, p.Key)
-		}
-	}
-	line := fmt.Sprintf("compared like with like: each box at its best of the settings every box ran (%s)", strings.Join(matched, "; "))
-	if len(matched) == 1 {
-		line = fmt.Sprintf("compared like with like: every box at %s, the setting of the other params every box ran", matched[0])
-	}
-	switch {
-	case len(left) == 0:
-	case len(left) <= 4:
-		line += fmt.Sprintf("; left out, run on some boxes only: %s", strings.Join(left, ", "))
-	default:
-		line += fmt.Sprintf("; left out, run on some boxes only: %s and %d more", strings.Join(left[:3], ", "), len(left)-3)
-	}
-	return line
-}
-
 // BoxesFrom is the cost verdict on boxes from their figures: each box's
 // price, throughput and (when every box has one) capacity; target is the
 // rate to serve (0: none). It is what the verdict computes, for any source
@@ -340,9 +311,8 @@ func BoxesFrom(param string, figs []BoxFigures, target float64) *BoxVerdict {
 		boxes = append(boxes, cost.Box{Name: f.Box, PricePerHour: f.PricePerHour, Capacity: f.Rate})
 		most = math.Max(most, f.Rate)
 	}
-	bv.Unpriced = idle
+	bv.Unpriced, bv.Idle = idle, slices.Clone(idle)
 	if !(most > 0) {
-		bv.Text = []string{"no box served a request: there is nothing to price"}
 		return bv
 	}
 	if target > 0 {
@@ -353,60 +323,7 @@ func BoxesFrom(param string, figs []BoxFigures, target float64) *BoxVerdict {
 	}
 	bv.Bands, bv.BandsCut = cost.Bands(boxes, bv.Horizon)
 	bv.Crossovers = cost.Crossovers(boxes, bv.Bands)
-	bv.Text = boxText(bv)
-	if len(idle) > 0 {
-		bv.Text = append(bv.Text, fmt.Sprintf("not priced, having served nothing: %s", strings.Join(idle, ", ")))
-	}
 	return bv
-}
-
-// boxText says a box verdict in words.
-func boxText(bv *BoxVerdict) []string {
-	var out []string
-	verb := "held"
-	if bv.Basis == BasisThroughput {
-		verb = "served"
-	}
-	for _, f := range bv.Boxes {
-		v := verb
-		if f.AtLeast && bv.Basis == BasisCapacity {
-			v = "held at least" // the generator saturated first
-		}
-		out = append(out, fmt.Sprintf("%s %s %s req/s (%s) at %s/h: %s per million requests",
-			f.Box, v, cost.Rate(f.Rate), f.Point, cost.Money(f.PricePerHour), cost.Money(f.PerMillion)))
-	}
-	if bv.Basis == BasisCapacity {
-		out = append(out, "these are capacities under the SLO: the throughput, in requests a second, at the highest rate each box's capacity searches held (the median over its runs)")
-	}
-	if bv.Basis == BasisThroughput {
-		out = append(out, "these are throughputs at the plan's load, not capacities under an SLO: a box may hold more (the load did not saturate it) or less (at that rate latency is past what users accept); run loadlab capacity on each box for the highest rate it holds")
-	}
-	if len(bv.Options) > 0 {
-		var others []string
-		for _, o := range bv.Options[1:] {
-			others = append(others, fmt.Sprintf("%s (holds %s)", o, cost.Rate(o.Holds)))
-		}
-		line := fmt.Sprintf("cheapest for %s req/s: %s, holding %s req/s", cost.Rate(bv.TargetRate), bv.Options[0], cost.Rate(bv.Options[0].Holds))
-		if len(others) > 0 {
-			line += "; then " + strings.Join(others, ", ")
-		}
-		out = append(out, line)
-	}
-	for i, c := range bv.Crossovers {
-		if i == maxCrossoverLines {
-			out = append(out, fmt.Sprintf("(%d more crossovers up to %s req/s in experiment.json)", len(bv.Crossovers)-i, cost.Rate(bv.Horizon)))
-			break
-		}
-		out = append(out, c.String())
-	}
-	if len(bv.Crossovers) == 0 && len(bv.Bands) > 0 {
-		out = append(out, fmt.Sprintf("up to %s req/s, %s boxes are the cheapest at every rate", cost.Rate(bv.Horizon), bv.Bands[0].Cheapest.Box))
-	}
-	if bv.BandsCut {
-		out = append(out, fmt.Sprintf("(the bands stop at %s req/s: past %d, they are not listed)", cost.Rate(bv.Bands[len(bv.Bands)-1].To), cost.MaxBands))
-	}
-	out = append(out, "this "+BoxAssumptions)
-	return out
 }
 
 // pointIndex is the index of the point with that key.

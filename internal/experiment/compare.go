@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/spec"
 	"github.com/loadlab/loadlab/internal/stats"
 	"github.com/loadlab/loadlab/internal/store"
 	"github.com/loadlab/loadlab/internal/suggest"
@@ -523,12 +523,12 @@ func (o *Outcome) reanalyze() {
 	if len(o.Params) == 0 || o.Repeat < 1 {
 		return
 	}
-	e := &plan.Experiment{Vary: plan.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{}, TargetRate: o.TargetRate,
-		Compare: o.Compare, CompareWhy: plan.CompareReason(o.CompareWhy)}
+	e := &spec.Experiment{Vary: spec.Vary(o.Vary), Repeat: o.Repeat, KneeShare: o.KneeShare, Baseline: map[string]int{}, TargetRate: o.TargetRate,
+		Compare: o.Compare, CompareWhy: spec.CompareReason(o.CompareWhy)}
 	for _, op := range o.Params {
-		prm := plan.Param{Name: op.Name, Numeric: op.Numeric}
+		prm := spec.Param{Name: op.Name, Numeric: op.Numeric}
 		for i, label := range op.Values {
-			prm.Values = append(prm.Values, plan.ParamValue{Label: label})
+			prm.Values = append(prm.Values, spec.ParamValue{Label: label})
 			if label == op.Baseline {
 				e.Baseline[op.Name] = i
 			}
@@ -536,8 +536,8 @@ func (o *Outcome) reanalyze() {
 		boxesOf(op, &prm)
 		e.Params = append(e.Params, prm)
 	}
-	if e.Vary == plan.Matrix && len(e.Params) > 1 && e.Compare == "" {
-		e.Compare, e.CompareWhy = e.Params[len(e.Params)-1].Name, plan.CompareOlder
+	if e.Vary == spec.Matrix && len(e.Params) > 1 && e.Compare == "" {
+		e.Compare, e.CompareWhy = e.Params[len(e.Params)-1].Name, spec.CompareOlder
 	}
 	pointOf := map[string]int{}
 	for i, p := range o.Points {

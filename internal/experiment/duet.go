@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
@@ -50,6 +51,10 @@ type DuetVerdict struct {
 	// p95 latency.
 	Throughput *DuetFigure `json:"throughput"`
 	P95        *DuetFigure `json:"p95"`
+	// PerSecond is the throughput's ratio B/A second by second, over every
+	// whole second of every run that counted both sides' responses; nil
+	// when the results have no per-second counts (written before them).
+	PerSecond *DuetSeconds `json:"per_second,omitempty"`
 	// Alike is false when the two sides were not treated alike: the load
 	// generator was saturated, or one side had errors, timeouts, dropped or
 	// late arrivals the other did not; Unlike says each.
@@ -57,14 +62,69 @@ type DuetVerdict struct {
 	Unlike []string `json:"unlike,omitempty"`
 }
 
+// DuetSeconds is the ratio B/A of the two sides' responses in each second.
+// The seconds of a run are not independent of each other (a slow second
+// is often followed by another), so they are not tested: the verdict is
+// on the runs' ratios; these show how steady the ratio was within them.
+type DuetSeconds struct {
+	Seconds int `json:"seconds"`
+	// Ratio is the median of the seconds' ratios, Q1 and Q3 their
+	// quartiles: half the seconds lie between them.
+	Ratio float64 `json:"ratio"`
+	Q1    float64 `json:"q1"`
+	Q3    float64 `json:"q3"`
+}
+
 // scenarioOf is a run's totals of one scenario; nil without them.
 func scenarioOf(r *result.Result, name string) *result.Summary {
+	if t := totalsOf(r, name); t != nil {
+		return &t.Summary
+	}
+	return nil
+}
+
+func totalsOf(r *result.Result, name string) *result.ScenarioTotals {
 	for i := range r.Scenarios {
 		if r.Scenarios[i].Scenario == name {
-			return &r.Scenarios[i].Summary
+			return &r.Scenarios[i]
 		}
 	}
 	return nil
+}
+
+// duetSeconds are the per-second ratios of runs' sides a and b: seconds in
+// which either side got no response are left out.
+func duetSeconds(runs []*result.Result, a, b string) *DuetSeconds {
+	var ratios []float64
+	for _, r := range runs {
+		if r == nil {
+			continue
+		}
+		ta, tb := totalsOf(r, a), totalsOf(r, b)
+		if ta == nil || tb == nil {
+			continue
+		}
+		for i := range min(len(ta.PerSecond), len(tb.PerSecond)) {
+			if ta.PerSecond[i] > 0 && tb.PerSecond[i] > 0 {
+				ratios = append(ratios, float64(tb.PerSecond[i])/float64(ta.PerSecond[i]))
+			}
+		}
+	}
+	if len(ratios) == 0 {
+		return nil
+	}
+	slices.Sort(ratios)
+	return &DuetSeconds{Seconds: len(ratios), Ratio: quantile(ratios, 0.5), Q1: quantile(ratios, 0.25), Q3: quantile(ratios, 0.75)}
+}
+
+// quantile is the q-quantile of sorted x, interpolated between neighbours.
+func quantile(x []float64, q float64) float64 {
+	pos := q * float64(len(x)-1)
+	i := int(pos)
+	if i+1 >= len(x) {
+		return x[len(x)-1]
+	}
+	return x[i] + (pos-float64(i))*(x[i+1]-x[i])
 }
 
 // Duet judges the runs of a duet whose two sides are the scenarios a and b:
@@ -104,6 +164,7 @@ func Duet(runs []*result.Result, a, b string) *DuetVerdict {
 	}
 	v.Throughput = duetFigure(FigureThroughput, thrA, thrB)
 	v.P95 = duetFigure(FigureP95, p95A, p95B)
+	v.PerSecond = duetSeconds(runs, a, b)
 	if saturated > 0 {
 		v.Unlike = append(v.Unlike, fmt.Sprintf("the load generator was saturated in %d of %d runs: it may have served one side's schedule later than the other's", saturated, v.Runs))
 	}

@@ -97,3 +97,25 @@ func TestDuetUnlike(t *testing.T) {
 		t.Errorf("no scenarios: %+v", v)
 	}
 }
+
+// TestDuetPerSecond: the ratio B/A of each whole second, pooled over the
+// runs, with its quartiles; a second in which a side got nothing is left
+// out, and results without per-second counts give none.
+func TestDuetPerSecond(t *testing.T) {
+	t.Parallel()
+	r1 := duetRun(100, 90, 5, 6, 0, false)
+	r1.Scenarios[0].PerSecond = []int64{100, 100, 100, 100}
+	r1.Scenarios[1].PerSecond = []int64{90, 80, 0, 95}
+	r2 := duetRun(100, 90, 5, 6, 0, false)
+	r2.Scenarios[0].PerSecond = []int64{100, 200}
+	r2.Scenarios[1].PerSecond = []int64{85, 180, 99} // longer than A's: only the shared seconds
+	v := Duet([]*result.Result{r1, r2}, "A", "B")
+	ps := v.PerSecond
+	// Ratios 0.8, 0.85, 0.9, 0.9, 0.95.
+	if ps == nil || ps.Seconds != 5 || ps.Ratio != 0.9 || math.Abs(ps.Q1-0.85) > 1e-12 || math.Abs(ps.Q3-0.9) > 1e-12 {
+		t.Errorf("per second %+v, want 5 seconds, median 0.9, quartiles 0.85 and 0.9", ps)
+	}
+	if v := Duet([]*result.Result{duetRun(100, 90, 5, 6, 0, false)}, "A", "B"); v.PerSecond != nil {
+		t.Errorf("without per-second counts: %+v", v.PerSecond)
+	}
+}

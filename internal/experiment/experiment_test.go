@@ -671,12 +671,12 @@ knee: 3%
 `)
 	points := Points(p.Experiment)
 	order := Order(len(points), 3, 1)
-	o := newOutcome(p, 1, points, len(order))
+	o := NewOutcome(p.Head(), p.Experiment, 1, points, len(order))
 	curve := map[string]float64{"1": 100, "2": 180, "3": 240, "4": 250, "5": 255, "6": 256}
 	for _, s := range order {
 		o.results[s.Index] = fake(curve[points[s.Point].Labels["threads"]], 20)
 	}
-	o.finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
+	o.Finish(p.Experiment, order, func(int) (string, string, bool) { return "done", "", true })
 	b, err := json.Marshal(o)
 	if err != nil {
 		t.Fatal(err)

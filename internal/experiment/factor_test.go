@@ -136,7 +136,7 @@ compare: server
 repeat: 3
 `)
 	_, order, results := matrixResults(p, func(pt Point) float64 { return 100 })
-	o := Assemble(p, 3, results)
+	o := Assemble(p.Head(), p.Experiment, 3, results)
 	for _, stored := range []struct {
 		name      string
 		drop      bool

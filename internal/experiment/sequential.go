@@ -3,8 +3,8 @@ package experiment
 import (
 	"math"
 
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/spec"
 	"github.com/loadlab/loadlab/internal/stats"
 )
 
@@ -166,10 +166,16 @@ func (q *SequentialTest) Result() *Sequential {
 	return &s
 }
 
+// LookAtRounds looks at the primary figure of the rounds done so far
+// (order[:n] with their results, by run index): Look on autoComparisons.
+func (t *SequentialTest) LookAtRounds(e *spec.Experiment, points []Point, order []Slot, results []*result.Result) bool {
+	return t.Look(autoComparisons(e, points, order, results))
+}
+
 // autoComparisons are the primary figure (throughput, or capacity) of each
 // point and its reference over the complete rounds of order, for repeat:
 // auto's look.
-func autoComparisons(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) []pairedRounds {
+func autoComparisons(e *spec.Experiment, points []Point, order []Slot, results []*result.Result) []pairedRounds {
 	base := -1
 	for i, p := range points {
 		if p.Baseline {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
+	"github.com/loadlab/loadlab/internal/spec"
 	"github.com/loadlab/loadlab/internal/stats"
 )
 
@@ -31,7 +31,7 @@ type Verdict struct {
 	// with the baseline.
 	ComparedParam string `json:"compared_param,omitempty"`
 	ComparedValue string `json:"compared_value,omitempty"`
-	// ComparedWhy says how ComparedParam was chosen (plan.CompareReason):
+	// ComparedWhy says how ComparedParam was chosen (spec.CompareReason):
 	// "named" by the plan's compare:, "baseline" (the only param the
 	// baseline names), "last" (the last param in the file) or "older" (a
 	// file written before compare:, compared along its last param).
@@ -93,7 +93,7 @@ type Verdict struct {
 	// StepChanges are the points at which one step alone changed.
 	StepChanges []StepChange `json:"step_changes,omitempty"`
 	// Boxes is which box, by price: present when a param's values are
-	// boxes (plan.Box), see BoxVerdict.
+	// boxes (spec.Box), see BoxVerdict.
 	Boxes *BoxVerdict `json:"boxes,omitempty"`
 
 	// Text, filled by report.Describe.
@@ -485,7 +485,7 @@ const Alpha = 0.05
 const WithinBest = 0.05
 
 // Analyze computes the verdict from the done runs.
-func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result.Result) *Verdict {
+func Analyze(e *spec.Experiment, points []Point, order []Slot, results []*result.Result) *Verdict {
 	return AnalyzeSequential(e, points, order, results, nil)
 }
 
@@ -493,7 +493,7 @@ func Analyze(e *plan.Experiment, points []Point, order []Slot, results []*result
 // (seq its looks; nil for a fixed repeat): the primary figure's paired
 // changes are judged as its looks judged them, so that a verdict never
 // calls significant what the looks, holding α over all of them, did not.
-func AnalyzeSequential(e *plan.Experiment, points []Point, order []Slot, results []*result.Result, seq *Sequential) *Verdict {
+func AnalyzeSequential(e *spec.Experiment, points []Point, order []Slot, results []*result.Result, seq *Sequential) *Verdict {
 	v := &Verdict{Sequential: seq}
 	params := outcomeParams(e)
 	byPoint := make([][]*result.Result, len(points))
@@ -624,8 +624,8 @@ func AnalyzeSequential(e *plan.Experiment, points []Point, order []Slot, results
 // was chosen: the plan's compare:, or (a plan that did not say, or an
 // experiment.json written before compare:) the last param. Empty for
 // other experiments, whose points are each compared with the baseline.
-func Factor(e *plan.Experiment) (string, plan.CompareReason) {
-	if e.Vary != plan.Matrix || len(e.Params) < 2 {
+func Factor(e *spec.Experiment) (string, spec.CompareReason) {
+	if e.Vary != spec.Matrix || len(e.Params) < 2 {
 		return "", ""
 	}
 	for _, prm := range e.Params {
@@ -633,11 +633,11 @@ func Factor(e *plan.Experiment) (string, plan.CompareReason) {
 			return prm.Name, e.CompareWhy
 		}
 	}
-	return e.Params[len(e.Params)-1].Name, plan.CompareLast
+	return e.Params[len(e.Params)-1].Name, spec.CompareLast
 }
 
 // outcomeParams are the plan's params with their baseline values.
-func outcomeParams(e *plan.Experiment) []Param {
+func outcomeParams(e *spec.Experiment) []Param {
 	var out []Param
 	for _, prm := range e.Params {
 		op := Param{Name: prm.Name, Numeric: prm.Numeric, Baseline: prm.Values[e.Baseline[prm.Name]].Label, Boxes: boxPrices(prm)}
@@ -819,7 +819,7 @@ func samplesOf(rs []*result.Result) []float64 {
 // in a matrix, the point that differs only in the factor (Factor), set to
 // its baseline value. A point that is its own reference has none (-1 when
 // there is none at all).
-func references(e *plan.Experiment, points []Point, base int, factor string) []int {
+func references(e *spec.Experiment, points []Point, base int, factor string) []int {
 	refs := make([]int, len(points))
 	for i := range points {
 		refs[i] = base

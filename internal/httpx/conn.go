@@ -2,27 +2,25 @@ package httpx
 
 import (
 	"time"
+
+	"github.com/loadlab/loadlab/internal/result"
 )
 
-// Failure says why an exchange failed to produce a response.
-type Failure uint8
+// Failure says why an exchange failed to produce a response: the class
+// is result's, so that the analysis reads it without linking this package.
+type Failure = result.Failure
 
-// The failure classes. A response with a 4xx or 5xx status is not a failure
-// here: it is a response, and the caller classifies it by its status.
+// The failure classes (see result.Failure).
 const (
-	FailureNone     Failure = iota
-	FailureConnect          // could not connect: refused, unreachable, out of sockets
-	FailureTimeout          // no whole response within the timeout
-	FailureReset            // the connection was closed or reset before the response ended
-	FailureProtocol         // the response was not valid HTTP/1.x or was over a size limit
-	FailureTLS              // the TLS handshake failed (bad certificate, protocol error)
-	FailureStream           // HTTP/2: the server reset the stream (RST_STREAM)
-	FailureGoaway           // HTTP/2: the server sent GOAWAY and closed the connection before the response
+	FailureNone     = result.FailureNone
+	FailureConnect  = result.FailureConnect
+	FailureTimeout  = result.FailureTimeout
+	FailureReset    = result.FailureReset
+	FailureProtocol = result.FailureProtocol
+	FailureTLS      = result.FailureTLS
+	FailureStream   = result.FailureStream
+	FailureGoaway   = result.FailureGoaway
 )
-
-var failureNames = [...]string{"", "connect", "timeout", "reset", "protocol", "tls", "stream", "goaway"}
-
-func (f Failure) String() string { return failureNames[f] }
 
 // Exchange is one request and its response. The caller sets the request
 // fields; the loop sets the rest before calling the Handler. An Exchange is

@@ -382,7 +382,7 @@ func TestH1ToH2(t *testing.T) {
 	for _, f := range fields {
 		got = append(got, f.Name+"="+f.Value)
 	}
-	want := ":method=POST :scheme=http :authority=vhost :path=/a?b=c user-agent=loadlab x-a=1 content-length=4"
+	want := ":method=POST :scheme=http :authority=vhost :path=/a?b=c user-agent=loadlab/dev x-a=1 content-length=4"
 	if strings.Join(got, " ") != want || string(body) != "body" {
 		t.Errorf("got %s %q\nwant %s", strings.Join(got, " "), body, want)
 	}

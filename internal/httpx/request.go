@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/version"
 )
 
 // Header is one request header field.
@@ -23,8 +25,12 @@ type Request struct {
 	AcceptEncoding string
 }
 
-// UserAgent is sent unless the request sets its own.
-var UserAgent = "loadlab"
+// UserAgent is sent unless the request sets its own: loadlab/VERSION, the
+// version `loadlab version` prints.
+func UserAgent() string { return userAgent }
+
+// userAgent is set once, when the package is initialised, and never after.
+var userAgent = "loadlab/" + version.String()
 
 // Append encodes r as an HTTP/1.1 request onto dst, by RequestWriter's
 // rules. Header names and values must have been checked with CheckHeader.
@@ -104,8 +110,8 @@ func (w *RequestWriter) AppendStart(dst []byte, method string, target []byte, ho
 	if !w.OwnHost {
 		dst = AppendHeader(dst, "Host", host)
 	}
-	if !w.OwnUserAgent && UserAgent != "" {
-		dst = AppendHeader(dst, "User-Agent", UserAgent)
+	if !w.OwnUserAgent {
+		dst = AppendHeader(dst, "User-Agent", userAgent)
 	}
 	if !w.OwnAcceptEncoding && w.AcceptEncoding != "" {
 		dst = AppendHeader(dst, "Accept-Encoding", w.AcceptEncoding)

@@ -55,7 +55,7 @@ func TestRequestWriter(t *testing.T) {
 		w := RequestWriter{ContentType: "application/x-www-form-urlencoded"}
 		dst := w.AppendStart(nil, "POST", []byte("/login"), "h")
 		got := string(w.AppendEnd(dst, "POST", []byte("a=1"), true))
-		want := "POST /login HTTP/1.1\r\nHost: h\r\nUser-Agent: loadlab\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=1"
+		want := "POST /login HTTP/1.1\r\nHost: h\r\nUser-Agent: loadlab/dev\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=1"
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}

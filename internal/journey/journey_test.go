@@ -114,14 +114,14 @@ func TestBuild(t *testing.T) {
 			name: "get with query and prefix",
 			step: &Step{Prefix: "/shop", Path: f.tpl("/products/{{ product }}"), KeepAlive: true,
 				Query: []Field{{"q", f.tpl("a b&c")}, {"vu", f.tpl("{{ vu }}")}}},
-			want: "GET /shop/products/3?q=a+b%26c&vu=7 HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\n\r\n",
+			want: "GET /shop/products/3?q=a+b%26c&vu=7 HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab/dev\r\n\r\n",
 		},
 		{
 			name: "form with a captured token, no keep-alive",
 			step: &Step{Method: "POST", Path: f.tpl("/login"), ContentType: "application/x-www-form-urlencoded",
 				Form: []Field{{"email", f.tpl("{{ users.email }}")}, {"authenticity_token", f.tpl("{{ token }}")}}},
 			token: "x/y=",
-			want: "POST /login HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
+			want: "POST /login HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab/dev\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
 				"Content-Length: 49\r\nConnection: close\r\n\r\nemail=a%40example.com&authenticity_token=x%2Fy%3D",
 		},
 		{
@@ -135,18 +135,18 @@ func TestBuild(t *testing.T) {
 		{
 			name: "post without a body says its length",
 			step: &Step{Method: "POST", Path: f.tpl("/ping"), KeepAlive: true},
-			want: "POST /ping HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nContent-Length: 0\r\n\r\n",
+			want: "POST /ping HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab/dev\r\nContent-Length: 0\r\n\r\n",
 		},
 		{
 			name: "a Host of its own: a virtual host behind the target's address",
 			step: &Step{Path: f.tpl("/"), KeepAlive: true, Headers: []Field{{"Host", f.tpl("api.shop.test")}}},
-			want: "GET / HTTP/1.1\r\nUser-Agent: loadlab\r\nHost: api.shop.test\r\n\r\n",
+			want: "GET / HTTP/1.1\r\nUser-Agent: loadlab/dev\r\nHost: api.shop.test\r\n\r\n",
 		},
 		{
 			name:  "a path with spaces is escaped",
 			step:  &Step{Path: f.tpl("/search/{{ token }}"), KeepAlive: true},
 			token: "a b#c",
-			want:  "GET /search/a%20b%23c HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\n\r\n",
+			want:  "GET /search/a%20b%23c HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab/dev\r\n\r\n",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,34 +301,34 @@ func TestRedirect(t *testing.T) {
 		{
 			name:   "303 turns a POST into a GET, keeps the cookie it set",
 			x:      httpx.Exchange{Status: 303, Header: []byte("Location: /account?x=1\r\nSet-Cookie: session=s1; Path=/\r\n")},
-			want:   "GET /account?x=1 HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\nCookie: session=s1\r\n\r\n",
+			want:   "GET /account?x=1 HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab/dev\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\nCookie: session=s1\r\n\r\n",
 			target: f.target,
 		},
 		{
 			name: "307 keeps the method and body; a relative Location",
 			x:    httpx.Exchange{Status: 307, Header: []byte("Location: again\r\n")},
-			want: "POST /again HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\n" +
+			want: "POST /again HTTP/1.1\r\nHost: shop.test:8080\r\nUser-Agent: loadlab/dev\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\n" +
 				"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=1",
 			target: f.target,
 		},
 		{
 			name:   "to another known host: no credential headers",
 			x:      httpx.Exchange{Status: 302, Header: []byte("Location: http://sso.test/start\r\n")},
-			want:   "GET /start HTTP/1.1\r\nHost: sso.test\r\nUser-Agent: loadlab\r\nAccept: text/html\r\n\r\n",
+			want:   "GET /start HTTP/1.1\r\nHost: sso.test\r\nUser-Agent: loadlab/dev\r\nAccept: text/html\r\n\r\n",
 			target: f.other,
 		},
 		{
 			name:   "to another known host: the step's own Host stays behind",
 			host:   true,
 			x:      httpx.Exchange{Status: 302, Header: []byte("Location: http://sso.test/start\r\n")},
-			want:   "GET /start HTTP/1.1\r\nHost: sso.test\r\nUser-Agent: loadlab\r\nAccept: text/html\r\n\r\n",
+			want:   "GET /start HTTP/1.1\r\nHost: sso.test\r\nUser-Agent: loadlab/dev\r\nAccept: text/html\r\n\r\n",
 			target: f.other,
 		},
 		{
 			name:   "to the same host: the step's own Host goes too",
 			host:   true,
 			x:      httpx.Exchange{Status: 302, Header: []byte("Location: /next\r\n")},
-			want:   "GET /next HTTP/1.1\r\nUser-Agent: loadlab\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\nHost: vhost.test\r\n\r\n",
+			want:   "GET /next HTTP/1.1\r\nUser-Agent: loadlab/dev\r\nAuthorization: Bearer t0k\r\nX-Api-Key: k3y\r\nAccept: text/html\r\nHost: vhost.test\r\n\r\n",
 			target: f.target,
 		},
 		{

@@ -413,6 +413,32 @@ func mergeRunSummary(parts []Part, out *result.Result, start time.Time) (result.
 	return s, nil
 }
 
+// sumSeconds adds up the parts' responses of scenario i second by second,
+// over the seconds every part has: nil unless every part has them and the
+// parts started within half a second of each other (their seconds count
+// from each one's start, so only then are they the same seconds).
+func sumSeconds(parts []Part, i int) []int64 {
+	n := -1
+	first := parts[0].Result.Started
+	for _, p := range parts {
+		ps := p.Result.Scenarios[i].PerSecond
+		d := p.Result.Started.Sub(first)
+		if len(ps) == 0 || d > 500*time.Millisecond || d < -500*time.Millisecond {
+			return nil
+		}
+		if n < 0 || len(ps) < n {
+			n = len(ps)
+		}
+	}
+	out := make([]int64, n)
+	for _, p := range parts {
+		for s, v := range p.Result.Scenarios[i].PerSecond[:n] {
+			out[s] += v
+		}
+	}
+	return out
+}
+
 func mergeScenarios(parts []Part, out *result.Result, start time.Time) ([]result.ScenarioTotals, error) {
 	var res []result.ScenarioTotals
 	for i, sc := range parts[0].Result.Scenarios {
@@ -423,7 +449,7 @@ func mergeScenarios(parts []Part, out *result.Result, start time.Time) ([]result
 			}
 			sums = append(sums, &p.Result.Scenarios[i].Summary)
 		}
-		st := result.ScenarioTotals{Scenario: sc.Scenario, Load: sc.Load, Summary: sumSummaries(sums, parts, start)}
+		st := result.ScenarioTotals{Scenario: sc.Scenario, Load: sc.Load, Summary: sumSummaries(sums, parts, start), PerSecond: sumSeconds(parts, i)}
 		var hs []result.StepHistograms
 		for _, s := range out.Steps {
 			if s.Scenario == sc.Scenario {

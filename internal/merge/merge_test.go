@@ -269,3 +269,25 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("a merge with an interrupted part is not marked interrupted")
 	}
 }
+
+// TestSumSeconds: the parts' per-second responses of a scenario add up
+// second by second over the seconds all have, when the parts started
+// together (--start-at); parts that started apart count other seconds, and
+// give none.
+func TestSumSeconds(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	part := func(start time.Time, ps ...int64) Part {
+		return Part{Name: "p", Result: &result.Result{Started: start, Scenarios: []result.ScenarioTotals{{Scenario: "A", PerSecond: ps}}}}
+	}
+	got := sumSeconds([]Part{part(at, 10, 20, 30), part(at.Add(80*time.Millisecond), 1, 2)}, 0)
+	if fmt.Sprint(got) != "[11 22]" {
+		t.Errorf("together: %v, want [11 22]", got)
+	}
+	if got := sumSeconds([]Part{part(at, 10, 20), part(at.Add(2*time.Second), 1, 2)}, 0); got != nil {
+		t.Errorf("apart: %v, want none", got)
+	}
+	if got := sumSeconds([]Part{part(at, 10, 20), part(at)}, 0); got != nil {
+		t.Errorf("a part without them: %v, want none", got)
+	}
+}

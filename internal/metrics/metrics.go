@@ -19,7 +19,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/loadlab/loadlab/internal/failure"
-	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/result"
 )
 
 // Histogram range and precision: 1 µs to 1 hour at 3 significant digits, so
@@ -64,11 +64,11 @@ var classNames = [NumClasses]string{"ok", "4xx", "5xx", "timeout", "failed"}
 func (c Class) String() string { return classNames[c] }
 
 // ClassOf classifies a finished exchange.
-func ClassOf(status int, failure httpx.Failure) Class {
+func ClassOf(status int, failure result.Failure) Class {
 	switch {
-	case failure == httpx.FailureTimeout:
+	case failure == result.FailureTimeout:
 		return ClassTimeout
-	case failure != httpx.FailureNone:
+	case failure != result.FailureNone:
 		return ClassFailed
 	case status >= 500:
 		return Class5xx
@@ -78,15 +78,15 @@ func ClassOf(status int, failure httpx.Failure) Class {
 	return ClassOK
 }
 
-// numFailures is the number of httpx failure classes, httpx.FailureNone included.
-const numFailures = int(httpx.FailureGoaway) + 1
+// numFailures is the number of failure classes, result.FailureNone included.
+const numFailures = int(result.FailureGoaway) + 1
 
 // Sample is one finished exchange, as the engine hands it to a Recorder.
 type Sample struct {
 	Step    int
-	Status  int           // zero when the exchange failed
-	Failure httpx.Failure // httpx.FailureNone when there was a response
-	Err     error         // why there was none
+	Status  int            // zero when the exchange failed
+	Failure result.Failure // result.FailureNone when there was a response
+	Err     error          // why there was none
 	Latency time.Duration
 	Service time.Duration
 	TTFB    time.Duration
@@ -112,7 +112,7 @@ type StepTotals struct {
 	Service  [NumClasses]*hdr.Histogram
 	TTFB     *hdr.Histogram // responses only
 	Count    [NumClasses]int64
-	Failures [numFailures]int64 // by httpx.Failure
+	Failures [numFailures]int64 // by result.Failure
 	// Example is the first failure's message of each class, to say why.
 	Example [numFailures]string
 	// FirstStatus is the first 4xx and the first 5xx status seen, to say
@@ -619,6 +619,12 @@ type StepInterval struct {
 	NativeZero int64
 	Count      [NumClasses]int64
 	Checks     Checks
+}
+
+// Responses are the step's responses of any status in the interval: its
+// exchanges but timeouts and failures.
+func (s *StepInterval) Responses() int64 {
+	return s.Count[ClassOK] + s.Count[Class4xx] + s.Count[Class5xx]
 }
 
 func newInterval(steps int) *Interval {

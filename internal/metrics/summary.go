@@ -7,7 +7,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/result"
 )
 
@@ -73,13 +72,13 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 		s.Responses += st.Count[ClassOK] + st.Count[Class4xx] + st.Count[Class5xx]
 		s.Errors.Status4xx += st.Count[Class4xx]
 		s.Errors.Status5xx += st.Count[Class5xx]
-		s.Errors.Connect += st.Failures[httpx.FailureConnect]
-		s.Errors.Timeout += st.Failures[httpx.FailureTimeout]
-		s.Errors.Reset += st.Failures[httpx.FailureReset]
-		s.Errors.Protocol += st.Failures[httpx.FailureProtocol]
-		s.Errors.TLS += st.Failures[httpx.FailureTLS]
-		s.Errors.Stream += st.Failures[httpx.FailureStream]
-		s.Errors.Goaway += st.Failures[httpx.FailureGoaway]
+		s.Errors.Connect += st.Failures[result.FailureConnect]
+		s.Errors.Timeout += st.Failures[result.FailureTimeout]
+		s.Errors.Reset += st.Failures[result.FailureReset]
+		s.Errors.Protocol += st.Failures[result.FailureProtocol]
+		s.Errors.TLS += st.Failures[result.FailureTLS]
+		s.Errors.Stream += st.Failures[result.FailureStream]
+		s.Errors.Goaway += st.Failures[result.FailureGoaway]
 		for i, code := range st.FirstStatus {
 			name := [2]string{"status_4xx", "status_5xx"}[i]
 			if code == 0 || s.Errors.Examples[name] != "" {
@@ -98,8 +97,8 @@ func Summarize(r *Recorder, steps []int, elapsed time.Duration) result.Summary {
 			if s.Errors.Examples == nil {
 				s.Errors.Examples = map[string]string{}
 			}
-			if _, ok := s.Errors.Examples[httpx.Failure(c).String()]; !ok {
-				s.Errors.Examples[httpx.Failure(c).String()] = msg
+			if _, ok := s.Errors.Examples[result.Failure(c).String()]; !ok {
+				s.Errors.Examples[result.Failure(c).String()] = msg
 			}
 		}
 		s.BytesReceived += st.Bytes

@@ -10,20 +10,6 @@ import (
 	"github.com/loadlab/loadlab/internal/limits"
 )
 
-// Box is one value of a param of boxes: the limits its points' server runs
-// under (server.limits, set per point) and what such a box costs. A param
-// is of boxes when its values name price_per_hour:
-//
-//	params:
-//	  box: { "1x": { cpus: 1, memory: 512MiB, price_per_hour: 0.05 }, "2x": { cpus: 2, memory: 1GiB, price_per_hour: 0.10 } }
-//
-// Templates still read the value's fields ({{ box.cpus }}).
-type Box struct {
-	CPUs, Memory, Swap string // as written; "" is a limit the box does not set
-	PricePerHour       float64
-	Pos                Pos
-}
-
 // boxKeys are the fields of a box.
 var boxKeys = []string{"cpus", "memory", "swap", "price_per_hour"}
 
@@ -142,20 +128,6 @@ func (d *decoder) checkBoxes(p *Plan) {
 			}
 		}
 	}
-}
-
-// boxesSetMemory reports whether every box of some param of boxes sets a
-// memory limit, beside which server.limits.swap may be given.
-func (e *Experiment) boxesSetMemory() bool {
-	if e == nil {
-		return false
-	}
-	for _, prm := range e.Params {
-		if prm.Boxes && !slices.ContainsFunc(prm.Values, func(v ParamValue) bool { return v.Box == nil || v.Box.Memory == "" }) {
-			return true
-		}
-	}
-	return false
 }
 
 // boxLimits lays the limits of the point's boxes over those server.limits

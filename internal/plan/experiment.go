@@ -356,15 +356,6 @@ func parseRange(s string) ([]int64, error) {
 	return out, nil
 }
 
-// BaselineParams are the parameter values of the experiment's baseline.
-func (e *Experiment) BaselineParams() map[string]any {
-	out := map[string]any{}
-	for _, prm := range e.Params {
-		out[prm.Name] = prm.Values[e.Baseline[prm.Name]].Value
-	}
-	return out
-}
-
 // DefaultRepeat is how many times each point runs when the plan does not
 // say: five, because four runs a side is the fewest with which the
 // Mann-Whitney test can call a difference significant at α = 0.05.
@@ -388,24 +379,4 @@ func (d *decoder) checkPoints(e *Experiment, top *node) {
 		}
 		d.errorf(where, "%s points × repeat %d make %s runs; the most is %s (loadlab's limit; see Limits in docs/plan.md)", group(points), e.Repeat, group(runs), group(MaxRuns))
 	}
-}
-
-// PointCount is how many points the experiment has, counted without listing
-// them; past MaxPoints it stops counting and returns MaxPoints+1.
-func (e *Experiment) PointCount() int64 {
-	if e.Vary == Matrix {
-		n := int64(1)
-		for _, prm := range e.Params {
-			n *= int64(len(prm.Values))
-			if n > MaxPoints {
-				return MaxPoints + 1
-			}
-		}
-		return n
-	}
-	n := int64(1)
-	for _, prm := range e.Params {
-		n += int64(len(prm.Values)) - 1
-	}
-	return n
 }

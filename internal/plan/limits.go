@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"unicode/utf8"
+
+	"github.com/loadlab/loadlab/internal/spec"
 )
 
 // Limits on what a plan may ask for, checked when it loads, so that a typo
@@ -23,7 +25,7 @@ const (
 	// MaxRepeat is the most runs of each experiment point.
 	MaxRepeat = 1000
 	// MaxPoints is the most points an experiment's params may make.
-	MaxPoints = 10_000
+	MaxPoints = spec.MaxPoints
 	// MaxRuns is the most runs of an experiment: points × repeat.
 	MaxRuns = 100_000
 	// MaxVUs is the most VUs a load may ask for at once (vus, max_vus, a

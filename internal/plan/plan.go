@@ -19,6 +19,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/spec"
 	"github.com/loadlab/loadlab/internal/threshold"
 )
 
@@ -321,76 +322,28 @@ type HTTP struct {
 	Version int
 }
 
-// Experiment is a sweep: the plan run at every point of its params,
-// several times each.
-type Experiment struct {
-	Pos      Pos
-	Params   []Param
-	Vary     Vary
-	Baseline map[string]int // param name: index of its baseline value
-	// Repeat is the rounds to run; with Auto (repeat: auto), the most
-	// (max_repeat), and the experiment stops when the primary figure's
-	// change is decided (see experiment.Sequential), or is within
-	// MinEffect (min_effect: 2% is 0.02; 0 when absent).
-	Repeat    int
-	Auto      bool
-	MinEffect float64
-	Warmup    time.Duration
-	WarmupPos Pos
-	Cooldown  time.Duration
-	Seed      uint64 // zero: pick one (and print it)
-	// KneeShare is the share of throughput a step must add to count as a
-	// gain (knee: 5% is 0.05); zero: stats.DefaultKneeShare.
-	KneeShare float64
-	// Compare is the param a matrix studies (its factor): each point is
-	// compared with the point that differs only in it, set to its baseline
-	// value, at each combination of the other params (the conditions it is
-	// studied under), and the recommendation speaks of it alone. Empty
-	// unless the plan is a matrix of two params or more, or names one.
-	Compare string
-	// CompareWhy says how Compare was chosen.
-	CompareWhy CompareReason
-	// TargetRate is target_rate: the requests per second that the cheapest
-	// setup of boxes must serve (0: none); it needs a param of boxes.
-	TargetRate    float64
-	TargetRatePos Pos
-}
-
-// CompareReason says how a matrix's factor was chosen.
-type CompareReason string
-
-const (
-	CompareNamed    CompareReason = "named"    // the plan's compare:
-	CompareBaseline CompareReason = "baseline" // the only param the baseline names
-	CompareLast     CompareReason = "last"     // the last param in the file: no compare:, and the baseline names none or several
-	// CompareOlder: an experiment.json written before compare: existed,
-	// whose matrix was compared along its last param, as it still is.
-	CompareOlder CompareReason = "older"
+// The experiment section's types are spec's, which the analysis reads
+// without linking the compiler that this package still holds.
+type (
+	Experiment    = spec.Experiment
+	CompareReason = spec.CompareReason
+	Vary          = spec.Vary
+	Param         = spec.Param
+	ParamValue    = spec.ParamValue
+	Box           = spec.Box
 )
 
-// Vary says which points an experiment runs.
-type Vary string
-
 const (
-	OneAtATime Vary = "one-at-a-time" // the baseline, and each param's other values with the rest at baseline
-	Matrix     Vary = "matrix"        // every combination
+	CompareNamed    = spec.CompareNamed
+	CompareBaseline = spec.CompareBaseline
+	CompareLast     = spec.CompareLast
+	CompareOlder    = spec.CompareOlder
+	OneAtATime      = spec.OneAtATime
+	Matrix          = spec.Matrix
 )
 
-// Param is a swept parameter.
-type Param struct {
-	Name    string
-	Values  []ParamValue
-	Numeric bool // every value is a number: knees and scalability fits apply
-	// Boxes: every value is a Box (its values name price_per_hour), whose
-	// limits the server runs under at its points.
-	Boxes bool
-	Pos   Pos
-}
-
-// ParamValue is one value of a param: Label names it in reports ("jemalloc"),
-// Value is what templates get ("/usr/lib/.../libjemalloc.so.2").
-type ParamValue struct {
-	Label string
-	Value any
-	Box   *Box // a param of boxes' value; nil otherwise
+// Head is what an experiment's outcome keeps of the plan: its name, its
+// text with secrets masked, and its inputs.
+func (p *Plan) Head() spec.Head {
+	return spec.Head{Name: p.Name, Text: p.Masked(), Inputs: p.Inputs()}
 }

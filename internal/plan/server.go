@@ -151,7 +151,7 @@ func (d *decoder) server(p *Plan, n *node) {
 		s.MemoryQuota, _ = d.size(v, "server.memory_quota")
 	}
 	if v := m.get("limits"); v != nil {
-		s.Limits = d.serverLimits(v, p.Experiment.boxesSetMemory())
+		s.Limits = d.serverLimits(v, p.Experiment.BoxesSetMemory())
 	}
 	if f := m.get("files"); f != nil {
 		if f.kind != kindMap {

@@ -11,34 +11,12 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/loadlab/loadlab/internal/spec"
 	"github.com/loadlab/loadlab/internal/suggest"
 )
 
-// Pos is a place in a plan file. Line and Col count from 1; a zero Line
-// means the value came from the command line (Source then says which flag).
-type Pos struct {
-	File      string
-	Line, Col int
-	Source    string // "--set load.closed.vus" for command-line values
-}
-
-func (p Pos) String() string {
-	if p.Line == 0 {
-		if p.Source != "" {
-			return p.Source
-		}
-		return p.File
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-}
-
-// Shift moves a position n columns to the right, to point inside a string.
-func (p Pos) Shift(n int) Pos {
-	if p.Line > 0 {
-		p.Col += n
-	}
-	return p
-}
+// Pos is a place in a plan file (see spec.Pos).
+type Pos = spec.Pos
 
 // Error is one problem in a plan, with where it is and what was expected.
 type Error struct {

@@ -103,5 +103,8 @@ func DuetSides(v *experiment.DuetVerdict) []string {
 	}{{"A", v.Throughput.A, v.P95.A}, {"B", v.Throughput.B, v.P95.B}} {
 		out = append(out, fmt.Sprintf("  %s: %s req/s, p95 %s ms (medians of %d runs)", s.name, rate(median(s.thr)), ms(median(s.p95)), len(s.thr)))
 	}
+	if ps := v.PerSecond; ps != nil {
+		out = append(out, fmt.Sprintf("  per second: B/A %.3f, half the %d seconds within [%.3f, %.3f]", ps.Ratio, ps.Seconds, ps.Q1, ps.Q3))
+	}
 	return out
 }

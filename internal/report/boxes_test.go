@@ -39,7 +39,7 @@ target_rate: 500
 		rps := map[string]float64{"1x": 150, "2x": 340}[points[s.Point].Labels["box"]]
 		results[i] = &result.Result{Summary: result.Summary{Requests: int64(rps), Responses: int64(rps), DurationS: 1, Latency: result.Percentiles{Count: 10, P50: 5, P95: 10, P99: 20}}}
 	}
-	o := experiment.Assemble(p, seed, results)
+	o := experiment.Assemble(p.Head(), p.Experiment, seed, results)
 	var text, markdown, page bytes.Buffer
 	if err := Verdict(&text, o); err != nil {
 		t.Fatal(err)

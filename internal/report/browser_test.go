@@ -334,5 +334,5 @@ repeat: 3
 		r.Summary.ThroughputRPS = 1000 * x / (1 + 0.05*(x-1) + 0.0005*x*(x-1)) * (1 + 0.01*float64(s.Rep))
 		results[i] = &r
 	}
-	return experiment.Assemble(p, 5, results)
+	return experiment.Assemble(p.Head(), p.Experiment, 5, results)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/loadlab/loadlab/internal/chart"
@@ -42,13 +43,29 @@ func runFigures(r *result.Result) []figure {
 			st[i], cpu[i], rss[i], pss[i] = p.T, p.CPU, float64(p.RSS), float64(p.PSS)
 		}
 		out = append(out, figure{"server-cpu", &chart.Chart{Title: "Server CPU", XLabel: "time (s)", YLabel: "% of one core", YMin0: true, Series: []chart.Series{{Name: "CPU", X: st, Y: cpu}}}})
-		mem := &chart.Chart{Title: "Server memory", XLabel: "time (s)", YLabel: "memory", YUnit: chart.Bytes, YMin0: true, Series: []chart.Series{{Name: "RSS", X: st, Y: rss}, {Name: "PSS", X: st, Y: pss, Dashed: true}}}
+		// A figure not measured (PSS, where smaps_rollup cannot be read;
+		// both, for a server found but not readable) is all zeros: left out,
+		// and the chart too when nothing is left.
+		mem := &chart.Chart{Title: "Server memory", XLabel: "time (s)", YLabel: "memory", YUnit: chart.Bytes, YMin0: true}
+		if measured(rss) {
+			mem.Series = append(mem.Series, chart.Series{Name: "RSS", X: st, Y: rss})
+		}
+		if measured(pss) {
+			mem.Series = append(mem.Series, chart.Series{Name: "PSS", X: st, Y: pss, Dashed: true})
+		}
 		if q := sv.Quota; q != nil {
 			mem.Levels = []chart.Level{{Y: float64(q.Bytes), Label: "quota"}}
 		}
-		out = append(out, figure{"server-memory", mem})
+		if len(mem.Series) > 0 {
+			out = append(out, figure{"server-memory", mem})
+		}
 	}
 	return out
+}
+
+// measured reports whether a series has any value above zero.
+func measured(ys []float64) bool {
+	return slices.ContainsFunc(ys, func(y float64) bool { return y > 0 })
 }
 
 const mib = 1 << 20

@@ -8,14 +8,14 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/experiment"
-	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
+	"github.com/loadlab/loadlab/internal/spec"
 	"github.com/loadlab/loadlab/internal/stats"
 )
 
 // Describe returns a copy of v with its text fields written from its data:
 // each row's Cell and Versus, Against, each sweep's Recommendation and USL
-// text, and the verdict's Recommendation, Warnings, Thresholds, Passed,
+// text, the box verdict's Text, and the verdict's Recommendation, Warnings, Thresholds, Passed,
 // Quota and Validity. Every renderer of a verdict reads these, and
 // experiment.json stores them for readers other than loadlab. A text field
 // that is already written (a verdict stored by an older loadlab, without
@@ -37,6 +37,11 @@ func Describe(v *experiment.Verdict) *experiment.Verdict {
 	d.Figures = describeTables(v.Figures)
 	d.Steps = describeParts(v.Steps)
 	d.Scenarios = describeParts(v.Scenarios)
+	if b := v.Boxes; b != nil && len(b.Text) == 0 {
+		bv := *b
+		bv.Text = BoxText(b)
+		d.Boxes = &bv
+	}
 	d.Sweeps = slices.Clone(v.Sweeps)
 	var recs []string
 	// A step that changed on its own is the answer when there is one:
@@ -180,12 +185,12 @@ func factor(v *experiment.Verdict) string {
 	if len(v.Conditions) > 0 {
 		out += ", at each combination of " + strings.Join(v.Conditions, " and ")
 	}
-	switch plan.CompareReason(v.ComparedWhy) {
-	case plan.CompareNamed:
+	switch spec.CompareReason(v.ComparedWhy) {
+	case spec.CompareNamed:
 		out += " (the plan's compare:)"
-	case plan.CompareBaseline:
+	case spec.CompareBaseline:
 		out += " (the only param the baseline names; compare: PARAM names another)"
-	case plan.CompareOlder:
+	case spec.CompareOlder:
 		out += " (the last param in the file: the experiment was run by a loadlab before compare:, which compared along the last param)"
 	default:
 		out += " (the last param in the file: the plan has no compare:, and its baseline does not name one param alone; compare: PARAM names another)"

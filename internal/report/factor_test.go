@@ -41,7 +41,7 @@ repeat: 5
 		}
 		results[i] = &result.Result{Summary: result.Summary{Requests: int64(rps), Responses: int64(rps), DurationS: 1, Latency: result.Percentiles{Count: 10, P50: 5, P95: 10, P99: 20}}}
 	}
-	o := experiment.Assemble(p, seed, results)
+	o := experiment.Assemble(p.Head(), p.Experiment, seed, results)
 	var text, markdown, page bytes.Buffer
 	if err := Verdict(&text, o); err != nil {
 		t.Fatal(err)

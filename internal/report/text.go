@@ -503,6 +503,17 @@ func MachineText(m *result.Machine) string {
 			srv = fmt.Sprintf("the server (pid %d, found by its listening socket)", f.PID)
 		}
 	}
+	if len(m.ServersFound) > 1 {
+		var each []string
+		for _, f := range m.ServersFound {
+			name := fmt.Sprintf("pid %d", f.PID)
+			if f.Command != "" {
+				name = fmt.Sprintf("%s, pid %d", f.Command, f.PID)
+			}
+			each = append(each, fmt.Sprintf("%s %.0f%%", name, f.CPUPct))
+		}
+		srv = fmt.Sprintf("%d servers found by their listening sockets (%s)", len(m.ServersFound), strings.Join(each, "; "))
+	}
 	steal := fmt.Sprintf("%.0f%% stolen by the hypervisor", m.StealPct)
 	if slices.Contains(m.Unmeasured, "steal") {
 		steal = "steal not measured here"

@@ -329,6 +329,10 @@ type ScenarioTotals struct {
 	// when they shared the plan's load by weight.
 	Load    string  `json:"load,omitempty"`
 	Summary Summary `json:"summary"`
+	// PerSecond, with a load of its own, are the scenario's responses (of
+	// any status) in each whole second of the run after any warmup: a
+	// duet's per-second ratio B/A is made of them. Absent otherwise.
+	PerSecond []int64 `json:"responses_per_second,omitempty"`
 }
 
 // CheckRequestBuilt is the check a step fails when its request could not be
@@ -511,6 +515,9 @@ type Generator struct {
 type FoundServer struct {
 	PID     int    `json:"pid"`
 	Command string `json:"command,omitempty"`
+	// CPUPct is its CPU, as a percentage of all the machine's CPUs: set
+	// in ServersFound, where ServerPct is their sum.
+	CPUPct float64 `json:"cpu_pct,omitempty"`
 }
 
 // Machine is the whole machine's CPU over the measured window, from
@@ -535,6 +542,11 @@ type Machine struct {
 	// not among the others'. Nil when loadlab started the server or found
 	// none.
 	ServerFound *FoundServer `json:"server_found,omitempty"`
+	// ServersFound, when the load went to the listening sockets of more
+	// than one process (a duet's two servers), are each of them with its
+	// own CPU; ServerFound is the first and ServerPct their sum, so that
+	// neither side's CPU counts as a neighbour's.
+	ServersFound []FoundServer `json:"servers_found,omitempty"`
 	// Unmeasured lists what this platform cannot read: "steal" outside
 	// Linux (it reads 0 there).
 	Unmeasured []string `json:"unmeasured,omitempty"`

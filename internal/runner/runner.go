@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/engine"
@@ -267,9 +268,9 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 	go func() { self.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
 	machine := server.NewMachineSampler()
 	go func() { machine.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
-	found := t.findServer()
-	if found != nil {
-		go func() { found.sampler.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
+	found := t.findServers()
+	for _, f := range found {
+		go func() { f.sampler.Run(sampleCtx, server.DefaultSampleInterval); sampled <- struct{}{} }()
 	}
 
 	cfg := t.cfg
@@ -314,7 +315,7 @@ func (t *test) run(ctx context.Context, opts Options) (*result.Result, error) {
 	stopSampling()
 	<-sampled
 	<-sampled
-	if found != nil {
+	for range found {
 		<-sampled
 	}
 	if err != nil {
@@ -368,25 +369,28 @@ type foundServer struct {
 	sampler *server.Sampler
 }
 
-// findServer looks for the process listening on the run's loopback
-// targets when loadlab starts no server; nil when none is found (or the
-// platform cannot tell, or it is loadlab itself: a test's own server).
-func (t *test) findServer() *foundServer {
+// findServers looks for the processes listening on the run's loopback
+// targets when loadlab starts no server, one for each process however many
+// of its ports the load goes to (a duet's two servers are two); none when
+// none is found (or the platform cannot tell, or it is loadlab itself: a
+// test's own server).
+func (t *test) findServers() []*foundServer {
 	if t.proc != nil {
 		return nil
 	}
+	var out []*foundServer
 	for _, addr := range t.listeners {
 		pid, ok := server.ListenerPID(addr)
-		if !ok {
+		if !ok || slices.ContainsFunc(out, func(f *foundServer) bool { return f.pid == pid }) {
 			continue
 		}
 		s, err := server.NewSampler(pid, server.ProcessTree)
 		if err != nil {
 			continue
 		}
-		return &foundServer{pid: pid, command: server.CommandLine(pid), sampler: s}
+		out = append(out, &foundServer{pid: pid, command: server.CommandLine(pid), sampler: s})
 	}
-	return nil
+	return out
 }
 
 // stopServer stops the server under test, if one was started.
@@ -407,7 +411,7 @@ func (t *test) exitErr() error {
 // result builds the run's result from what the engine measured, the
 // samples of loadlab itself and of the server, and the plan: every field of
 // result.json is set here.
-func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server.MachineSampler, found *foundServer, crashed bool, opts Options) (*result.Result, error) {
+func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server.MachineSampler, found []*foundServer, crashed bool, opts Options) (*result.Result, error) {
 	res, err := out.Result(t.cfg.Program)
 	if err != nil {
 		return nil, err
@@ -461,14 +465,21 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 		}
 	}
 	res.Machine = machineFigures(machine, from, to, res.Generator, res.Server, t.local)
-	if m := res.Machine; m != nil && found != nil && res.Server == nil {
-		// The target's server, found by its socket: its CPU is the
+	if m := res.Machine; m != nil && len(found) > 0 && res.Server == nil {
+		// The targets' servers, found by their sockets: their CPU is the
 		// server's, not the others'.
-		s := found.sampler.Summary(from, to)
-		m.ServerPct = min(s.CPUAverage/float64(m.CPUs), m.BusyPct-m.LoadlabPct)
+		var sum float64
+		for _, f := range found {
+			pct := f.sampler.Summary(from, to).CPUAverage / float64(m.CPUs)
+			sum += pct
+			if len(found) > 1 {
+				m.ServersFound = append(m.ServersFound, result.FoundServer{PID: f.pid, Command: f.command, CPUPct: pct})
+			}
+		}
+		m.ServerPct = min(sum, m.BusyPct-m.LoadlabPct)
 		m.OthersPct = max(0, m.BusyPct-m.LoadlabPct-m.ServerPct)
 		m.ServerUnwatched = false
-		m.ServerFound = &result.FoundServer{PID: found.pid, Command: found.command}
+		m.ServerFound = &result.FoundServer{PID: found[0].pid, Command: found[0].command}
 	}
 	if p := t.plan; p != nil {
 		res.Plan = p.Masked() // before Validity, whose advice differs for plans

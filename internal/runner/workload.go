@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/schedule"
+	execseg "github.com/loadlab/loadlab/internal/segment"
 )
 
 // Workload turns a plan's load into the engine's, and describes it. A
@@ -146,4 +147,28 @@ func unwrapOp(err error) error {
 		return op.Err
 	}
 	return err
+}
+
+// SegmentsFit checks that the plan's loads split into seg's N segments,
+// before any is run (loadlab k8s, and loadlab run --segment for its own).
+func SegmentsFit(p *plan.Plan, seg execseg.Segment) error {
+	wl, _, err := Workload(p)
+	if err != nil {
+		return err
+	}
+	scenarios, err := ScenarioWorkloads(p)
+	if err != nil {
+		return err
+	}
+	if scenarios == nil {
+		if err := wl.SegmentFits(seg); err != nil {
+			return fmt.Errorf("%s: %w", p.File, err)
+		}
+	}
+	for i := range scenarios {
+		if err := scenarios[i].SegmentFits(seg); err != nil {
+			return fmt.Errorf("%s: scenario %s: %w", p.File, p.Scenarios[i].Name, err)
+		}
+	}
+	return nil
 }

@@ -10,8 +10,23 @@ export const [blue, vermillion, green] = palette;
 const grid = "#e0e0e0", ink = "#404040";
 const font = "11px system-ui, -apple-system, \"Segoe UI\", Roboto, sans-serif";
 
+// axis is an X axis of a fixed height; yAxis a Y axis as wide as its
+// widest tick label needs, so that the label beside it ("requests/s" by
+// 1,000) never runs into the ticks, as a fixed width let it.
 function axis(label) {
-  return {stroke: ink, font, labelFont: font, label, labelSize: 16, size: 48, grid: {stroke: grid, width: 1}, ticks: {stroke: grid, width: 1}};
+  return {stroke: ink, font, labelFont: font, label, labelSize: 16, labelGap: 2, size: 48, grid: {stroke: grid, width: 1}, ticks: {stroke: grid, width: 1}};
+}
+function yAxis(label) {
+  return {...axis(label), size: (u, values, i, cycle) => {
+    const a = u.axes[i];
+    if (cycle > 1 && a._size) return a._size;
+    u.ctx.save();
+    u.ctx.font = font;
+    const widest = Math.max(0, ...(values || []).map(v => u.ctx.measureText(v).width));
+    u.ctx.restore();
+    // The tick marks (10 px by default), their gap (5) and room to spare.
+    return Math.ceil(widest + 10 + 5 + 6);
+  }};
 }
 
 function width(el) { return Math.max(240, el.clientWidth || 480); }
@@ -51,7 +66,7 @@ export class TimeChart {
         if (!(top > 0)) top = 1;
         return [0, top * 1.05];
       }}},
-      axes: [axis("s"), axis(yLabel)],
+      axes: [axis("s"), yAxis(yLabel)],
       series: [{label: "s"}, ...series.map(s => ({label: s.label, stroke: s.color, width: 1.6, points: {show: false}, spanGaps: false}))],
       hooks: {draw: [u => drawLevels(u, self.levels)]},
     }, [[], ...series.map(() => [])], el);
@@ -81,7 +96,7 @@ export class CurveChart {
           return [0, top * 1.05];
         }},
       },
-      axes: [axis(xLabel), axis("ms")],
+      axes: [axis(xLabel), yAxis("ms")],
       series: [{label: xLabel}, ...["p50", "p95", "p99"].map((q, i) => ({label: q + " ms", stroke: colors[i], width: 1.6, points: {show: false}}))],
       hooks: {draw: [u => {
         drawLevels(u, self.levels);

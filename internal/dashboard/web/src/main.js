@@ -53,6 +53,8 @@ function draw() {
   $("requests").textContent = fmt(f.requests, 0); $("errors").textContent = fmt(f.errors, 0);
   $("vus").textContent = fmt(f.vus, 0); $("dropped").textContent = fmt(f.dropped, 0); $("late").textContent = fmt(f.late, 0);
   $("checks").textContent = fmt(f.checks[0], 0) + " / " + fmt(f.checks[1], 0);
+  // A run without checks (quick mode) shows none, rather than "0 / 0".
+  $("checks").parentElement.hidden = !(f.checks[0] + f.checks[1] > 0);
   const ct = $("classes"), head = document.createElement("tr"), row = document.createElement("tr");
   for (let c = 0; c < classNames.length; c++) { cell(head, classNames[c], "th"); cell(row, fmt(f.classes[c], 0)); }
   ct.tHead.replaceChildren(head); ct.tBodies[0].replaceChildren(row);
@@ -74,6 +76,11 @@ function draw() {
   charts.vus.set(series(f => f.vus));
   charts.cpu.set(series(f => f.server ? f.server_cpu : null, f => f.own_cpu));
   const mib = 1 << 20;
+  // Without a server measured (quick mode against a process loadlab cannot
+  // see) the memory chart would be empty: it is left out until there is one.
+  const mem = $("c-mem").parentElement, hadMem = !mem.hidden;
+  mem.hidden = !frames.some(x => x.server);
+  if (!mem.hidden && !hadMem) charts.mem.resize();
   charts.mem.set(series(f => f.server ? f.server_rss / mib : null),
     f.quota ? [{value: f.quota / mib, label: "memory_quota " + fmt(f.quota / mib, 0) + " MiB", color: vermillion}] : []);
   $("status").textContent = (ended ? "ended" : f.running ? "running" : "waiting") +

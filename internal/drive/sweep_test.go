@@ -1,4 +1,4 @@
-package experiment
+package drive
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/loadlab/loadlab/internal/plan"
 )
 
-// TestSweepSeedsTheRuns: the seed an experiment prints reaches every run's
+// TestSweepSeedsTheRuns: the seed an experiment.experiment prints reaches every run's
 // templates, so that the same seed, given as seed:, sends the same bodies
 // again, run for run.
 func TestSweepSeedsTheRuns(t *testing.T) {

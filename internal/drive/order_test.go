@@ -1,10 +1,12 @@
-package experiment
+package drive
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/loadlab/loadlab/internal/experiment"
 
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/result"
@@ -57,8 +59,8 @@ repeat: 2
 	if !out.Interrupted || len(first) != 6 {
 		t.Fatalf("interrupted %v, %d runs planned: %+v", out.Interrupted, len(first), first)
 	}
-	points := Points(p.Experiment)
-	for i, slot := range Order(len(points), 2, out.Seed) {
+	points := experiment.Points(p.Experiment)
+	for i, slot := range experiment.Order(len(points), 2, out.Seed) {
 		want := Planned{Run: i + 1, Point: points[slot.Point].Key, Rep: slot.Rep}
 		if first[i] != want {
 			t.Errorf("planned run %d: %+v, want %+v", i+1, first[i], want)

@@ -1,4 +1,4 @@
-package capacity
+package drive
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/capacity"
 	"github.com/loadlab/loadlab/internal/engine"
 	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/plan"
@@ -16,9 +17,6 @@ import (
 	"github.com/loadlab/loadlab/internal/threshold"
 )
 
-// DefaultStepMax is the longest a step runs when its figures do not settle.
-const DefaultStepMax = 30 * time.Second
-
 // count is n+1 when yes, else 0: how many judgements in a row said so.
 func count(yes bool, n int) int {
 	if yes {
@@ -26,29 +24,6 @@ func count(yes bool, n int) int {
 	}
 	return 0
 }
-
-// Cooldown is how long the search waits after a step for the server to
-// work off what was still queued in it: a second, and twice the p99
-// latency of the step's last second (the time its queue took to cross),
-// at most MaxCooldown. Without it a step that broke leaves a queue that
-// the next one would inherit.
-func Cooldown(points []result.Point) time.Duration {
-	d := time.Second
-	for i := len(points) - 1; i >= 0; i-- {
-		if points[i].Responses > 0 {
-			d += 2 * time.Duration(points[i].P99*float64(time.Millisecond))
-			break
-		}
-	}
-	return min(d, MaxCooldown)
-}
-
-// MaxCooldown bounds Cooldown.
-const MaxCooldown = 30 * time.Second
-
-// ErrInterrupted is a step cut short by its context (Ctrl-C): it is not
-// kept, and the search resumes with it.
-var ErrInterrupted = errors.New("interrupted")
 
 // Stepper makes the steps of a search: runs of an open-load plan at one
 // rate each (or of a closed load at one VU count each, with VUs), with
@@ -60,8 +35,8 @@ type Stepper struct {
 	VUs bool
 	// SLO replaces the plan's thresholds in every step's run.
 	SLO        []*threshold.Threshold
-	StepMax    time.Duration // DefaultStepMax when zero
-	Steadiness Steadiness
+	StepMax    time.Duration // capacity.DefaultStepMax when zero
+	Steadiness capacity.Steadiness
 	Workers    int
 	Version    string
 	// OnProgress hears about the step once a second.
@@ -71,29 +46,21 @@ type Stepper struct {
 	OnInterval func(steps []engine.StepInfo, iv *metrics.Interval)
 }
 
-// StepReport is how a step went, beyond its Outcome.
-type StepReport struct {
-	// Judgement is the last word of Judge on the step's series.
-	Judgement Judgement
-	// Early: the step ended before StepMax, steady, growing or failing.
-	Early bool
-}
-
 // Step runs the plan at rate arrivals a second, in dir (server.log; the
 // caller writes result.json), until its figures are steady, growing or
 // failing, or StepMax. It holds when it is steady (or merely unsettled at
 // StepMax) and every SLO clause holds on its result. Steady and growing
 // must each show twice in a row, a second apart, to end a step early: one
 // quiet or slow second on a busy machine says little. After the step it
-// waits Cooldown. The error is ErrInterrupted
+// waits capacity.Cooldown. The error is capacity.ErrInterrupted
 // when ctx ended the step; the result then is nil.
 //
 // With VUs, level is the closed load's VU count and the series is judged
-// without an offered rate (Judge with rate 0): a closed load cannot fall
+// without an offered rate (capacity.Judge with rate 0): a closed load cannot fall
 // behind its arrivals, so a step breaks on a latency or in-flight trend,
 // on errors, or on an SLO clause.
-func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir string) (Outcome, *result.Result, StepReport, error) {
-	out := Outcome{Rate: level, Phase: phase}
+func (s *Stepper) Step(ctx context.Context, level float64, phase capacity.Phase, dir string) (capacity.Outcome, *result.Result, capacity.StepReport, error) {
+	out := capacity.Outcome{Rate: level, Phase: phase}
 	rate := level
 	q := *s.Plan
 	if s.VUs {
@@ -104,7 +71,7 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 	}
 	q.Load.Duration = s.StepMax
 	if q.Load.Duration <= 0 {
-		q.Load.Duration = DefaultStepMax
+		q.Load.Duration = capacity.DefaultStepMax
 	}
 	q.Thresholds = nil
 	for _, t := range s.SLO {
@@ -114,12 +81,12 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 	if st.PerJourney == 0 {
 		st.PerJourney = RequestsPerJourney(s.Plan)
 	}
-	st = st.withDefaults()
+	st = st.WithDefaults()
 
 	var (
 		mu      sync.Mutex
 		points  []result.Point
-		last    Judgement
+		last    capacity.Judgement
 		growing int
 		steady  int
 		stopped bool
@@ -129,9 +96,9 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 		mu.Lock()
 		points = append(points, p.Point)
 		if !stopped {
-			last = Judge(points, rate, st)
-			growing, steady = count(last.State == Growing, growing), count(last.State == Steady, steady)
-			if steady >= 2 || last.State == Failing || growing >= 2 {
+			last = capacity.Judge(points, rate, st)
+			growing, steady = count(last.State == capacity.Growing, growing), count(last.State == capacity.Steady, steady)
+			if steady >= 2 || last.State == capacity.Failing || growing >= 2 {
 				stopped = true
 				close(stop)
 			}
@@ -143,11 +110,11 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 	}
 	res, err := runner.Plan(ctx, &q, runner.Options{Dir: dir, Workers: s.Workers, Warmup: time.Duration(st.Skip) * time.Second, OnProgress: progress, OnInterval: s.OnInterval, Stop: stop, Version: s.Version})
 	mu.Lock()
-	report := StepReport{Judgement: last, Early: stopped}
+	report := capacity.StepReport{Judgement: last, Early: stopped}
 	mu.Unlock()
 	if res != nil && !res.Summary.Interrupted {
 		select {
-		case <-time.After(Cooldown(res.Series)):
+		case <-time.After(capacity.Cooldown(res.Series)):
 		case <-ctx.Done():
 		}
 	}
@@ -155,29 +122,29 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 	switch {
 	case res == nil && err != nil:
 		if errors.As(err, &serverErr) {
-			out.Stop, out.Clause = ServerCrashed, serverErr.Error()
+			out.Stop, out.Clause = capacity.ServerCrashed, serverErr.Error()
 			return out, nil, report, nil
 		}
 		return out, nil, report, err
 	case res.Summary.Interrupted:
-		return out, nil, report, ErrInterrupted
+		return out, nil, report, capacity.ErrInterrupted
 	case errors.As(err, &serverErr):
-		out.Stop, out.Clause = ServerCrashed, serverErr.Error()
+		out.Stop, out.Clause = capacity.ServerCrashed, serverErr.Error()
 		return out, res, report, nil
 	case err != nil:
 		return out, res, report, err
 	}
 	if !report.Early {
 		// At the cap: judge the whole series once more.
-		report.Judgement = Judge(res.Series, rate, st)
+		report.Judgement = capacity.Judge(res.Series, rate, st)
 	}
 	for _, w := range res.Validity {
 		if w.Code == "generator_saturated" {
-			out.Stop = GeneratorSaturated
+			out.Stop = capacity.GeneratorSaturated
 		}
 	}
 	switch j := report.Judgement; {
-	case j.State == Growing || j.State == Failing:
+	case j.State == capacity.Growing || j.State == capacity.Failing:
 		out.Clause = j.Reason
 		return out, res, report, nil
 	}
@@ -189,4 +156,29 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase Phase, dir stri
 	}
 	out.Holds = true
 	return out, res, report, nil
+}
+
+// RequestsPerJourney is the requests a journey of p makes, on average over
+// its scenarios by weight: its request steps, pauses left out. It is a
+// lower bound where a journey makes more (redirects followed, a step's
+// assets), so the throughput rule then fires later, never falsely: with
+// this at 1 for a five-request journey, throughput in requests was judged
+// against an offered rate in journeys, and "behind" never fired.
+func RequestsPerJourney(p *plan.Plan) float64 {
+	var sum, weights float64
+	for _, sc := range p.Scenarios {
+		w := float64(max(sc.Weight, 1))
+		n := 0
+		for _, st := range sc.Steps {
+			if !st.IsThink {
+				n++
+			}
+		}
+		sum += w * float64(n)
+		weights += w
+	}
+	if weights == 0 || sum < weights {
+		return 1
+	}
+	return sum / weights
 }
