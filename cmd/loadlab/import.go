@@ -92,6 +92,9 @@ Think times come from the recording, capped.`,
 			for _, l := range res.Secrets {
 				fmt.Fprintf(w, "  secret  %s\n", l)
 			}
+			for _, l := range res.Notes {
+				fmt.Fprintf(w, "  note    %s\n", l)
+			}
 			if len(res.Assets) > 0 && opts.KeepAssets {
 				fmt.Fprintf(w, "kept %d assets (stylesheets, scripts, images, fonts) as steps named \"asset METHOD PATH\" after their page, reported apart from it; each page's in one parallel group, fetched at once as a browser does (at most 6 at a time):\n", len(res.Assets))
 				for _, a := range res.Assets {

@@ -578,7 +578,8 @@ load: { open: { rate: 50/s, duration: 1s, max_vus: 4 } }
 }
 
 // TestNoJourneyCompleted: when every journey is aborted (here a capture
-// that never finds its value) the run fails, naming the reason, and keeps
+// that never finds its value) the run fails, naming the reason in words
+// (what the capture did not find, what the server answered), and keeps
 // what it measured.
 func TestNoJourneyCompleted(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"other": 1}`) }))
@@ -593,7 +594,7 @@ load: { closed: { vus: 2, iterations: 2 } }
 `})
 	out := t.TempDir()
 	_, stderr, code := cli(context.Background(), t, "run", path, "--out", out)
-	if code != exitFailed || !strings.Contains(stderr, "no journey completed: 4 could not go on") || !strings.Contains(stderr, "token has no value") {
+	if code != exitFailed || !strings.Contains(stderr, "no journey completed: 4 could not go on") || !strings.Contains(stderr, "capture token found nothing at JSONPath $.token: the GET answered 200") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	if r, err := store.ReadResult(out); err != nil || r.Summary.Aborted != 4 {

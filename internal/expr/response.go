@@ -243,6 +243,25 @@ func (c *Capture) Describe() string {
 	return "CSS " + c.Arg + " (text)"
 }
 
+// Missing says what a capture that found nothing did not find, for
+// messages: "no Location header".
+func (c *Capture) Missing() string {
+	switch c.Kind {
+	case FromJSON:
+		return "nothing at JSONPath " + c.Arg
+	case FromHeader:
+		return "no " + c.Arg + " header"
+	case FromCookie:
+		return "no Set-Cookie of cookie " + c.Arg
+	case FromRegex:
+		return "no match of regex " + c.Arg
+	}
+	if c.Attr != "" {
+		return fmt.Sprintf("no %s attribute on an element matching CSS %s", c.Attr, c.Arg)
+	}
+	return "no element matching CSS " + c.Arg
+}
+
 // Equal compares a response value with an expected one by their text, so
 // that 3, 3.0 and "3" agree.
 func Equal(got, want any) bool {

@@ -211,6 +211,10 @@ type part struct {
 	name string
 	prog *vm.Program
 	expr string
+	// reads are the slots an expression names: when it fails to run with
+	// one of them unset (a capture that found nothing), that is the error
+	// it reports, rather than the type error of a function given nil.
+	reads []int
 	// folded: an expression that reads only constants (plan variables,
 	// params, the environment), evaluated once when it compiled; val is
 	// its value and lit its text.
@@ -342,7 +346,45 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 			s.markRead(i)
 		}
 	}
-	return part{slot: -1, prog: prog, expr: e}, nil
+	return part{slot: -1, prog: prog, expr: e, reads: s.named(prog.Node())}, nil
+}
+
+// named are the slots whose names (or their first part, users of
+// users.email) an expression's identifiers are.
+func (s *Scope) named(root ast.Node) []int {
+	ids := map[string]bool{}
+	ast.Walk(&root, identVisitor(ids))
+	var out []int
+	for i, name := range s.order {
+		if first, _, _ := strings.Cut(name, "."); ids[first] && !s.hidden[name] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+type identVisitor map[string]bool
+
+func (v identVisitor) Visit(node *ast.Node) {
+	if n, ok := (*node).(*ast.IdentifierNode); ok {
+		v[n.Value] = true
+	}
+}
+
+// runPart runs an expression part. When it fails and a slot it names is
+// unset, the error is that slot's UnsetError: split(location, '/') of a
+// capture that found nothing says so, not that nil is not a string.
+func (st *State) runPart(p *part) (any, error) {
+	v, err := st.run(p.prog)
+	if err == nil {
+		return v, nil
+	}
+	for _, i := range p.reads {
+		if st.slots[i] == nil {
+			return nil, &UnsetError{Name: st.scope.order[i]}
+		}
+	}
+	return nil, err
 }
 
 // varying are the functions whose value changes from call to call.
@@ -475,7 +517,7 @@ func (t *Template) Append(dst []byte, st *State) ([]byte, error) {
 			}
 		case p.prog != nil:
 			var err error
-			if v, err = st.run(p.prog); err != nil {
+			if v, err = st.runPart(p); err != nil {
 				return dst, fmt.Errorf("{{ %s }}: %w", p.expr, err)
 			}
 		default:
@@ -537,7 +579,7 @@ func (t *Template) Eval(st *State) (any, error) {
 			}
 			return nil, &UnsetError{Name: p.name}
 		case p.prog != nil:
-			return st.run(p.prog)
+			return st.runPart(p)
 		case p.folded:
 			return p.val, nil
 		}
@@ -586,9 +628,17 @@ func (s *Scope) constPath(name string) (v any, ok bool, msg string) {
 
 // UnsetError is a slot read before anything set it: typically a capture
 // whose step found nothing.
-type UnsetError struct{ Name string }
+type UnsetError struct {
+	Name string
+	// Why, when set, says why in words: "capture issue_location found no
+	// Location header: the POST answered 422".
+	Why string
+}
 
 func (e *UnsetError) Error() string {
+	if e.Why != "" {
+		return e.Why
+	}
 	return fmt.Sprintf("%s has no value (did its capture find nothing?)", e.Name)
 }
 

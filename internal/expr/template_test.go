@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -212,5 +213,46 @@ func TestReads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnsetCaptureInAnExpression: an expression that calls a function on a
+// capture that found nothing (split(location, '/')[4] after a POST that
+// answered 422) fails with the capture's UnsetError, in words, never with
+// the Go type error of the function given nil; an expression that copes
+// with nil itself still runs.
+func TestUnsetCaptureInAnExpression(t *testing.T) {
+	t.Parallel()
+	s := NewScope()
+	loc := s.Slot("issue_location")
+	st := s.NewState()
+	for _, src := range []string{`/issues/{{ split(issue_location, '/')[4] }}`, `{{ upper(issue_location) }}`, `{{ split(issue_location, '/')[4] }}`} {
+		tpl, err := s.Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Set(loc, nil)
+		var got error
+		if tpl.whole {
+			_, got = tpl.Eval(st)
+		} else {
+			_, got = tpl.String(st)
+		}
+		var unset *UnsetError
+		if !errors.As(got, &unset) || unset.Name != "issue_location" || strings.Contains(got.Error(), "interface") {
+			t.Errorf("%s with issue_location unset: %v, want issue_location's UnsetError", src, got)
+		}
+		st.Set(loc, "http://127.0.0.1:1/issues/7/x")
+		if _, err := tpl.String(st); err != nil {
+			t.Errorf("%s with issue_location set: %v", src, err)
+		}
+	}
+	tpl, err := s.Compile(`{{ issue_location ?? "none" }}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Set(loc, nil)
+	if got, err := tpl.String(st); err != nil || got != "none" {
+		t.Errorf("issue_location ?? \"none\" unset: %q, %v", got, err)
 	}
 }

@@ -65,12 +65,19 @@ type notes struct{ url string }
 // CSRF token) is its own.
 func startNotes(t *testing.T, firstID int) *notes {
 	t.Helper()
+	return startRack(t, "notes", firstID)
+}
+
+// startRack starts testdata/DIR/config.ru in Puma on a free loopback
+// port, with FIRST_ID=firstID.
+func startRack(t *testing.T, dir string, firstID int) *notes {
+	t.Helper()
 	puma, err := exec.LookPath("puma")
 	if err != nil {
 		t.Fatal("puma is not installed: run scripts/test-deps")
 	}
 	cmd := exec.Command(puma, "-b", "tcp://127.0.0.1:0", "-t", "1:4", "config.ru")
-	cmd.Dir = filepath.Join("testdata", "notes")
+	cmd.Dir = filepath.Join("testdata", dir)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("FIRST_ID=%d", firstID))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

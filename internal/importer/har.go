@@ -35,6 +35,15 @@ type nameValue struct {
 	Value string `json:"value"`
 }
 
+// param is a posted parameter: a multipart body's file part has a file
+// name and a type.
+type param struct {
+	Name        string  `json:"name"`
+	Value       string  `json:"value"`
+	FileName    *string `json:"fileName"`
+	ContentType string  `json:"contentType"`
+}
+
 type entry struct {
 	StartedDateTime string  `json:"startedDateTime"`
 	Time            float64 `json:"time"` // ms
@@ -45,9 +54,9 @@ type entry struct {
 		Headers     []nameValue `json:"headers"`
 		QueryString []nameValue `json:"queryString"`
 		PostData    *struct {
-			MimeType string      `json:"mimeType"`
-			Text     string      `json:"text"`
-			Params   []nameValue `json:"params"`
+			MimeType string  `json:"mimeType"`
+			Text     string  `json:"text"`
+			Params   []param `json:"params"`
 		} `json:"postData"`
 	} `json:"request"`
 	Response struct {

@@ -41,8 +41,11 @@ type Result struct {
 	Steps    int      // requests in the plan
 	Inferred []string // one line per capture: what, where from, why
 	Secrets  []string // one line per secret variable
-	Assets   []string // assets, METHOD URL: dropped, or kept as steps with KeepAssets
-	Hosts    []string // dropped third-party hosts, "host (N requests)"
+	// Notes say what the recording lacks that the plan needs: a body or a
+	// file's bytes that the browser left out of the HAR.
+	Notes  []string
+	Assets []string // assets, METHOD URL: dropped, or kept as steps with KeepAssets
+	Hosts  []string // dropped third-party hosts, "host (N requests)"
 	// SecretValues are the recorded values of the secret variables, by
 	// the environment variable each is read from (LOADLAB_PASSWORD), for
 	// --check to run the plan with (as -e NAME=VALUE); never written.
@@ -57,11 +60,13 @@ type step struct {
 	method, url, name string
 	query, headers    []kv
 	form              []kv
+	multipart         *multipartBody
 	json              any
 	body              *string
 	status            int
 	noFollow          bool
 	think             time.Duration
+	note              string // a comment written before the step
 	captures          []capture
 	asset             bool // a stylesheet, script, image or font kept (KeepAssets)
 }
@@ -276,6 +281,15 @@ func (im *importer) convert(i int) {
 	}
 
 	// The body.
+	if pd := e.Request.PostData; (pd == nil || pd.Text == "" && len(pd.Params) == 0) && header(e.Request.Headers, "Content-Length") != "" && header(e.Request.Headers, "Content-Length") != "0" {
+		// A browser's HAR leaves out a body made of a file or binary data
+		// (a form with a chosen file, fetch() of a File or ArrayBuffer).
+		st.note = fmt.Sprintf("the recording has no body for this request (Content-Length %s): browsers leave bodies made of files or binary data out of a HAR; the plan sends none: give it body_file: or a multipart: files", header(e.Request.Headers, "Content-Length"))
+		im.res.Notes = append(im.res.Notes, st.name+": "+st.note)
+		if contentType != "" {
+			st.headers = append(st.headers, kv{"Content-Type", contentType})
+		}
+	}
 	if pd := e.Request.PostData; pd != nil && (pd.Text != "" || len(pd.Params) > 0) {
 		mt := strings.ToLower(pd.MimeType)
 		if mt == "" {
@@ -295,7 +309,7 @@ func (im *importer) convert(i int) {
 					k, v, _ := strings.Cut(p, "=")
 					k, _ = url.QueryUnescape(k)
 					v, _ = url.QueryUnescape(v)
-					params = append(params, nameValue{k, v}) // repeated names kept, in order
+					params = append(params, param{Name: k, Value: v}) // repeated names kept, in order
 				}
 			} else {
 				for j := range params { // some browsers write them escaped
@@ -309,6 +323,16 @@ func (im *importer) convert(i int) {
 			}
 			for _, p := range params {
 				st.form = append(st.form, kv{p.Name, im.template(i, candidate{value: p.Value, field: p.Name, secret: secret.Name(p.Name)})})
+			}
+		case strings.HasPrefix(mt, "multipart/form-data"):
+			if mp := im.multipart(i, pd.MimeType, contentType, pd.Text, pd.Params); mp != nil {
+				st.multipart = mp
+				break
+			}
+			b := pd.Text
+			st.body = &b
+			if contentType != "" {
+				st.headers = append(st.headers, kv{"Content-Type", contentType})
 			}
 		case strings.Contains(mt, "json"):
 			var v any

@@ -86,6 +86,9 @@ func writeStep(b *bytes.Buffer, st *step, indent string) {
 	if st.think > 0 {
 		fmt.Fprintf(b, "%s- think: %s\n", indent, st.think.Round(10*time.Millisecond))
 	}
+	if st.note != "" {
+		fmt.Fprintf(b, "%s# %s\n", indent, st.note)
+	}
 	fmt.Fprintf(b, "%s- %s: %s\n", indent, strings.ToLower(st.method), q(st.url+rawQuery(st.query)))
 	fmt.Fprintf(b, "%sname: %s\n", in, q(st.name))
 	if len(st.query) > 0 && !dupKeys(st.query) {
@@ -103,6 +106,8 @@ func writeStep(b *bytes.Buffer, st *step, indent string) {
 			parts[k] = formEscape(f.k) + "=" + formEscape(f.v)
 		}
 		fmt.Fprintf(b, "%sbody: %s\n%sheaders: { \"Content-Type\": \"application/x-www-form-urlencoded\" }\n", in, q(strings.Join(parts, "&")), in)
+	case st.multipart != nil:
+		writeMultipart(b, st.multipart, in)
 	case st.json != nil:
 		j, _ := json.Marshal(st.json)
 		fmt.Fprintf(b, "%sjson: %s\n", in, j)
@@ -175,4 +180,34 @@ func formEscape(s string) string {
 		s = s[j:]
 	}
 	return b.String()
+}
+
+// writeMultipart writes a multipart: body: its fields as a mapping (a list
+// of one-entry mappings when a name repeats), then its files.
+func writeMultipart(b *bytes.Buffer, mp *multipartBody, in string) {
+	fmt.Fprintf(b, "%smultipart:\n", in)
+	switch {
+	case len(mp.fields) == 0:
+	case !dupKeys(mp.fields):
+		fmt.Fprintf(b, "%s  fields: %s\n", in, flow(mp.fields))
+	default:
+		fmt.Fprintf(b, "%s  fields:\n", in)
+		for _, f := range mp.fields {
+			fmt.Fprintf(b, "%s    - %s: %s\n", in, q(f.k), q(f.v))
+		}
+	}
+	if len(mp.files) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s  files:\n", in)
+	for _, f := range mp.files {
+		if f.omitted != "" {
+			fmt.Fprintf(b, "%s    # the recorded file (%s) is not written: put it beside the plan and send it with file: NAME\n", in, f.omitted)
+		}
+		fmt.Fprintf(b, "%s    - { name: %s, filename: %s, content_type: %s", in, q(f.name), q(f.filename), q(f.contentType))
+		if f.content != "" {
+			fmt.Fprintf(b, ", content: %s", q(escapeBraces(f.content)))
+		}
+		b.WriteString(" }\n")
+	}
 }

@@ -2,6 +2,7 @@ package journey
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -144,6 +145,9 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 			val, ok, _ = cp.Capture.Extract(&s.resp)
 		}
 		if ok {
+			if len(s.why) > 0 {
+				delete(s.why, cp.Name)
+			}
 			s.vars.Set(cp.Slot, val)
 			if cp.Secret && s.learned != nil {
 				learn(s.learned, val)
@@ -153,6 +157,10 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		} else {
 			s.vars.Set(cp.Slot, nil)
 			s.failedCaptures = append(s.failedCaptures, i)
+			if s.why == nil {
+				s.why = map[string]miss{}
+			}
+			s.why[cp.Name] = miss{capture: cp.Capture, method: s.method, status: x.Status, err: x.Err} // said in words only if a request needs it
 		}
 	}
 	if learnt && len(s.secretExprs) > 0 {
@@ -176,6 +184,56 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 	return true
 }
 
+// miss is why a capture found nothing: what it looked for, and the
+// response it looked in.
+type miss struct {
+	capture *expr.Capture
+	method  string
+	status  int
+	err     error
+}
+
+// words says in words why capture name found nothing: "capture
+// issue_location found no Location header: the POST answered 422".
+func (m miss) words(name string) string {
+	if m.err != nil {
+		return fmt.Sprintf("capture %s found nothing: the %s got no response (%v)", name, m.method, m.err)
+	}
+	return fmt.Sprintf("capture %s found %s: the %s answered %d", name, m.capture.Missing(), m.method, m.status)
+}
+
+// explain puts the reason a capture found nothing into the error of a
+// request that reads its unset variable, in place of "has no value".
+func (s *State) explain(err error) error {
+	if err == nil || len(s.why) == 0 {
+		return err // before unset is declared: errors.As makes it escape, an allocation per request
+	}
+	return s.explainUnset(err)
+}
+
+func (s *State) explainUnset(err error) error {
+	var unset *expr.UnsetError
+	if !errors.As(err, &unset) || unset.Why != "" {
+		return err
+	}
+	m, ok := s.why[unset.Name]
+	if !ok {
+		return err
+	}
+	why := m.words(unset.Name)
+	was := unset.Error()
+	unset.Why = why
+	return &explained{msg: strings.Replace(err.Error(), was, why, 1), err: err}
+}
+
+// explained is an error whose text names why a capture found nothing.
+type explained struct {
+	msg string
+	err error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }
 func (st *Step) storeCookies(s *State, x *httpx.Exchange) {
 	if !hasSetCookie(x.Header) {
 		return

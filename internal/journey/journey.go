@@ -158,6 +158,9 @@ func unitOf(v *engine.VU) workUnit {
 // begin is Begin for the iteration that is the plan's unit of work u.
 func (r *Runner) begin(s *State, vu int, iteration int64, es *engine.Scenario, u workUnit) error {
 	s.vars.Clear(r.CaptureSlots)
+	if len(s.why) > 0 {
+		clear(s.why)
+	}
 	s.jar.Reset()
 	if s.vu != vu { // an open workload's VU takes a number from a pool per journey
 		s.vu = vu
@@ -284,6 +287,9 @@ type State struct {
 	// failed and failedCaptures are the checks and captures of the step
 	// just answered that failed, recorded after its captures ran.
 	failed, failedCaptures []int
+	// why says, by variable, why a capture of this iteration found
+	// nothing, for the error of a later step that reads it.
+	why map[string]miss
 	// the request in flight, for redirects
 	target *httpx.Origin
 	method string

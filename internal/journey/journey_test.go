@@ -530,7 +530,8 @@ func TestAfterRecordsFailuresAfterCaptures(t *testing.T) {
 
 // BenchmarkAfter is the cost of a step's checks and capture per response:
 // all passing (the common case), and failing once the step's first failure
-// is kept (the others are only counted).
+// is kept (the others are only counted), a check or the capture (whose
+// reason is put in words only when a later request needs it).
 func BenchmarkAfter(b *testing.B) {
 	f := newFixture(&testing.T{})
 	c, _ := expr.NewCapture(expr.FromCSS, "input[name=authenticity_token]", "value")
@@ -542,10 +543,11 @@ func BenchmarkAfter(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		status int
-	}{{"pass", 200}, {"fail", 500}} {
+		body   []byte
+	}{{"pass", 200, page}, {"fail", 500, page}, {"capture finds nothing", 422, []byte("422 invalid authenticity token")}} {
 		b.Run(bc.name, func(b *testing.B) {
 			var rec keptRecorder
-			x := httpx.Exchange{Status: bc.status, Header: []byte("Content-Type: text/html\r\n"), Body: page}
+			x := httpx.Exchange{Status: bc.status, Header: []byte("Content-Type: text/html\r\n"), Body: bc.body}
 			b.ReportAllocs()
 			for b.Loop() {
 				st.After(s, &rec, &x)

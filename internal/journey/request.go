@@ -35,10 +35,14 @@ type Step struct {
 	// Headers are sent in order; those that carry credentials (secret.Name)
 	// are left out of a request that a redirect sends to another host.
 	Headers []Field
-	// At most one of JSON, Form and Raw is set: the body.
+	// At most one of JSON, Form, Multipart and Raw is set: the body.
 	JSON *JSON
 	Form []Field
-	Raw  *expr.Template
+	// Multipart are the parts of a multipart/form-data body, in order,
+	// separated by Boundary (ContentType names it).
+	Multipart []Part
+	Boundary  string
+	Raw       *expr.Template
 	// ContentType goes with the body unless Headers has a Content-Type.
 	ContentType string
 	// AcceptEncoding is sent unless Headers has an Accept-Encoding.
@@ -87,6 +91,9 @@ func (st *Step) Request(r *Runner) *engine.RequestStep {
 			x.static, x.isStatic = text, true
 		}
 		st.headers = append(st.headers, x)
+	}
+	for i := range st.Multipart {
+		st.Multipart[i].head = partHead(st.Boundary, &st.Multipart[i])
 	}
 	rs := &engine.RequestStep{
 		Target:     st.Target,
@@ -165,10 +172,18 @@ func (s *State) restoreLane(i int) {
 	s.target, s.method = l.target, l.method
 }
 
-func (st *Step) hasBody() bool { return st.JSON != nil || st.Form != nil || st.Raw != nil }
+func (st *Step) hasBody() bool {
+	return st.JSON != nil || st.Form != nil || st.Multipart != nil || st.Raw != nil
+}
 
-// Build appends the step's request for a VU to dst.
+// Build appends the step's request for a VU to dst. A request that reads
+// a variable whose capture found nothing fails with why the capture did.
 func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
+	out, err := st.build(s, dst)
+	return out, s.explain(err)
+}
+
+func (st *Step) build(s *State, dst []byte) ([]byte, error) {
 	s.target, s.method = st.Target, st.Method
 	var err error
 	s.body = s.body[:0]
@@ -188,6 +203,11 @@ func (st *Step) Build(s *State, dst []byte) ([]byte, error) {
 				return dst, tooLarge("form "+f.Name, err)
 			}
 			s.body = append(s.body[:start], url.QueryEscape(string(s.body[start:]))...)
+		}
+	case st.Multipart != nil:
+		if s.body, err = st.appendMultipart(s.body, s.vars); err != nil {
+			s.body = s.body[:0]
+			return dst, err
 		}
 	case st.Raw != nil:
 		s.body, err = st.Raw.Append(s.body, s.vars)

@@ -47,7 +47,7 @@ func TestBodyFile(t *testing.T) {
 		{"post: /\n    body_file: fifo", "", ":4:16: body_file: " + fifo + " is not a regular file"},
 		{"post: /\n    body_file: /dev/zero", "", ":4:16: body_file: /dev/zero is not a regular file"},
 		{"post: /\n    body_file: big.bin", "http: { max_request_body: 1KiB }\n", ":4:16: body_file: " + filepath.Join(dir, "big.bin") + " is over 1 KiB"},
-		{"post: /\n    body: x\n    body_file: body.txt", "", ":3:9: a step has one body: give json:, form:, body: or body_file:, not several"},
+		{"post: /\n    body: x\n    body_file: body.txt", "", ":3:9: a step has one body: give json:, form:, multipart:, body: or body_file:, not several"},
 		{"get: /", "data: { d: { csv: fifo } }\n", ":5:19: data source d: " + fifo + " is not a regular file"},
 	} {
 		if _, err := load(tt.step, tt.extra); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "plan.yaml")+tt.want) {

@@ -289,6 +289,16 @@ func stepText(st *Step) string {
 	if st.Body != nil {
 		b.WriteString(" " + st.Body.Src)
 	}
+	if mp := st.Multipart; mp != nil {
+		for _, f := range mp.Fields {
+			b.WriteString(" " + f.Value.Src)
+		}
+		for _, f := range mp.Files {
+			if f.Content != nil {
+				b.WriteString(" " + f.Content.Src)
+			}
+		}
+	}
 	var walk func(n *node)
 	walk = func(n *node) {
 		if n == nil {
@@ -515,6 +525,8 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 				c.checkSize(st.Form[i].Value.Pos, st.Name, "form "+f.Name, len(url.QueryEscape(text)), h.MaxRequestBody, "max_request_body")
 			}
 		}
+	case st.Multipart != nil:
+		c.multipart(rs, st, scope)
 	case st.BodyFile != nil:
 		path := st.BodyFile.Src
 		if !filepath.IsAbs(path) {
@@ -558,6 +570,76 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		rs.MaxRedirects = h.MaxRedirects
 	}
 	return rs.Request(c.runner)
+}
+
+// multipart compiles a multipart: body: its fields' and files' templates
+// (a file: read now, as body_file: is), and a boundary of the step's own.
+func (c *compiler) multipart(rs *journey.Step, st *Step, scope *expr.Scope) {
+	h := c.p.HTTP
+	mp := st.Multipart
+	total := 0
+	rs.Boundary = journey.Boundary(fmt.Sprintf("%s:%d:%d", st.Name, mp.Pos.Line, mp.Pos.Col))
+	rs.ContentType = "multipart/form-data; boundary=" + rs.Boundary
+	holdsBoundary := func(pos Pos, what, text string) {
+		if strings.Contains(text, rs.Boundary) {
+			c.d.errorf(pos, "%s: the %s holds the multipart boundary %s, which would end its part early", st.Name, what, rs.Boundary)
+		}
+	}
+	for _, f := range mp.Fields {
+		t := c.template(f.Value, scope)
+		if t == nil {
+			continue
+		}
+		t.Limit = h.MaxRequestBody
+		if text, ok := t.Static(); ok {
+			total += len(text)
+			c.checkSize(f.Value.Pos, st.Name, "multipart field "+f.Name, len(text), h.MaxRequestBody, "max_request_body")
+			holdsBoundary(f.Value.Pos, "multipart field "+f.Name, text)
+		}
+		rs.Multipart = append(rs.Multipart, journey.Part{Name: f.Name, Value: t})
+	}
+	for _, f := range mp.Files {
+		part := journey.Part{Name: f.Name, File: true, Filename: f.Filename, ContentType: f.ContentType}
+		switch {
+		case f.File != nil && f.Content != nil: // said when it decoded
+			continue
+		case f.File != nil:
+			path := f.File.Src
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(c.p.Dir, path)
+			}
+			data, err := readFile(path, int64(h.MaxRequestBody))
+			if err != nil {
+				c.report(f.File.Pos, "multipart file %s: %v", f.Name, err)
+				continue
+			}
+			part.Value = expr.Literal(string(data))
+		case f.Content != nil:
+			part.Value = c.template(*f.Content, scope)
+			if part.Value == nil {
+				continue
+			}
+			part.Value.Limit = h.MaxRequestBody
+		default:
+			part.Value = expr.Literal("")
+		}
+		if text, ok := part.Value.Static(); ok {
+			total += len(text)
+			pos := f.Pos
+			if f.Content != nil {
+				pos = f.Content.Pos
+			}
+			c.checkSize(pos, st.Name, "multipart file "+f.Name, len(text), h.MaxRequestBody, "max_request_body")
+			holdsBoundary(pos, "multipart file "+f.Name, text)
+		}
+		rs.Multipart = append(rs.Multipart, part)
+	}
+	if total > h.MaxRequestBody {
+		c.checkSize(mp.Pos, st.Name, "multipart body", total, h.MaxRequestBody, "max_request_body")
+	}
+	if rs.Multipart == nil {
+		rs.Multipart = []journey.Part{}
+	}
 }
 
 // dataColumn is a data source's column, by its slot.

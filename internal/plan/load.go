@@ -915,7 +915,7 @@ func (d *decoder) scenario(name string, pos Pos, n *node) *Scenario {
 
 var methods = []string{"get", "post", "put", "patch", "delete", "head", "options"}
 
-var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "body", "body_file", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
+var stepKeys = append(append([]string{}, methods...), "think", "name", "headers", "query", "json", "form", "multipart", "body", "body_file", "expect", "capture", "follow_redirects", "ws", "do", "max_message", "parallel")
 
 func (d *decoder) step(n *node) *Step {
 	m, ok := d.fields(n, "a step", stepKeys...)
@@ -980,6 +980,10 @@ func (d *decoder) step(n *node) *Step {
 		st.Form = d.fieldsOf(v, "form")
 		bodies++
 	}
+	if v := m.get("multipart"); v != nil {
+		st.Multipart = d.multipart(v)
+		bodies++
+	}
 	if v := m.get("body"); v != nil {
 		if t, ok := d.text(v, "body"); ok {
 			st.Body = &t
@@ -993,7 +997,7 @@ func (d *decoder) step(n *node) *Step {
 		bodies++
 	}
 	if bodies > 1 {
-		d.errorf(n.pos, "a step has one body: give json:, form:, body: or body_file:, not several")
+		d.errorf(n.pos, "a step has one body: give json:, form:, multipart:, body: or body_file:, not several")
 	}
 	if v := m.get("follow_redirects"); v != nil {
 		if b, ok := d.boolean(v, "follow_redirects"); ok {
@@ -1007,6 +1011,83 @@ func (d *decoder) step(n *node) *Step {
 		st.Captures = d.captures(v)
 	}
 	return st
+}
+
+// multipart decodes a multipart: body: fields: (a mapping, or a list of
+// one-entry mappings when a name repeats) and files: (a list of { name,
+// filename, content_type, content or file }).
+func (d *decoder) multipart(n *node) *Multipart {
+	m, ok := d.fields(n, "multipart", "fields", "files")
+	if !ok {
+		return nil
+	}
+	mp := &Multipart{Pos: n.pos}
+	if v := m.get("fields"); v != nil {
+		if v.kind == kindSeq {
+			for _, it := range v.vals {
+				if it.kind != kindMap || len(it.keys) != 1 {
+					d.errorf(it.pos, "multipart.fields: each item of the list is one name: value, got %s", describe(it))
+					continue
+				}
+				mp.Fields = append(mp.Fields, d.fieldsOf(it, "multipart.fields")...)
+			}
+		} else {
+			mp.Fields = d.fieldsOf(v, "multipart.fields")
+		}
+	}
+	if v := m.get("files"); v != nil {
+		if v.kind != kindSeq {
+			d.errorf(v.pos, "multipart.files must be a list of { name: FIELD, filename: NAME, content_type: TYPE, content: TEXT } (or file: PATH), got %s", describe(v))
+			return mp
+		}
+		for _, it := range v.vals {
+			fm, ok := d.fields(it, "a multipart file", "name", "filename", "content_type", "content", "file")
+			if !ok {
+				continue
+			}
+			f := FilePart{Pos: it.pos, ContentType: "application/octet-stream"}
+			if nv := fm.get("name"); nv != nil {
+				f.Name, _ = d.str(nv, "name")
+			}
+			if f.Name == "" {
+				d.errorf(it.pos, "a multipart file needs name: (its form field's name)")
+			}
+			if nv := fm.get("filename"); nv != nil {
+				f.Filename, _ = d.scalar(nv, "filename") // "": a file input left empty
+			}
+			if nv := fm.get("content_type"); nv != nil {
+				if ct, ok := d.str(nv, "content_type"); ok {
+					if strings.ContainsAny(ct, "\r\n") || ct == "" {
+						d.errorf(nv.pos, "content_type %q: expected a media type such as text/plain", ct)
+					}
+					f.ContentType = ct
+				}
+			}
+			if nv := fm.get("content"); nv != nil {
+				if t, ok := d.text(nv, "content"); ok {
+					f.Content = &t
+				}
+			}
+			if nv := fm.get("file"); nv != nil {
+				if p, ok := d.str(nv, "file"); ok {
+					f.File = &Text{Src: p, Pos: nv.pos}
+				}
+				if f.Content != nil {
+					d.errorf(nv.pos, "a multipart file has content: or file:, not both")
+				}
+			}
+			for _, bad := range []struct{ what, s string }{{"name", f.Name}, {"filename", f.Filename}} {
+				if strings.ContainsAny(bad.s, "\r\n") {
+					d.errorf(it.pos, "a multipart file's %s has a line break", bad.what)
+				}
+			}
+			mp.Files = append(mp.Files, f)
+		}
+	}
+	if len(mp.Fields) == 0 && len(mp.Files) == 0 {
+		d.errorf(n.pos, "multipart: has no parts: give fields: { NAME: VALUE } or files: [ { name: FIELD, filename: NAME, content: TEXT } ]")
+	}
+	return mp
 }
 
 func (d *decoder) think(st *Step, n *node) {

@@ -144,6 +144,9 @@ func (p *Plan) credentialHeaders() []Field {
 		for _, st := range sc.Steps {
 			add(st.Headers)
 			add(st.Form)
+			if st.Multipart != nil {
+				add(st.Multipart.Fields)
+			}
 			add(jsonCredentials(st.JSON))
 			for _, f := range st.Query {
 				if secret.QueryName(f.Name) {

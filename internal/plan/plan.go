@@ -122,7 +122,9 @@ type Step struct {
 	Query   []Field
 	JSON    *node // a JSON body, with templates in strings
 	Form    []Field
-	Body    *Text
+	// Multipart is a multipart/form-data body: text fields and files.
+	Multipart *Multipart
+	Body      *Text
 	// BodyFile is body_file:, a file sent as the body as it is (no
 	// templates), read when the plan compiles: a regular file of at most
 	// http.max_request_body, relative to the plan's directory.
@@ -137,6 +139,25 @@ type Step struct {
 	// Group, if set, is the parallel group (parallel:) the request is in:
 	// the steps of a group are consecutive in their scenario's Steps.
 	Group *Group
+}
+
+// Multipart is a multipart: body as written: its text fields, then its
+// files, each a part of a multipart/form-data body whose boundary loadlab
+// picks.
+type Multipart struct {
+	Fields []Field
+	Files  []FilePart
+	Pos    Pos
+}
+
+// FilePart is a file of a multipart: body: its field name, the file name
+// and type sent with it, and its content, a template (content:) or a file
+// read when the plan compiles (file:, relative to the plan's directory).
+type FilePart struct {
+	Name, Filename, ContentType string
+	Content                     *Text
+	File                        *Text
+	Pos                         Pos
 }
 
 // Group is a parallel: step as written: its requests are sent at once, at
