@@ -9,6 +9,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/websocket"
 )
 
 // Options set the server's behaviour. Query parameters of the same names
@@ -134,10 +137,22 @@ func fill(n int) []byte {
 	return b
 }
 
-// ServeHTTP answers every path the same way; /health answers at once.
+// ServeHTTP answers every path the same way; /health answers at once, and
+// /ws is a WebSocket that echoes every message back at once, whatever its
+// Origin (for WebSocket plans, and bench/memory.sh's sockets).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/health" {
+	switch r.URL.Path {
+	case "/health":
 		w.Write([]byte("ok\n"))
+		return
+	case "/ws":
+		// golang.org/x/net/websocket's server frames and unmasks, copying
+		// each message back; its handshake takes any Origin (a load tool
+		// sends none).
+		websocket.Server{
+			Handshake: func(*websocket.Config, *http.Request) error { return nil },
+			Handler:   func(c *websocket.Conn) { io.Copy(c, c) },
+		}.ServeHTTP(w, r)
 		return
 	}
 	o, body, err := s.requestOptions(r)
