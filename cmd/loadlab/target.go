@@ -24,7 +24,8 @@ which the whole server stops answering, CPU work per request, a status mix, a
 body size and a bound on requests served at once.
 
 Query parameters override the flags per request: ?delay=50ms&status=404&body=1024.
-GET /health always answers at once.`,
+GET /health always answers at once; /ws is a WebSocket that echoes each
+message back.`,
 		Example: `  loadlab target --addr 127.0.0.1:8080 --delay 20ms --jitter 5ms
   loadlab target --stall 1s/5s            # stop answering for 1s every 5s
   loadlab target --cpu 2ms --workers 4    # CPU-bound, 4 requests at a time
