@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +17,6 @@ import (
 	"github.com/loadlab/loadlab/internal/drive"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/quantity"
-	"github.com/loadlab/loadlab/internal/report"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/runner"
 	"github.com/loadlab/loadlab/internal/store"
@@ -150,14 +148,10 @@ Exit codes: 0 an answer; 1 the search failed (server crashed, interrupted);
 
 // capacitySearch is a search ready to go: everything checked.
 type capacitySearch struct {
-	plan    *plan.Plan
-	slo     []*threshold.Threshold
-	opts    capacity.Options
-	dir     string
-	doc     *capacity.Document
-	stepper *drive.Stepper
-	results []*result.Result // of each step, once the search is done
-	live    *liveOutputs     // --dashboard, --metrics-addr; nil without
+	*drive.Search // its directory, document, options, SLO; Results once done
+	plan          *plan.Plan
+	stepper       *drive.Stepper
+	live          *liveOutputs // --dashboard, --metrics-addr; nil without
 	// inExperiment: the search is a run of an experiment, whose options
 	// feed live its figures and runs; s.live only draws the search.
 	inExperiment bool
@@ -296,44 +290,14 @@ func newCapacitySearch(p *plan.Plan, f0 *capacityFlags, path string) (*capacityS
 	if byVUs {
 		doc.Search.Start, doc.Search.StartVUs = 0, int(opts.Start)
 	}
-	return &capacitySearch{plan: p, slo: slo, opts: opts, dir: dir, doc: doc,
-		stepper: &drive.Stepper{Plan: p, SLO: slo, StepMax: f.stepMax, Steadiness: st, Workers: f.workers, Version: version(), VUs: byVUs}}, nil
-}
-
-// resume takes the steps kept in the directory by the same search.
-func (s *capacitySearch) resume(fresh bool) error {
-	data, err := os.ReadFile(filepath.Join(s.dir, capacityFile))
-	if errors.Is(err, os.ErrNotExist) || fresh {
-		return nil
+	stepper := &drive.Stepper{Plan: p, SLO: slo, StepMax: f.stepMax, Steadiness: st, Workers: f.workers, Version: version(), VUs: byVUs}
+	search := &drive.Search{Dir: dir, Doc: doc, Opts: opts, SLO: slo, Steps: stepper, MinStep: st.MinDuration()}
+	if byVUs {
+		search.Check = func(index int, level float64) error {
+			return fitsOpenFiles(int(level), fmt.Sprintf("step %d (%s)", index, opts.Unit(level)))
+		}
 	}
-	if err != nil {
-		return err
-	}
-	var kept capacity.Document
-	if err := json.Unmarshal(data, &kept); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(s.dir, capacityFile), err)
-	}
-	if kept.Schema != capacity.Schema || kept.Search != s.doc.Search || strings.Join(kept.SLO, "\n") != strings.Join(s.doc.SLO, "\n") {
-		return usageError(fmt.Errorf("capacity: %s holds a search with another plan, SLO or settings: give another --out, or --fresh to start over", s.dir))
-	}
-	s.doc.Steps = kept.Steps
-	return nil
-}
-
-func (s *capacitySearch) outcomes() []capacity.Outcome {
-	out := make([]capacity.Outcome, len(s.doc.Steps))
-	for i, r := range s.doc.Steps {
-		out[i] = r.Outcome
-	}
-	return out
-}
-
-func (s *capacitySearch) save() error {
-	data, err := json.MarshalIndent(s.doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	return store.WriteFile(filepath.Join(s.dir, capacityFile), append(data, '\n'))
+	return &capacitySearch{Search: search, plan: p, stepper: stepper}, nil
 }
 
 func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) error {
@@ -341,14 +305,14 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 	if err != nil {
 		return usageError(err)
 	}
-	if err := store.CheckWritable(s.dir); err != nil {
+	if err := store.CheckWritable(s.Dir); err != nil {
 		return usageError(fmt.Errorf("capacity: --out: %w", err))
 	}
-	if err := s.resume(f.fresh); err != nil {
-		return err
+	if err := s.Resume(f.fresh); err != nil {
+		return searchError(err)
 	}
 	live, err := startLiveAs(ctx, io, &quickFlags{dashboard: f.dashboard, dashboardLinger: f.dashboardLinger, open: f.open,
-		metricsAddr: f.metricsAddr, metricsLinger: f.metricsLinger, out: s.dir, json: f.json}, "capacity")
+		metricsAddr: f.metricsAddr, metricsLinger: f.metricsLinger, out: s.Dir, json: f.json}, "capacity")
 	if err != nil {
 		return err
 	}
@@ -368,32 +332,31 @@ func runCapacity(ctx context.Context, io *stdio, path string, f *capacityFlags) 
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(s.doc); err != nil {
+		if err := enc.Encode(s.Doc); err != nil {
 			return failedError(err)
 		}
 		if _, err := io.out.Write(buf.Bytes()); err != nil {
 			return failedError(err)
 		}
-	} else if err := s.doc.WriteText(io.out); err != nil {
+	} else if err := s.Doc.WriteText(io.out); err != nil {
 		return failedError(err)
 	}
 	var crashed bool
-	for _, r := range s.doc.Steps {
+	for _, r := range s.Doc.Steps {
 		crashed = crashed || r.Stop == capacity.ServerCrashed
 	}
 	switch {
 	case crashed:
-		return failedError(fmt.Errorf("capacity: %s; the steps are in %s", answer.Note, s.dir))
+		return failedError(fmt.Errorf("capacity: %s; the steps are in %s", answer.Note, s.Dir))
 	case answer.Rate == 0 && !answer.AtLeast: // a rate, or VUs
 		return thresholdError(fmt.Errorf("capacity: %s", answer.Note))
 	}
 	return nil
 }
 
-// search makes the search's steps from where it stands to its answer,
-// then writes capacity.json and its reports (report.html, report.md). The
-// error is a usageError or failedError, and wraps capacity.ErrInterrupted
-// when ctx ended a step.
+// search runs the search (drive.Search.Run) with the live outputs and the
+// progress line as its observer. The error is a usageError or
+// failedError, and wraps capacity.ErrInterrupted when ctx ended a step.
 func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), onProgress func(runner.Progress), stepDone func()) (capacity.Answer, error) {
 	if s.inExperiment {
 		// The experiment's options already feed the live figures and
@@ -406,95 +369,53 @@ func (s *capacitySearch) search(ctx context.Context, logf func(string, ...any), 
 			s.stepper.OnInterval = s.live.onInterval()
 		}
 	}
-	s.liveStart()
-	logf("capacity %s: %s", s.plan.Name, s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds()))
-	if n := len(s.doc.Steps); n > 0 {
-		logf("resuming: %d steps kept in %s", n, s.dir)
-	}
-	logf("step  phase        rate  throughput       p95   time  verdict")
-	for _, r := range s.doc.Steps {
-		logf("%s", capacity.StepLine(r))
-		s.liveStep(r, true)
-	}
-	var answer capacity.Answer
-	began := time.Now()
-	for {
-		d, err := capacity.Next(s.opts, s.outcomes())
-		if err != nil {
-			return answer, usageError(fmt.Errorf("capacity: %s: %w; give another --out, or --fresh", s.dir, err))
-		}
-		if d.Done {
-			answer = d.Answer
-			break
-		}
-		if len(s.doc.Steps) >= s.doc.Search.MaxSteps {
-			return answer, failedError(fmt.Errorf("capacity: no answer after the %d steps stated", len(s.doc.Steps))) // cannot happen: Next ends by then
-		}
-		index := len(s.doc.Steps) + 1
-		if s.opts.VUs {
-			if err := fitsOpenFiles(int(d.Rate), fmt.Sprintf("step %d (%s)", index, s.opts.Unit(d.Rate))); err != nil {
-				return answer, failedError(fmt.Errorf("capacity: %w; the finished steps are kept in %s", err, s.dir))
-			}
-		}
-		rel := filepath.Join("steps", fmt.Sprintf("%03d", index))
-		stepDir := filepath.Join(s.dir, rel)
-		if err := os.MkdirAll(stepDir, 0o755); err != nil {
-			return answer, failedError(fmt.Errorf("capacity: %w", err))
-		}
-		s.liveStepStarted(index, d.Rate, d.Phase)
-		o, res, report, err := s.stepper.Step(ctx, d.Rate, d.Phase, stepDir)
-		if s.live != nil && !s.inExperiment {
-			s.live.live.RunEnded()
-		}
-		if stepDone != nil {
-			stepDone()
-		}
-		if errors.Is(err, capacity.ErrInterrupted) {
-			return answer, failedError(fmt.Errorf("capacity: %w in step %d; %d finished steps are kept in %s: run the same command again to resume", err, index, len(s.doc.Steps), s.dir))
-		}
-		if err != nil {
-			var perr plan.Errors
-			if errors.As(err, &perr) {
-				return answer, usageError(err)
-			}
-			return answer, failedError(fmt.Errorf("capacity: step %d at %s: %w", index, s.opts.Unit(d.Rate), err))
-		}
-		resultPath := ""
-		if res != nil {
-			if err := store.WriteResult(stepDir, res); err != nil {
-				return answer, failedError(fmt.Errorf("capacity: %w", err))
-			}
-			resultPath = filepath.ToSlash(filepath.Join(rel, store.ResultFile))
-		}
-		rec := capacity.Record(index, o, res, report, resultPath)
-		s.doc.Steps = append(s.doc.Steps, rec)
-		if err := s.save(); err != nil {
-			return answer, failedError(fmt.Errorf("capacity: %w", err))
-		}
-		s.liveStep(rec, false)
-		logf("%s  [%d of at most %d, %s]", capacity.StepLine(rec), index, s.doc.Search.MaxSteps, time.Since(began).Round(time.Second))
-	}
-	// Every step's result, for the ranking and the charts; one that cannot
-	// be read leaves its step out of them.
-	results := make([]*result.Result, len(s.doc.Steps))
-	for i, st := range s.doc.Steps {
-		if st.Result != "" {
-			results[i], _ = store.ReadResult(filepath.Join(s.dir, filepath.FromSlash(st.Result)))
-		}
-	}
-	s.doc.Finish(answer, results, s.slo)
-	if err := s.save(); err != nil {
-		return answer, failedError(fmt.Errorf("capacity: %w", err))
-	}
-	s.results = results
-	if err := report.WriteCapacityFiles(s.dir, &report.Capacity{Doc: s.doc, Results: results}); err != nil {
-		return answer, failedError(fmt.Errorf("capacity: %w", err))
-	}
-	if s.live != nil && s.live.board != nil {
-		s.live.board.SearchEnded(dashboard.SearchEnd{Headline: s.doc.Headline(), Answer: s.doc.Answer(), AtLeast: s.doc.Capacity.AtLeast,
-			Note: s.doc.Note, Steps: len(s.doc.Steps), Dir: s.dir})
+	s.Log, s.Observer = logf, &searchObserver{s: s, stepDone: stepDone}
+	answer, err := s.Run(ctx)
+	if err != nil {
+		return answer, searchError(err)
 	}
 	return answer, nil
+}
+
+// searchError is a usageError for a drive.InputError (exit 2), else a
+// failedError.
+func searchError(err error) error {
+	if ie := (*drive.InputError)(nil); errors.As(err, &ie) {
+		return usageError(err)
+	}
+	return failedError(err)
+}
+
+// searchObserver is a search's live outputs (the dashboard's search, the
+// live figures' runs) and its progress line.
+type searchObserver struct {
+	s        *capacitySearch
+	stepDone func()
+}
+
+func (o *searchObserver) SearchStarted() { o.s.liveStart() }
+
+func (o *searchObserver) StepStarted(index int, level float64, phase capacity.Phase) {
+	o.s.liveStepStarted(index, level, phase)
+}
+
+func (o *searchObserver) StepDone(r capacity.StepRecord, kept bool) { o.s.liveStep(r, kept) }
+
+func (o *searchObserver) StepEnded() {
+	if o.s.live != nil && !o.s.inExperiment {
+		o.s.live.live.RunEnded()
+	}
+	if o.stepDone != nil {
+		o.stepDone()
+	}
+}
+
+func (o *searchObserver) SearchEnded() {
+	s := o.s
+	if s.live != nil && s.live.board != nil {
+		s.live.board.SearchEnded(dashboard.SearchEnd{Headline: s.Doc.Headline(), Answer: s.Doc.Answer(), AtLeast: s.Doc.Capacity.AtLeast,
+			Note: s.Doc.Note, Steps: len(s.Doc.Steps), Dir: s.Dir})
+	}
 }
 
 // liveStart tells the dashboard what the search is: its SLO, with a line
@@ -503,9 +424,9 @@ func (s *capacitySearch) liveStart() {
 	if s.live == nil || s.live.board == nil {
 		return
 	}
-	ds := dashboard.Search{Name: s.doc.Name, By: s.doc.Search.By, SLO: s.doc.SLO, MaxSteps: s.doc.Search.MaxSteps,
-		Plan: s.doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds())}
-	for _, t := range s.slo {
+	ds := dashboard.Search{Name: s.Doc.Name, By: s.Doc.Search.By, SLO: s.Doc.SLO, MaxSteps: s.Doc.Search.MaxSteps,
+		Plan: s.Doc.Search.Plan(s.stepper.Steadiness.MinDuration().Seconds())}
+	for _, t := range s.SLO {
 		if t.Metric.Unit() != threshold.Milliseconds {
 			continue
 		}
@@ -528,7 +449,7 @@ func (s *capacitySearch) liveStepStarted(index int, level float64, phase capacit
 		s.live.runStarted()
 	}
 	if s.live.board != nil {
-		s.live.board.SearchStep(dashboard.SearchStep{Index: index, MaxSteps: s.doc.Search.MaxSteps, Level: level, Unit: s.opts.Unit(level), Phase: string(phase)})
+		s.live.board.SearchStep(dashboard.SearchStep{Index: index, MaxSteps: s.Doc.Search.MaxSteps, Level: level, Unit: s.Opts.Unit(level), Phase: string(phase)})
 	}
 }
 
@@ -542,7 +463,7 @@ func (s *capacitySearch) liveStep(r capacity.StepRecord, kept bool) {
 	if r.VUs > 0 {
 		level = float64(r.VUs)
 	}
-	s.live.board.SearchStep(dashboard.SearchStep{Index: r.Index, MaxSteps: s.doc.Search.MaxSteps, Level: level, Unit: s.opts.Unit(level),
+	s.live.board.SearchStep(dashboard.SearchStep{Index: r.Index, MaxSteps: s.Doc.Search.MaxSteps, Level: level, Unit: s.Opts.Unit(level),
 		Phase: string(r.Phase), Done: true, Kept: kept, Holds: r.Holds, Clause: r.Clause, Throughput: r.Throughput,
 		P: [3]float64{r.P50, r.P95, r.P99}, ErrorRate: r.ErrorRate, DurationS: r.DurationS})
 }
@@ -559,8 +480,8 @@ func capacityRunPoint(logf func(string, ...any), prog *progress, live *liveOutpu
 		if err != nil {
 			return nil, err
 		}
-		if err := s.resume(false); err != nil {
-			return nil, err
+		if err := s.Resume(false); err != nil {
+			return nil, searchError(err)
 		}
 		// run --dashboard, --metrics-addr: the steps feed the live figures,
 		// and the dashboard draws the search as loadlab capacity's does.
@@ -580,21 +501,21 @@ func capacityRunPoint(logf func(string, ...any), prog *progress, live *liveOutpu
 		}
 		var res *result.Result
 		for _, i := range []int{at, 0} {
-			if i >= 0 && i < len(s.results) && s.results[i] != nil {
-				res = s.results[i]
+			if i >= 0 && i < len(s.Results) && s.Results[i] != nil {
+				res = s.Results[i]
 				break
 			}
 		}
 		if res == nil {
 			return nil, fmt.Errorf("capacity search in %s: no step kept a result", ro.Dir)
 		}
-		logf("  capacity: %s", s.doc.Headline())
-		if s.doc.Bottleneck != "" {
-			logf("  bottleneck: %s", s.doc.Bottleneck)
+		logf("  capacity: %s", s.Doc.Headline())
+		if s.Doc.Bottleneck != "" {
+			logf("  bottleneck: %s", s.Doc.Bottleneck)
 		}
-		c := s.doc.Capacity
-		res.Capacity = &result.Capacity{By: s.doc.Search.By, RatePerS: c.RatePerS, VUs: c.VUs, AtLeast: c.AtLeast, Steps: len(s.doc.Steps)}
-		for _, st := range s.doc.Steps {
+		c := s.Doc.Capacity
+		res.Capacity = &result.Capacity{By: s.Doc.Search.By, RatePerS: c.RatePerS, VUs: c.VUs, AtLeast: c.AtLeast, Steps: len(s.Doc.Steps)}
+		for _, st := range s.Doc.Steps {
 			if st.Stop == capacity.ServerCrashed {
 				return res, &runner.ServerError{Err: fmt.Errorf("capacity search: %s", answer.Note)}
 			}

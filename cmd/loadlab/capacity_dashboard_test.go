@@ -283,11 +283,11 @@ func TestCapacityDashboardResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.doc.Steps = []capacity.StepRecord{{Index: 1, Outcome: capacity.Outcome{Rate: 20, Phase: capacity.Grow, Clause: "p95(latency) < 5ms (p95 latency: 27 ms)"}, Throughput: 20, P50: 21, P95: 27, P99: 33}}
+	s.Doc.Steps = []capacity.StepRecord{{Index: 1, Outcome: capacity.Outcome{Rate: 20, Phase: capacity.Grow, Clause: "p95(latency) < 5ms (p95 latency: 27 ms)"}, Throughput: 20, P50: 21, P95: 27, P99: 33}}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.save(); err != nil {
+	if err := s.Save(); err != nil {
 		t.Fatal(err)
 	}
 	addr := freePort(t)

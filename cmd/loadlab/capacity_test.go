@@ -393,14 +393,14 @@ func TestCapacitySectionDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.slo) != 2 || s.slo[1].Text != "error_rate < 1%" || s.opts.Precision != 0.05 || s.opts.Confirm != 1 || s.stepper.StepMax != 12*time.Second {
-		t.Errorf("slo %v, options %+v, step max %v", s.doc.SLO, s.opts, s.stepper.StepMax)
+	if len(s.SLO) != 2 || s.SLO[1].Text != "error_rate < 1%" || s.Opts.Precision != 0.05 || s.Opts.Confirm != 1 || s.stepper.StepMax != 12*time.Second {
+		t.Errorf("slo %v, options %+v, step max %v", s.Doc.SLO, s.Opts, s.stepper.StepMax)
 	}
 	// A flag given wins over the section.
 	f = capacityDefaults("", 1)
 	f.slo, f.confirm, f.changed = []string{"p99(latency) < 1s"}, 0, map[string]bool{"confirm": true}
-	if s, err = prepareCapacity(path, f); err != nil || len(s.slo) != 1 || s.opts.Confirm != 0 || s.opts.Precision != 0.05 {
-		t.Errorf("with flags: %v, slo %v, options %+v", err, s.doc.SLO, s.opts)
+	if s, err = prepareCapacity(path, f); err != nil || len(s.SLO) != 1 || s.Opts.Confirm != 0 || s.Opts.Precision != 0.05 {
+		t.Errorf("with flags: %v, slo %v, options %+v", err, s.Doc.SLO, s.Opts)
 	}
 }
 
@@ -425,8 +425,8 @@ func TestLaunchCapacityPlan(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", pt.Key, err)
 		}
-		if s.opts.Start != 1 || s.opts.Precision != 0.1 || s.opts.Confirm != 0 {
-			t.Errorf("%s: options %+v", pt.Key, s.opts)
+		if s.Opts.Start != 1 || s.Opts.Precision != 0.1 || s.Opts.Confirm != 0 {
+			t.Errorf("%s: options %+v", pt.Key, s.Opts)
 		}
 	}
 }
@@ -456,9 +456,9 @@ func TestCapacityURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := s.plan.Scenarios[0].Steps[0]
-	if s.plan.Load.Kind != plan.LoadOpen || s.opts.Start != 40 || s.plan.Load.MaxVUs != 300 || st.Method != "POST" || st.URL.Src != "/api?x=1" ||
-		len(st.Headers) != 1 || st.Body == nil || st.Body.Src != `{"a":1}` || len(s.slo) != 1 || s.slo[0].Text != "p95(latency) < 300ms" {
-		t.Errorf("plan from --url: load %+v, start %v, step %+v, slo %v", s.plan.Load, s.opts.Start, st, s.doc.SLO)
+	if s.plan.Load.Kind != plan.LoadOpen || s.Opts.Start != 40 || s.plan.Load.MaxVUs != 300 || st.Method != "POST" || st.URL.Src != "/api?x=1" ||
+		len(st.Headers) != 1 || st.Body == nil || st.Body.Src != `{"a":1}` || len(s.SLO) != 1 || s.SLO[0].Text != "p95(latency) < 300ms" {
+		t.Errorf("plan from --url: load %+v, start %v, step %+v, slo %v", s.plan.Load, s.Opts.Start, st, s.Doc.SLO)
 	}
 	plan := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s")})
 	for _, tc := range []struct {

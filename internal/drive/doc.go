@@ -1,5 +1,6 @@
 // Package drive makes the runs that an analysis asks for: an experiment's
-// sweep over its points (Sweep) and a capacity search's steps (Stepper).
+// sweep over its points (Sweep), and a capacity search (Search, whose steps
+// a Stepper makes, or a fake in tests).
 //
 // It is where the two towers meet. Below it, on the engine side, runner
 // sends a plan's load; beside that, experiment and capacity only analyse
