@@ -30,9 +30,9 @@ const (
 	budgetKey = "$budget" // where a State's environment holds its budget
 )
 
-// growthBudget is what one evaluation may make: four times the longest
+// growthBudget is what one evaluation may make: twice the longest
 // text a template renders, and at least 1 MiB.
-func growthBudget(maxText int) int { return max(4*maxText, 1<<20) }
+func growthBudget(maxText int) int { return max(2*maxText, 1<<20) }
 
 // budget is what one evaluation has made so far.
 type budget struct{ used, limit int }
@@ -58,7 +58,7 @@ func (b *budget) spend(v any) error {
 	}
 	b.used += n
 	if b.used > b.limit {
-		return fmt.Errorf("the expression made over %s of values on its way (strings, lists and maps built in map, reduce, join, +...), more than one evaluation may: at most %s, four times the longest text a template makes (see Limits in docs/plan.md)", Bytes(b.limit), Bytes(b.limit))
+		return fmt.Errorf("the expression made over %s of values on its way (strings, lists and maps built in map, reduce, join, +...), more than one evaluation may: at most %s, twice the longest text a template makes (see Limits in docs/plan.md)", Bytes(b.limit), Bytes(b.limit))
 	}
 	return nil
 }
