@@ -24,7 +24,8 @@ import (
 // with --max-request-body raised to take it, is sent from the file chunk by
 // chunk: three POSTs of a 96 MiB file, on one kept-alive connection, reach
 // the server byte for byte, on the epoll engine (plain and TLS) and the
-// portable one, while loadlab's peak RSS stays within 48 MiB of the idle
+// portable one, and so does a plan's body_file under a raised
+// http.max_request_body, while loadlab's peak RSS stays within 48 MiB of the idle
 // binary's. Before, the file was read whole: the peak was at least 96 MiB
 // over it.
 func TestBodyFileStreamed(t *testing.T) {
@@ -45,10 +46,20 @@ func TestBodyFileStreamed(t *testing.T) {
 	idle := exec.Command(os.Args[0], "run", "--url", "http://127.0.0.1:1/", "-n", "1", "--no-history")
 	idle.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1")
 	base, _ := peakRSS(t, idle)
+	planFile := filepath.Join(filepath.Dir(path), "plan.yaml")
+	os.WriteFile(planFile, []byte(`
+target: "{{ env.TARGET }}"
+http: { max_request_body: 1GiB, insecure: true }
+steps:
+  - post: /
+    body_file: body.bin
+load: { closed: { vus: 1, iterations: 3 } }
+`), 0o600)
 	for _, tt := range []struct {
 		name, engine string
-		tls          bool
-	}{{"epoll", "epoll", false}, {"epoll-tls", "epoll", true}, {"portable", "portable", false}} {
+		tls, plan    bool
+	}{{"epoll", "epoll", false, false}, {"epoll-tls", "epoll", true, false}, {"portable", "portable", false, false},
+		{"plan-body-file", "epoll", false, true}, {"plan-body-file-portable", "portable", false, true}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var got []string
@@ -75,6 +86,9 @@ func TestBodyFileStreamed(t *testing.T) {
 			t.Cleanup(srv.Close)
 			cmd := exec.Command(os.Args[0], "run", "--url", srv.URL, "-X", "POST", "--body-file", path, "--max-request-body", "1GiB",
 				"-n", "3", "-c", "1", "--timeout", "30s", "--insecure", "--no-history", "--json")
+			if tt.plan {
+				cmd = exec.Command(os.Args[0], "run", planFile, "-e", "TARGET="+srv.URL, "--no-history", "--json")
+			}
 			cmd.Env = append(os.Environ(), "LOADLAB_TEST_MAIN=1", "LOADLAB_ENGINE="+tt.engine)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

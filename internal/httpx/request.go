@@ -179,6 +179,12 @@ func (w *RequestWriter) AppendEnd(dst []byte, method string, body []byte, hasBod
 	return append(w.appendEndHead(dst, method, len(body), hasBody), body...)
 }
 
+// AppendEndSized is AppendEnd for a body of n bytes sent after it
+// (Exchange.BodyFile): the headers and the blank line, no body.
+func (w *RequestWriter) AppendEndSized(dst []byte, method string, n int64) []byte {
+	return w.appendEndHead(dst, method, int(n), true)
+}
+
 // appendEndHead is AppendEnd without the body, of n bytes.
 func (w *RequestWriter) appendEndHead(dst []byte, method string, n int, hasBody bool) []byte {
 	hasBody = hasBody || n > 0
