@@ -257,7 +257,8 @@ var quickOnly = []string{"connections", "duration", "requests", "rate", "method"
 type quickRun struct {
 	url      *url.URL
 	req      httpx.Request
-	wire     []byte // req encoded; its body shares memory with req.Body
+	wire     []byte          // req encoded; its body shares memory with req.Body
+	body     *httpx.BodyFile // the body sent from the file after wire, if streamed
 	settings result.Settings
 	cfg      engine.Config
 	tls      *httpx.TLSSettings // the --tls-* flags; nil: none
@@ -342,6 +343,7 @@ func parseQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bo
 	}
 	var body []byte
 	var bodyBuf []byte // body, after bodyReserve bytes kept free for the head
+	var bodyStream *httpx.BodyFile
 	var err error
 	switch {
 	case f.body != "" && f.bodyFile != "":
@@ -358,6 +360,12 @@ func parseQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bo
 		if f.maxRequestBody == 0 {
 			f.maxRequestBody = 16 << 20
 		}
+		if bodyStream, err = streamBodyFile(f.bodyFile, f.maxRequestBody, f.http2); err != nil {
+			return nil, usageError(fmt.Errorf("run: --body-file %s: %w", f.bodyFile, err))
+		}
+		if bodyStream != nil {
+			break
+		}
 		if bodyBuf, err = readBodyFile(ctx, f.bodyFile, io.in, f.maxRequestBody); err != nil {
 			return nil, usageError(fmt.Errorf("run: --body-file %s: %w", f.bodyFile, err))
 		}
@@ -365,7 +373,7 @@ func parseQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bo
 	}
 
 	target := u.RequestURI()
-	req := httpx.Request{Method: method, Target: target, Host: u.Host, Header: headers, Body: body, Close: f.noKeepAlive}
+	req := httpx.Request{Method: method, Target: target, Host: u.Host, Header: headers, Body: body, BodyFile: bodyStream, Close: f.noKeepAlive}
 	if f.compressed {
 		req.AcceptEncoding = httpx.AcceptEncoding
 	}
@@ -384,7 +392,7 @@ func parseQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bo
 		URL:         f.url.shown,
 		Method:      method,
 		Headers:     shownHeaders,
-		BodyBytes:   len(body),
+		BodyBytes:   bodyBytes(body, bodyStream),
 		Connections: f.connections,
 		Duration:    result.Duration(f.duration),
 		Requests:    f.requests,
@@ -453,6 +461,7 @@ func parseQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bo
 		url:        u,
 		req:        req,
 		wire:       wire,
+		body:       bodyStream,
 		settings:   settings,
 		cfg: engine.Config{
 			Workload: wl,
@@ -491,7 +500,7 @@ func runQuick(ctx context.Context, io *stdio, f *quickFlags, connectionsSet bool
 	prog := newProgress(io, q.settings)
 	live.runStarted()
 	res, err := runner.Quick(ctx, runner.QuickRun{
-		URL: q.url, Insecure: f.insecure, Request: q.wire, Method: q.settings.Method, Close: f.noKeepAlive, Decode: f.compressed,
+		URL: q.url, Insecure: f.insecure, Request: q.wire, Body: q.body, Method: q.settings.Method, Close: f.noKeepAlive, Decode: f.compressed,
 		TLS: q.tls, Streams: q.settings.Streams, Settings: q.settings, Engine: q.cfg, Thresholds: q.thresholds,
 	}, runner.Options{Version: version(), OnProgress: live.progress(prog.update), OnInterval: live.onInterval()})
 	prog.done()
@@ -524,6 +533,39 @@ func parsePort(p string) (int, error) {
 // bodyReserve is the room readBody keeps before a body for the request's
 // head (request line and headers); a longer head is copied with the body.
 const bodyReserve = 16 << 10
+
+// streamAbove is the largest --body-file read into memory: a larger one,
+// under a --max-request-body raised above it, is sent from the file chunk
+// by chunk as each connection takes it (httpx.BodyFile), so that memory
+// does not grow with the body.
+const streamAbove = 16 << 20
+
+// streamBodyFile opens --body-file to stream it when it is a regular file
+// over streamAbove and within limit; nil, nil for every other case, which
+// readBodyFile reads (and refuses, for a file over limit). HTTP/2 frames
+// bodies held in memory: there the file is read whole, as before.
+func streamBodyFile(path string, limit int64, http2 bool) (*httpx.BodyFile, error) {
+	if path == "-" || http2 {
+		return nil, nil
+	}
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() || info.Size() <= streamAbove || info.Size() > limit {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// Open for the process's life: the run reads it per request.
+	return &httpx.BodyFile{R: f, Size: info.Size()}, nil
+}
+
+func bodyBytes(body []byte, stream *httpx.BodyFile) int {
+	if stream != nil {
+		return int(stream.Size)
+	}
+	return len(body)
+}
 
 // readBodyFile reads --body-file: a regular file, or - for stdin, of at
 // most limit bytes. A FIFO, a device or a directory is refused by its

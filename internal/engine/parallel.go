@@ -90,6 +90,10 @@ func (v *VU) parStart(l *lane) bool {
 func (l *lane) do(r *RequestStep, t *httpx.Origin, req []byte) {
 	x := &l.x
 	x.Request, x.Head, x.Keep, x.Idempotent, x.CloseAfter = req, r.Head, r.Keep, r.Idempotent, r.CloseAfter
+	x.BodyFile = nil
+	if l.hops == 0 {
+		x.BodyFile = r.StaticBody
+	}
 	l.v.w.inflight++
 	l.conn(t).Do(x, l)
 }

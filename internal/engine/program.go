@@ -86,7 +86,10 @@ type RequestStep struct {
 	// Static is the encoded request when it never changes; otherwise Build
 	// appends the encoded request for this VU to dst.
 	Static []byte
-	Build  func(v *VU, dst []byte) ([]byte, error)
+	// StaticBody, with Static, is a body sent from a file after Static's
+	// head (quick mode's --body-file over what is held in memory).
+	StaticBody *httpx.BodyFile
+	Build      func(v *VU, dst []byte) ([]byte, error)
 	// Method facts the connection needs.
 	Head       bool
 	Idempotent bool

@@ -248,6 +248,10 @@ func buildCheck(err error) string {
 func (v *VU) do(r *RequestStep, t *httpx.Origin, req []byte) {
 	x := &v.x
 	x.Request, x.Head, x.Keep, x.Idempotent, x.CloseAfter = req, r.Head, r.Keep, r.Idempotent, r.CloseAfter
+	x.BodyFile = nil
+	if v.hops == 0 { // a redirect's request carries no body from the file
+		x.BodyFile = r.StaticBody
+	}
 	v.w.inflight++
 	v.conn(t).Do(x, v)
 }

@@ -308,7 +308,15 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 		}
 		return part{}, &Error{Offset: lead, Msg: s.undefined(e)}
 	}
-	prog, err := expr.Compile(e, append(s.options(), expr.Env(s.sampleEnv()))...)
+	opts := append(s.options(), expr.Env(s.sampleEnv()))
+	prog, err := expr.Compile(e, opts...)
+	var written ast.Node // the expression as written, without guard's calls
+	if err == nil {
+		written = prog.Node()
+		// Again, with the bound on what it makes: a mistake in it is
+		// reported above, as written, not inside guard's calls.
+		prog, err = expr.Compile(e, append(opts, guardOptions()...)...)
+	}
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
@@ -330,11 +338,13 @@ func (s *Scope) compileExpr(inner string, offset int) (part, error) {
 		}
 		return part{}, &Error{Offset: lead, Msg: "in {{ " + e + " }}: " + err.Error()}
 	}
-	if s.constOnly(prog.Node()) {
+	if s.constOnly(written) {
 		// Nothing in it changes per VU or per request: evaluate it now, so
 		// that int("x") or [10, 20][2] of a param is an error where the
 		// template is, when the plan loads, rather than at its first request.
-		v, err := expr.Run(prog, s.sampleEnv())
+		env := s.sampleEnv()
+		env[budgetKey] = &budget{limit: growthBudget(s.maxText())}
+		v, err := expr.Run(prog, env)
 		if err != nil {
 			return part{}, &Error{Offset: lead, Msg: "in {{ " + e + " }}: " + firstLine(err.Error())}
 		}
@@ -659,6 +669,8 @@ type State struct {
 	// pcg and rng are what randomInt, randomString and uuid draw from.
 	pcg rand.PCG
 	rng *rand.Rand
+	// budget bounds what one evaluation makes (growthGuard).
+	budget budget
 }
 
 type place struct {
@@ -714,9 +726,11 @@ func (st *State) run(p *vm.Program) (any, error) {
 	if st.env == nil || st.dirty {
 		st.env = st.scope.envWith(st.slots)
 		st.env[randKey] = st.rng
+		st.env[budgetKey] = &st.budget
 		st.at = st.scope.places(st.env)
 		st.dirty = false
 	}
+	st.budget = budget{limit: growthBudget(st.scope.maxText())}
 	return st.vm.Run(p, st.env)
 }
 
@@ -853,6 +867,18 @@ func (s *Scope) options() []expr.Option {
 			}
 			return strings.Repeat(text, n), nil
 		}, new(func(string, int) string)),
+		// expr's replace makes len(new)/len(old) times its input at one
+		// call: this one says so before it allocates.
+		expr.Function("replace", func(p ...any) (any, error) {
+			text, old, repl := p[0].(string), p[1].(string), p[2].(string)
+			if grow := len(repl) - len(old); grow > 0 {
+				n := strings.Count(text, old)
+				if limit := s.maxText(); n > 0 && (limit-len(text))/n < grow {
+					return nil, fmt.Errorf("replace: %d replacements would make over %s, the longest text a template makes (see Limits in docs/plan.md)", n, Bytes(limit))
+				}
+			}
+			return strings.ReplaceAll(text, old, repl), nil
+		}, new(func(string, string, string) string)),
 		expr.Function("now", func(...any) (any, error) { return time.Now().UTC().Format(time.RFC3339Nano), nil }, new(func() string)),
 		expr.Function("timestamp", func(...any) (any, error) { return int(time.Now().UnixMilli()), nil }, new(func() int)),
 	}

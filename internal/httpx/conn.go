@@ -26,11 +26,14 @@ const (
 // fields; the loop sets the rest before calling the Handler. An Exchange is
 // reused from one request to the next.
 type Exchange struct {
-	Request    []byte // the encoded request; must stay unchanged until Done
-	Head       bool   // a HEAD request: the response has no body
-	Keep       bool   // keep the header block and body for the handler to read
-	Idempotent bool   // safe to send again on a fresh connection if a reused one was stale
-	CloseAfter bool   // the request asked the server to close the connection
+	Request []byte // the encoded request; must stay unchanged until Done
+	// BodyFile, when set, is the body, sent after Request (which is then
+	// the head only) from the file, chunk by chunk.
+	BodyFile   *BodyFile
+	Head       bool // a HEAD request: the response has no body
+	Keep       bool // keep the header block and body for the handler to read
+	Idempotent bool // safe to send again on a fresh connection if a reused one was stale
+	CloseAfter bool // the request asked the server to close the connection
 
 	// Times on the loop's clock. ConnectStart and ConnectEnd are zero when the
 	// exchange reused a connection. ConnectEnd is when the TCP connection was

@@ -145,8 +145,11 @@ type epollSocket struct {
 	c       *Conn
 	p       *epollPoller
 	fd      int
-	out     []byte // request bytes not yet written
-	wantOut bool   // registered for EPOLLOUT
+	out     []byte    // request bytes not yet written
+	file    *BodyFile // the exchange's body from a file, while some is unsent
+	fileOff int64     // how much of file is in out or written
+	chunk   []byte    // the buffer file is read into; made at its first use
+	wantOut bool      // registered for EPOLLOUT
 	tls     *tlsConn
 }
 
@@ -219,6 +222,10 @@ func (s *epollSocket) setOut(on bool) {
 }
 
 func (s *epollSocket) write(request []byte) {
+	s.file, s.fileOff = s.c.x.BodyFile, 0
+	if s.file != nil && s.file.Size == 0 {
+		s.file = nil
+	}
 	if s.tls != nil {
 		s.out = s.tls.seal(request)
 	} else {
@@ -234,15 +241,16 @@ func (s *epollSocket) write(request []byte) {
 // as body bytes. Closing also drops s.out, which still points into the
 // request's bytes, so the handler may reuse them at once.
 func (s *epollSocket) holdForWrite() bool {
-	if len(s.out) > 0 {
+	if len(s.out) > 0 || s.file != nil {
 		s.c.mustClose = true
 	}
 	return false
 }
 
-// flush writes what it can of s.out and waits for EPOLLOUT for the rest.
+// flush writes what it can of s.out, and of s.file after it, and waits
+// for EPOLLOUT for the rest.
 func (s *epollSocket) flush() {
-	for len(s.out) > 0 {
+	for len(s.out) > 0 || s.file != nil && s.nextChunk() {
 		n, err := rawWrite(s.fd, s.out)
 		if err == unix.EAGAIN {
 			s.setOut(true)
@@ -257,7 +265,32 @@ func (s *epollSocket) flush() {
 		}
 		s.out = s.out[n:]
 	}
-	s.setOut(false)
+	if s.fd >= 0 {
+		s.setOut(false)
+	}
+}
+
+// nextChunk reads the next chunk of s.file into s.out (sealed, on TLS).
+// It reports false when the read failed, and the exchange with it.
+func (s *epollSocket) nextChunk() bool {
+	if s.chunk == nil {
+		s.chunk = make([]byte, bodyChunk)
+	}
+	b, err := s.file.readChunk(s.chunk, s.fileOff)
+	if err != nil {
+		s.file = nil
+		s.c.fail(err, FailureReset)
+		return false
+	}
+	s.fileOff += int64(len(b))
+	if s.fileOff >= s.file.Size {
+		s.file = nil
+	}
+	if s.tls != nil {
+		b = s.tls.seal(b)
+	}
+	s.out = b
+	return true
 }
 
 func (s *epollSocket) event(ev uint32) {
@@ -269,7 +302,7 @@ func (s *epollSocket) event(ev uint32) {
 		s.tls.event(ev)
 		return
 	}
-	if ev&unix.EPOLLOUT != 0 && len(s.out) > 0 {
+	if ev&unix.EPOLLOUT != 0 && (len(s.out) > 0 || s.file != nil) {
 		s.flush()
 		if s.fd < 0 {
 			return
@@ -320,6 +353,7 @@ func (s *epollSocket) close() {
 	unix.Close(s.fd)
 	s.fd = -1
 	s.out = nil
+	s.file = nil
 	s.wantOut = false
 	if s.tls != nil {
 		s.tls.close()

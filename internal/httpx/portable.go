@@ -266,7 +266,7 @@ func (s *portableSocket) write(request []byte) {
 	k := s.link
 	k.wbuf = append(k.wbuf[:0], request...)
 	k.state.Store(writeBusy)
-	go k.write(s.p, k.wbuf)
+	go k.write(s.p, k.wbuf, s.c.x.BodyFile)
 }
 
 func (s *portableSocket) holdForWrite() bool {
@@ -373,16 +373,31 @@ func (k *netLink) open(ctx context.Context, p *portablePoller, t *Origin) {
 // sees a big body's progress (writeWatch).
 const writeChunk = 256 << 10
 
-// write writes one request.
-func (k *netLink) write(p *portablePoller, b []byte) {
-	for len(b) > 0 {
-		n := min(len(b), writeChunk)
-		if _, err := k.rw.Write(b[:n]); err != nil {
-			k.post(p, netEvent{kind: evFailed, class: FailureReset, err: fmt.Errorf("write: %w", netCause(err))})
+// write writes one request, and its body from file after it if any.
+func (k *netLink) write(p *portablePoller, b []byte, file *BodyFile) {
+	var chunk []byte
+	for off := int64(0); ; {
+		for len(b) > 0 {
+			n := min(len(b), writeChunk)
+			if _, err := k.rw.Write(b[:n]); err != nil {
+				k.post(p, netEvent{kind: evFailed, class: FailureReset, err: fmt.Errorf("write: %w", netCause(err))})
+				return
+			}
+			k.written.Add(int64(n))
+			b = b[n:]
+		}
+		if file == nil || off >= file.Size {
+			break
+		}
+		if chunk == nil {
+			chunk = make([]byte, min(bodyChunk, file.Size))
+		}
+		var err error
+		if b, err = file.readChunk(chunk, off); err != nil {
+			k.post(p, netEvent{kind: evFailed, class: FailureReset, err: err})
 			return
 		}
-		k.written.Add(int64(n))
-		b = b[n:]
+		off += int64(len(b))
 	}
 	if k.state.Swap(writeIdle) == writeAwaited {
 		k.post(p, netEvent{kind: evWrote})

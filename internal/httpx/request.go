@@ -20,7 +20,10 @@ type Request struct {
 	Host   string
 	Header []Header
 	Body   []byte
-	Close  bool // ask the server to close the connection (no keep-alive)
+	// BodyFile is a body sent from a file (Exchange.BodyFile) instead of
+	// Body: AppendHead says its size.
+	BodyFile *BodyFile
+	Close    bool // ask the server to close the connection (no keep-alive)
 	// AcceptEncoding, when set, is sent unless Header has its own.
 	AcceptEncoding string
 }
@@ -51,7 +54,11 @@ func (r *Request) AppendHead(dst []byte) []byte {
 	for _, h := range r.Header {
 		dst = AppendHeader(dst, h.Name, h.Value)
 	}
-	return w.appendEndHead(dst, r.Method, len(r.Body), len(r.Body) > 0)
+	n := len(r.Body)
+	if r.BodyFile != nil {
+		n = int(r.BodyFile.Size)
+	}
+	return w.appendEndHead(dst, r.Method, n, n > 0)
 }
 
 // RequestWriter writes HTTP/1.1 requests by one set of rules, for quick
@@ -170,6 +177,12 @@ func checkValue[T string | []byte](v T) error {
 // has a body even when it is empty (a plan step's empty form).
 func (w *RequestWriter) AppendEnd(dst []byte, method string, body []byte, hasBody bool) []byte {
 	return append(w.appendEndHead(dst, method, len(body), hasBody), body...)
+}
+
+// AppendEndSized is AppendEnd for a body of n bytes sent after it
+// (Exchange.BodyFile): the headers and the blank line, no body.
+func (w *RequestWriter) AppendEndSized(dst []byte, method string, n int64) []byte {
+	return w.appendEndHead(dst, method, int(n), true)
 }
 
 // appendEndHead is AppendEnd without the body, of n bytes.

@@ -43,6 +43,9 @@ type Step struct {
 	Multipart []Part
 	Boundary  string
 	Raw       *expr.Template
+	// BodyFile, instead of those, is a body_file over what is held in
+	// memory (16 MiB): each request sends it from the file, chunk by chunk.
+	BodyFile *httpx.BodyFile
 	// ContentType goes with the body unless Headers has a Content-Type.
 	ContentType string
 	// AcceptEncoding is sent unless Headers has an Accept-Encoding.
@@ -103,6 +106,7 @@ func (st *Step) Request(r *Runner) *engine.RequestStep {
 		CloseAfter: !st.KeepAlive,
 		Keep:       true,
 		After:      func(v *engine.VU, x *httpx.Exchange) bool { return st.After(v.State.(*State), v, x) },
+		StaticBody: st.BodyFile,
 	}
 	if st.MaxRedirects > 0 {
 		rs.Redirect = func(v *engine.VU, x *httpx.Exchange, dst []byte) ([]byte, *httpx.Origin, error) {
@@ -173,7 +177,7 @@ func (s *State) restoreLane(i int) {
 }
 
 func (st *Step) hasBody() bool {
-	return st.JSON != nil || st.Form != nil || st.Multipart != nil || st.Raw != nil
+	return st.JSON != nil || st.Form != nil || st.Multipart != nil || st.Raw != nil || st.BodyFile != nil
 }
 
 // Build appends the step's request for a VU to dst. A request that reads
@@ -249,11 +253,11 @@ func (st *Step) build(s *State, dst []byte) ([]byte, error) {
 	if st.MaxURL > 0 && len(s.path) > st.MaxURL {
 		return dst, tooLarge("URL", &expr.TooLongError{Limit: st.MaxURL, AtLeast: len(s.path)})
 	}
-	return st.encode(s, dst, st.Method, st.Target, s.body, st.hasBody())
+	return st.encode(s, dst, st.Method, st.Target, s.body, st.hasBody(), st.BodyFile)
 }
 
 // encode writes the request line, headers and body with httpx's writer.
-func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, body []byte, hasBody bool) ([]byte, error) {
+func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, body []byte, hasBody bool, file *httpx.BodyFile) ([]byte, error) {
 	w := &st.writer
 	if t != st.Target && w.OwnHost {
 		// The step's Host names a virtual host of its own target; a
@@ -283,6 +287,9 @@ func (st *Step) encode(s *State, dst []byte, method string, t *httpx.Origin, bod
 		}
 	}
 	dst = s.jar.AppendHeader(dst, t.Host, pathOnly(s.path), t.TLS != nil, time.Now())
+	if file != nil {
+		return w.AppendEndSized(dst, method, file.Size), nil
+	}
 	return w.AppendEnd(dst, method, body, hasBody), nil
 }
 
@@ -355,7 +362,7 @@ func (st *Step) Redirect(s *State, x *httpx.Exchange, dst []byte) ([]byte, *http
 			return nil, nil, fmt.Errorf("redirect to %s, a host the plan does not name; add a step for it so loadlab resolves it before the run", key)
 		}
 	}
-	method, body, hasBody := s.method, s.body, len(s.body) > 0
+	method, body, hasBody := s.method, s.body, len(s.body) > 0 || st.BodyFile != nil
 	if x.Status == 301 || x.Status == 302 || x.Status == 303 {
 		if method != "HEAD" {
 			method = "GET"
@@ -364,6 +371,9 @@ func (st *Step) Redirect(s *State, x *httpx.Exchange, dst []byte) ([]byte, *http
 	}
 	s.target, s.method = t, method
 	s.path = append(s.path[:0], next.RequestURI()...)
-	req, err := st.encode(s, dst, method, t, body, hasBody)
+	if st.BodyFile != nil && hasBody {
+		return nil, nil, fmt.Errorf("a %d redirect would send the body again, and body_file's, over 16 MiB, is sent from the file by the first request only", x.Status)
+	}
+	req, err := st.encode(s, dst, method, t, body, hasBody, nil)
 	return req, t, err
 }

@@ -532,6 +532,13 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(c.p.Dir, path)
 		}
+		if f, err := streamFile(path, int64(h.MaxRequestBody)); err != nil {
+			c.report(st.BodyFile.Pos, "body_file: %v", err)
+			break
+		} else if f != nil {
+			rs.BodyFile = f
+			break
+		}
 		data, err := readFile(path, int64(h.MaxRequestBody))
 		if err != nil {
 			c.report(st.BodyFile.Pos, "body_file: %v", err)

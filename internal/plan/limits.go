@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/spec"
 )
 
@@ -290,4 +292,37 @@ func tooDeep(file string, data []byte) (Pos, bool) {
 		prev = c
 	}
 	return Pos{}, false
+}
+
+// streamAbove is the largest body_file read into memory: a larger one,
+// under a max_request_body raised above it, is sent from the file by each
+// request, chunk by chunk (httpx.BodyFile), so memory does not grow with it.
+const streamAbove = 16 << 20
+
+// streamed holds the body files opened to stream, by path and size: the
+// plan is compiled again for each point, and each would open the file.
+var streamed sync.Map
+
+// streamFile opens path to stream it when it is a regular file over
+// streamAbove and within limit; nil, nil otherwise (readFile reads it, or
+// says why not).
+func streamFile(path string, limit int64) (*httpx.BodyFile, error) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() <= streamAbove || st.Size() > limit {
+		return nil, nil
+	}
+	key := fmt.Sprintf("%d %s", st.Size(), path)
+	if f, ok := streamed.Load(key); ok {
+		return f.(*httpx.BodyFile), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %w", path, errors.Unwrap(err))
+	}
+	// Open for the process's life: every request reads it.
+	got, _ := streamed.LoadOrStore(key, &httpx.BodyFile{R: f, Size: st.Size()})
+	if got.(*httpx.BodyFile).R != f {
+		f.Close()
+	}
+	return got.(*httpx.BodyFile), nil
 }

@@ -188,8 +188,11 @@ type QuickRun struct {
 	TLS *httpx.TLSSettings
 	// Request is the request's bytes on the wire; Method its method.
 	Request []byte
-	Method  string
-	Close   bool // a new connection for every request
+	// Body, when set, is the body sent after Request (its head only) from
+	// a file, chunk by chunk: --body-file over what is held in memory.
+	Body   *httpx.BodyFile
+	Method string
+	Close  bool // a new connection for every request
 	// Decode keeps each body and undoes its content codings, for the
 	// decoded size (--compressed).
 	Decode bool
@@ -230,6 +233,7 @@ func Quick(ctx context.Context, q QuickRun, opts Options) (*result.Result, error
 		t.listeners = []netip.AddrPort{target.Addr}
 	}
 	t.cfg.Program = engine.QuickProgram(name, target, q.Request, q.Method, q.Close, q.Decode)
+	t.cfg.Program.Scenarios[0].Steps[0].Request.StaticBody = q.Body
 	return t.run(ctx, opts)
 }
 
