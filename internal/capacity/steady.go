@@ -8,7 +8,6 @@ import (
 
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
-	"github.com/loadlab/loadlab/internal/threshold"
 )
 
 // State is what a step's per-second series says so far.
@@ -206,38 +205,4 @@ func failingIn(w []result.Point, last string) (Judgement, bool) {
 		return Judgement{Failing, fmt.Sprintf("errors exploded: %d of %d requests failed %s", errs, requests, last)}, true
 	}
 	return Judgement{}, false
-}
-
-// PercentileSamples is how many responses a step's percentile rests on at
-// the least, in units of 1/(1-q): with 5, a p95 clause wants 100 responses,
-// a p99 500 and a p99.9 5,000, so that the percentile is the 5th-worst
-// response or further in, not the worst or second-worst of a handful.
-const PercentileSamples = 5
-
-// ResponsesNeeded is how many measured responses a step needs before it may
-// end early as steady: PercentileSamples/(1-q) for the highest percentile
-// among the SLO's clauses; 0 without a percentile clause. A step that has
-// not that many runs on, up to step_max: at a low rate, a p99 judged on 3
-// to 5 requests was the worst of them, not a p99.
-func ResponsesNeeded(slo []*threshold.Threshold) int64 {
-	var need int64
-	for _, t := range slo {
-		if t == nil || t.Aggregate != threshold.Percentile || t.Quantile >= 100 {
-			continue
-		}
-		need = max(need, int64(math.Ceil(PercentileSamples/(1-t.Quantile/100)-1e-9)))
-	}
-	return need
-}
-
-// Measured is how many responses the series holds after its first skip
-// seconds: those a step's figures rest on.
-func Measured(points []result.Point, skip int) int64 {
-	var n int64
-	for i, p := range points {
-		if i >= skip {
-			n += p.Responses
-		}
-	}
-	return n
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/result"
-	"github.com/loadlab/loadlab/internal/threshold"
 )
 
 // series makes per-second points at rate arrivals a second: responses,
@@ -138,40 +137,5 @@ func TestJudgeWaitsForWholeJourneys(t *testing.T) {
 	}
 	if j := Judge(pts, 20, o); j.State != Failing {
 		t.Errorf("all failing: %v %q, want failing", j.State, j.Reason)
-	}
-}
-
-// TestResponsesNeeded: the highest percentile of the SLO says how many
-// responses a steady step must have measured before it may end early.
-func TestResponsesNeeded(t *testing.T) {
-	t.Parallel()
-	parse := func(texts ...string) []*threshold.Threshold {
-		var out []*threshold.Threshold
-		for _, s := range texts {
-			th, err := threshold.Parse(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, th)
-		}
-		return out
-	}
-	for _, c := range []struct {
-		slo  []string
-		want int64
-	}{
-		{[]string{"error_rate < 1%"}, 0},
-		{[]string{"p95(latency) < 300ms"}, 100},
-		{[]string{"p95(latency) < 300ms", "p99(latency) < 1s", "error_rate < 1%"}, 500},
-		{[]string{"p99.9(latency) < 2s"}, 5000},
-		{[]string{"avg(latency) < 100ms"}, 0},
-	} {
-		if got := ResponsesNeeded(parse(c.slo...)); got != c.want {
-			t.Errorf("%v: %d, want %d", c.slo, got, c.want)
-		}
-	}
-	pts := []result.Point{{Responses: 40}, {Responses: 3}, {Responses: 4}, {Responses: 5}}
-	if got := Measured(pts, 1); got != 12 {
-		t.Errorf("measured after the first second: %d, want 12", got)
 	}
 }

@@ -83,7 +83,6 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase capacity.Phase,
 	}
 	st = st.WithDefaults()
 
-	need := capacity.ResponsesNeeded(s.SLO)
 	var (
 		mu      sync.Mutex
 		points  []result.Point
@@ -99,10 +98,7 @@ func (s *Stepper) Step(ctx context.Context, level float64, phase capacity.Phase,
 		if !stopped {
 			last = capacity.Judge(points, rate, st)
 			growing, steady = count(last.State == capacity.Growing, growing), count(last.State == capacity.Steady, steady)
-			// Steady ends a step once its percentiles rest on enough
-			// responses; growing and failing end it at once.
-			enough := capacity.Measured(points, st.Skip) >= need
-			if steady >= 2 && enough || last.State == capacity.Failing || growing >= 2 {
+			if steady >= 2 || last.State == capacity.Failing || growing >= 2 {
 				stopped = true
 				close(stop)
 			}
