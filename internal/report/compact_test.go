@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -38,4 +39,45 @@ func TestCompactGoldens(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, render(t, tt.f)) })
 	}
+}
+
+// TestPickNamesItsTradeOff: the runs of testdata/experiment (workers 1 to
+// 4, a recorded sweep) with workers=1 as the baseline: the pick, workers=2,
+// is told with what it costs against workers=1 in latency and memory, not
+// only its throughput.
+func TestPickNamesItsTradeOff(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/experiment")); err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/experiment.json"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o map[string]any
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatal(err)
+	}
+	o["params"].([]any)[0].(map[string]any)["baseline"] = "1"
+	for _, p := range o["points"].([]any) {
+		p.(map[string]any)["baseline"] = p.(map[string]any)["key"] == "workers=1"
+	}
+	delete(o, "verdict")
+	if data, err = json.Marshal(o); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := experiment.LoadOutcome(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := render(t, func(w io.Writer) error { return CompactVerdict(w, out, "results/workers-sweep") })
+	if !bytes.Contains(got, []byte("against the baseline workers=1 it costs p50 -61% (13.10 ms against 33.66) (untested: n=2), p95 +36%")) {
+		t.Errorf("the pick does not name its trade-off:\n%s", got)
+	}
+	golden(t, "experiment-tradeoff.txt", got)
 }
