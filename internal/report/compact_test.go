@@ -76,7 +76,7 @@ func TestPickNamesItsTradeOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := render(t, func(w io.Writer) error { return CompactVerdict(w, out, "results/workers-sweep") })
-	if !bytes.Contains(got, []byte("against the baseline workers=1 it costs p50 -61% (13.10 ms against 33.66) (untested: n=2), p95 +36%")) {
+	if !bytes.Contains(got, []byte("its trade-off against the baseline workers=1: p50 -61% (13.10 ms against 33.66) (untested: n=2), p95 +36%")) {
 		t.Errorf("the pick does not name its trade-off:\n%s", got)
 	}
 	golden(t, "experiment-tradeoff.txt", got)

@@ -388,7 +388,7 @@ func recommendation(s experiment.SweepVerdict) string {
 			u := s.USL
 			parts = append(parts, fmt.Sprintf("USL peak at %s≈%.1f (σ=%.3f, κ=%.4f, R²=%s%s)", param, e.At, u.Sigma, u.Kappa, stats.FormatRSquared(u.R2), extrapolated))
 		case experiment.TradeOff:
-			parts = append(parts, fmt.Sprintf("against the baseline %s=%s it costs %s", param, num(e.Against), costs(e.Costs)))
+			parts = append(parts, fmt.Sprintf("its trade-off against the baseline %s=%s: %s", param, num(e.Against), costs(e.Costs)))
 		case experiment.USLNoPeak:
 			parts = append(parts, fmt.Sprintf("USL: no peak (σ=%.3f, κ=0, R²=%s)", s.USL.Sigma, stats.FormatRSquared(s.USL.R2)))
 		}
