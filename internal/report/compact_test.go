@@ -8,10 +8,13 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/experiment"
+	"github.com/loadlab/loadlab/internal/store"
 )
 
 // TestCompactGoldens pins the compact summaries of recorded searches and
-// comparisons (no load): the capacity search of testdata/capacity, as
+// comparisons (no load): a quick run's (testdata/quick-run.json: loadlab
+// run http://127.0.0.1:18377/ -c 2 -d 2s against loadlab target, the plan
+// run's is run.txt of TestGolden), the capacity search of testdata/capacity, as
 // loadlab capacity prints it, and the A/B of testdata/ab/paired.json (a
 // copy of cmd/loadlab's: loadlab target --cpu 1ms against --cpu 1.08ms,
 // -c 2 -d 2s, 6 rounds), as loadlab ab and compare print it. go test
@@ -30,10 +33,15 @@ func TestCompactGoldens(t *testing.T) {
 	if err := json.Unmarshal(data, &ab); err != nil {
 		t.Fatal(err)
 	}
+	quick, err := store.ReadResult("testdata/quick-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		f    func(w io.Writer) error
 	}{
+		{"quick-run.txt", func(w io.Writer) error { return Text(w, quick) }},
 		{"capacity-compact.txt", c.Doc.WriteText},
 		{"ab-compact.txt", func(w io.Writer) error { return CompactVerdict(w, &ab, "results/ab") }},
 	} {
