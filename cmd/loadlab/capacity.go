@@ -256,6 +256,11 @@ func newCapacitySearch(p *plan.Plan, f0 *capacityFlags, path string) (*capacityS
 		return nil, errors.New("capacity: no SLO: give --slo 'p95(latency) < 300ms, error_rate < 1%', or thresholds in the plan")
 	}
 	st := capacity.Steadiness{}
+	for _, t := range slo {
+		if t.Aggregate == threshold.Percentile {
+			st.MinResponses = max(st.MinResponses, capacity.ResponsesFor(t.Quantile))
+		}
+	}
 	if f.stepMax < st.MinDuration() {
 		if !f0.changed["step-max"] && p.Capacity != nil && p.Capacity.StepMax > 0 {
 			return nil, fmt.Errorf("capacity: %s: capacity step_max %v is shorter than a step's least, %v", p.Capacity.StepMaxPos, f.stepMax, st.MinDuration())

@@ -22,7 +22,10 @@ func isTerminal(w io.Writer) bool {
 
 // progress shows how a run goes: on a terminal a line rewritten every second
 // on stderr, cut to the terminal's width; elsewhere (CI logs) one line every
-// 10 seconds of wall-clock time, through every run of an experiment.
+// 10 seconds of wall-clock time for a single run. An experiment in a CI log
+// gets one line per finished run (the sweep writes it, with the run's
+// figures), and from here only a line a minute while a run goes on longer,
+// so that a stuck run still shows.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -34,11 +37,16 @@ type progress struct {
 	started   time.Time // the first update
 	lastPlain time.Time
 	firstRun  int // the first experiment run seen (a resumed one starts late)
+	lastRun   int // the run of the last update
 	shown     bool
 }
 
-// plainEvery is how often a non-terminal gets a progress line.
-const plainEvery = 10 * time.Second
+// plainEvery is how often a non-terminal gets a progress line of a single
+// run; plainRunEvery, of an experiment's run that goes on.
+const (
+	plainEvery    = 10 * time.Second
+	plainRunEvery = time.Minute
+)
 
 func newProgress(io *stdio, s result.Settings) *progress {
 	p := &progress{w: io.err, live: io.isTerminal(io.err), now: time.Now, total: time.Duration(s.Duration)}
@@ -85,7 +93,14 @@ func (p *progress) update(pr runner.Progress) {
 		p.shown = true
 		return
 	}
-	if now.Sub(p.lastPlain) >= plainEvery {
+	every := plainEvery
+	if pr.Runs > 0 {
+		every = plainRunEvery
+	}
+	if pr.Run != p.lastRun {
+		p.lastRun, p.lastPlain = pr.Run, now // a new run: its minute starts now
+	}
+	if now.Sub(p.lastPlain) >= every {
 		p.lastPlain = now
 		fmt.Fprintln(p.w, line)
 	}

@@ -50,8 +50,19 @@ func TestProgress(t *testing.T) {
 		t.Errorf("40 columns: %q", line)
 	}
 
-	// An experiment in a CI log: a line every 10 s through every run, with
-	// the time left for the whole experiment.
+	// A single run in a CI log: a line every 10 s.
+	var single bytes.Buffer
+	p = clocked(&single, false, settings, 0)
+	for i := 1; i <= 25; i++ {
+		p.update(runner.Progress{Point: second(i)})
+	}
+	p.done()
+	if lines := strings.Split(strings.TrimSpace(single.String()), "\n"); len(lines) != 2 || strings.Contains(single.String(), "\r") {
+		t.Errorf("single run in a CI log, want 2 lines over 25 s:\n%s", single.String())
+	}
+
+	// An experiment in a CI log: the sweep writes one line per finished
+	// run, so runs shorter than a minute get none from here.
 	var plain bytes.Buffer
 	p = clocked(&plain, false, settings, 0)
 	for run := 1; run <= 3; run++ {
@@ -60,15 +71,25 @@ func TestProgress(t *testing.T) {
 		}
 	}
 	p.done()
-	lines := strings.Split(strings.TrimSpace(plain.String()), "\n")
-	if len(lines) != 8 || strings.Contains(plain.String(), "\r") {
-		t.Fatalf("CI log, want 8 lines over 89 s:\n%s", plain.String())
+	if plain.Len() != 0 {
+		t.Errorf("CI log of 30 s runs, want no progress lines:\n%s", plain.String())
 	}
-	if !strings.HasPrefix(lines[0], "run 1/4 ") || !strings.HasPrefix(lines[7], "run 3/4 ") {
-		t.Errorf("CI log does not follow the runs:\n%s", plain.String())
+	// A run that goes on longer: a line a minute, with the time left for
+	// the whole experiment, so that a stuck run still shows.
+	long := result.Settings{Duration: result.Duration(150 * time.Second)}
+	var slow bytes.Buffer
+	p = clocked(&slow, false, long, 0)
+	for i := 1; i <= 150; i++ {
+		p.update(runner.Progress{Point: second(i), Run: 1, Runs: 2, PointKey: "threads=4"})
 	}
-	// 2.7 runs in 81 s: 9 s of this one left and 30 s of the last.
-	if !strings.Contains(lines[7], "  21s ") || !strings.Contains(lines[7], "ETA 39s") {
-		t.Errorf("last line %q, want ETA 39s at 21 s", lines[7])
+	p.done()
+	lines := strings.Split(strings.TrimSpace(slow.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "run 1/2 ") {
+		t.Fatalf("CI log of a 150 s run, want 2 lines:\n%s", slow.String())
+	}
+	// 61 s into the first of two 150 s runs, 60 s of wall clock since the
+	// first update: 0.41 of 2 runs done, 1.59 left at that pace.
+	if !strings.Contains(lines[0], "  61s ") || !strings.Contains(lines[0], "ETA 3m55s") {
+		t.Errorf("first line %q, want ETA 3m55s at 61 s", lines[0])
 	}
 }

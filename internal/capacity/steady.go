@@ -40,7 +40,27 @@ type Steadiness struct {
 	// PerJourney, and dropped arrivals against the journeys the requests
 	// stand for.
 	PerJourney float64
+	// MinResponses is the fewest responses a step must have, after Skip,
+	// before it can be judged steady: enough for the highest percentile
+	// its SLO judges (ResponsesFor). 0 asks for none beyond the window.
+	MinResponses int64
 }
+
+// ResponsesFor is the fewest responses a step needs before its pct-th
+// percentile (99 for p99) is judged: 1/(1-q) rounded up, so that at least
+// one response lies beyond the percentile, and at least 20. p99 takes 100,
+// p99.9 takes 1000, p95 and below take 20. A step at 16/s once had its
+// p99 rest on 3 to 5 requests: it now runs until it has 100, or StepMax.
+func ResponsesFor(pct float64) int64 {
+	if !(pct > 0) || pct >= 100 {
+		return MinStepResponses
+	}
+	return max(MinStepResponses, int64(math.Ceil(1/(1-pct/100)-1e-9)))
+}
+
+// MinStepResponses is the fewest responses a step is judged on, whatever
+// its percentile.
+const MinStepResponses = 20
 
 // The rules of Judge, in the order they apply.
 const (
@@ -171,6 +191,15 @@ func Judge(points []result.Point, rate float64, o Steadiness) Judgement {
 		return Judgement{Growing, fmt.Sprintf("requests in flight rose from %.0f to %.0f %s (Mann-Kendall p=%.3f): a queue is growing", active[0], active[len(active)-1], last, g.PUp)}
 	}
 	if throughput >= SteadyShare*offered {
+		var got int64
+		for i, p := range points {
+			if i >= o.Skip {
+				got += p.Responses
+			}
+		}
+		if got < o.MinResponses {
+			return Judgement{State: Unsettled} // too few for the percentile judged: run on
+		}
 		return Judgement{Steady, fmt.Sprintf("steady: %.4g/s, no upward trend %s", throughput, last)}
 	}
 	return Judgement{State: Unsettled}

@@ -139,3 +139,26 @@ func TestJudgeWaitsForWholeJourneys(t *testing.T) {
 		t.Errorf("all failing: %v %q, want failing", j.State, j.Reason)
 	}
 }
+
+// TestStepSizedByPercentile: a step at 16/s is steady after 6 s, when its
+// p99 would rest on 80 responses; judged by p99 it runs on until it has
+// the 100 that ResponsesFor asks, and a p95 needs only 20.
+func TestStepSizedByPercentile(t *testing.T) {
+	t.Parallel()
+	for pct, want := range map[float64]int64{99: 100, 99.9: 1000, 95: 20, 50: 20, 0: 20} {
+		if got := ResponsesFor(pct); got != want {
+			t.Errorf("ResponsesFor(%g) = %d, want %d", pct, got, want)
+		}
+	}
+	p99 := Steadiness{MinResponses: ResponsesFor(99)}
+	for n, want := range map[int]State{6: Unsettled, 7: Unsettled, 8: Steady} {
+		// Skip leaves the first second out: n-1 seconds of 16 responses.
+		pts := series(n, constant[int64](16), constant(10.0), constant[int64](1))
+		if got := Judge(pts, 16, p99).State; got != want {
+			t.Errorf("p99, %d s at 16/s (%d responses judged): %v, want %v", n, 16*(n-1), got, want)
+		}
+		if got := Judge(pts, 16, Steadiness{MinResponses: ResponsesFor(95)}).State; got != Steady {
+			t.Errorf("p95, %d s at 16/s: %v, want steady", n, got)
+		}
+	}
+}

@@ -195,7 +195,8 @@ func Sweep(ctx context.Context, p *plan.Plan, load func(params map[string]any) (
 				break
 			}
 		}
-		logf("run %d/%d  %s #%d", slot.Index+1, len(order), pt.Key, slot.Rep)
+		// One line a run, when it ends: a terminal's live line shows the
+		// run under way, and a CI log gets its figures at its end.
 		started := time.Now()
 		res, err := runPoint(ctx, load, pt, runDir, e.Warmup, slot.Index+1, len(order), seed, opts)
 		rec := store.RunRecord{Index: slot.Index, Point: pt.Key, Rep: slot.Rep, Started: started, Ended: time.Now()}

@@ -240,7 +240,28 @@ const (
 	// outside the measured levels; USLNoPeak: the fit has no peak.
 	USLPeak   EvidenceKind = "usl_peak"
 	USLNoPeak EvidenceKind = "usl_no_peak"
+	// TradeOff: what the pick, level At, costs against the baseline level,
+	// Against, in latency and memory (Costs, figure by figure); absent
+	// when the pick is the baseline or the sweep's line has none.
+	TradeOff EvidenceKind = "trade_off"
 )
+
+// Cost is one figure of a pick's trade-off: its median at the baseline
+// level (From) and at the pick (To), the change a fraction, and whether
+// that change is more than noise.
+type Cost struct {
+	Figure FigureID `json:"figure"`
+	Name   string   `json:"name"`
+	Unit   string   `json:"unit"`
+	From   float64  `json:"from"`
+	To     float64  `json:"to"`
+	Change float64  `json:"change"` // a fraction: 0.68 is 68% more
+	Test   *Change  `json:"test,omitempty"`
+}
+
+// tradeOffFigures are the figures a pick's trade-off is told in: latency
+// at the middle and the tail, and memory (PSS when measured, else RSS).
+var tradeOffFigures = []FigureID{FigureP50, FigureP95, FigurePSSPeak, FigureRSSPeak}
 
 // Evidence is one claim behind a recommendation.
 type Evidence struct {
@@ -251,6 +272,7 @@ type Evidence struct {
 	Change       float64      `json:"change"` // a fraction: 0.54 is 54%
 	Test         *Change      `json:"test,omitempty"`
 	Extrapolated bool         `json:"extrapolated,omitempty"`
+	Costs        []Cost       `json:"costs,omitempty"` // TradeOff's figures
 }
 
 // USL is a Universal Scalability Law fit of throughput against the param.
@@ -1020,9 +1042,37 @@ func sweeps(params []Param, points []Point, v *Verdict, kneeShare float64, facto
 			}
 			return test(tp, from, to)
 		})
+		base := slices.IndexFunc(pts, func(p pt) bool { return points[p.point].Labels[prm.Name] == prm.Baseline })
+		if e, ok := tradeOff(v, s, base, func(i int) int { return pts[i].point }, cmp); ok {
+			s.Evidence = append(s.Evidence, e)
+		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// tradeOff is what a sweep's pick costs against its baseline level (base,
+// an index into the sweep's levels; -1 when the line has none): the
+// medians of latency and memory at both, and each change's test. point
+// maps a level to its point.
+func tradeOff(v *Verdict, s SweepVerdict, base int, point func(int) int, cmp comparer) (Evidence, bool) {
+	if base < 0 || base == s.Pick {
+		return Evidence{}, false
+	}
+	e := Evidence{Kind: TradeOff, At: s.X[s.Pick], Against: s.X[base]}
+	for _, id := range tradeOffFigures {
+		t := v.Table(id)
+		if t == nil || (id == FigureRSSPeak && v.Table(FigurePSSPeak) != nil) {
+			continue
+		}
+		from, to := t.Rows[point(base)], t.Rows[point(s.Pick)]
+		if from.N == 0 || to.N == 0 || from.Median <= 0 {
+			continue
+		}
+		c := cmp.between(t, point(base), point(s.Pick))
+		e.Costs = append(e.Costs, Cost{Figure: id, Name: t.Name, Unit: t.Unit, From: from.Median, To: to.Median, Change: to.Median/from.Median - 1, Test: &c})
+	}
+	return e, len(e.Costs) > 0
 }
 
 // MinUSLR2 is the least R² of a USL fit that the recommendation cites.

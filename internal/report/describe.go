@@ -365,7 +365,8 @@ func recommendation(s experiment.SweepVerdict) string {
 		case experiment.BestThroughput:
 			parts = append(parts, fmt.Sprintf("the best throughput (%.1f req/s)", e.Value))
 		case experiment.WithinBestThroughput:
-			parts = append(parts, fmt.Sprintf("within %.0f%% of the best throughput (%s=%s: %.1f req/s)", 100*e.Change, param, num(e.Against), e.Value))
+			// The rule, then how far under the best the pick is.
+			parts = append(parts, fmt.Sprintf("the smallest %s within %s of the best throughput (%s=%s: %.1f req/s, %s more)", param, share(experiment.WithinBest), param, num(e.Against), e.Value, percent(e.Change/(1-e.Change))))
 		case experiment.LowerP95:
 			parts = append(parts, fmt.Sprintf("p95 %.0f%% lower than %s=%s%s", 100*e.Change, param, num(e.Against), qualifier(e.Test)))
 		case experiment.KneeAt:
@@ -386,6 +387,8 @@ func recommendation(s experiment.SweepVerdict) string {
 			}
 			u := s.USL
 			parts = append(parts, fmt.Sprintf("USL peak at %s≈%.1f (σ=%.3f, κ=%.4f, R²=%s%s)", param, e.At, u.Sigma, u.Kappa, stats.FormatRSquared(u.R2), extrapolated))
+		case experiment.TradeOff:
+			parts = append(parts, fmt.Sprintf("its trade-off against the baseline %s=%s: %s", param, num(e.Against), costs(e.Costs)))
 		case experiment.USLNoPeak:
 			parts = append(parts, fmt.Sprintf("USL: no peak (σ=%.3f, κ=0, R²=%s)", s.USL.Sigma, stats.FormatRSquared(s.USL.R2)))
 		}
@@ -401,6 +404,38 @@ func recommendation(s experiment.SweepVerdict) string {
 		line = "at " + strings.Join(s.At, " ") + ", " + line
 	}
 	return line
+}
+
+// costs writes a trade-off's figures: "p50 +68% (4.10 ms against 2.44),
+// PSS peak -9.1% (12.1 MiB against 13.4) (not significant, p=0.31)".
+func costs(cs []experiment.Cost) string {
+	var out []string
+	for _, c := range cs {
+		name := strings.TrimSuffix(c.Name, " latency")
+		unit := c.Unit
+		if unit != "" {
+			unit = " " + unit
+		}
+		out = append(out, fmt.Sprintf("%s %s (%s%s against %s)%s", name, signedPercent(c.Change), number(c.To), unit, number(c.From), qualifier(c.Test)))
+	}
+	return strings.Join(out, ", ")
+}
+
+// percent is a fraction as a share, to two significant figures under 10%:
+// "1.5%", "68%".
+func percent(f float64) string {
+	if math.Abs(f) < 0.1 {
+		return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(100*f, 'f', 0, 64) + "%"
+}
+
+// signedPercent is percent with its sign: "+68%", "-9.1%".
+func signedPercent(f float64) string {
+	if f >= 0 {
+		return "+" + percent(f)
+	}
+	return percent(f)
 }
 
 // share is a knee's share as the plan writes it: "5%".

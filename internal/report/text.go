@@ -163,6 +163,7 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	if n := s.Checks.Passed + s.Checks.Failed; n > 0 {
 		ew.printf("checks      %s of %s passed (%.2f%%)%s\n", count(s.Checks.Passed), count(n), 100*s.Checks.Rate(), defaultChecksNote(r.Thresholds))
+		checkMarks(ew, r.Steps)
 	}
 	if len(r.Steps) > 1 || s.Checks.Passed+s.Checks.Failed > 0 {
 		ew.printf("\n")
@@ -227,6 +228,34 @@ func Text(w io.Writer, r *result.Result) error {
 	}
 	ew.printf("resolution  %s\n", s.Resolution)
 	return ew.err
+}
+
+// checkMarks are the checks of each step as ✓ (every one passed) or ✗,
+// with the count passed of those made, and the first failed check's name:
+// "✓ browse / home  4,318/4,318", "✗ failing / broken  0/1,423  status is
+// 2xx".
+func checkMarks(ew *errWriter, steps []result.Step) {
+	width := 0
+	for _, st := range steps {
+		if st.Summary.Checks.Passed+st.Summary.Checks.Failed > 0 {
+			width = max(width, len([]rune(clip(stepName(st), 40))))
+		}
+	}
+	for _, st := range steps {
+		c := st.Summary.Checks
+		if c.Passed+c.Failed == 0 {
+			continue
+		}
+		mark, first := "✓", ""
+		if c.Failed > 0 {
+			mark = "✗"
+			if f := st.FailedCheck; f != nil {
+				first = "  " + clip(f.Check, 60)
+			}
+		}
+		name := clip(stepName(st), 40)
+		ew.printf("  %s %s%s  %s/%s%s\n", mark, name, strings.Repeat(" ", width-len([]rune(name))), count(c.Passed), count(c.Passed+c.Failed), first)
+	}
 }
 
 // defaultChecksNote says, after the checks line, that the default checks
