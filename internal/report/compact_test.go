@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/experiment"
@@ -88,4 +90,32 @@ func TestPickNamesItsTradeOff(t *testing.T) {
 		t.Errorf("the pick does not name its trade-off:\n%s", got)
 	}
 	golden(t, "experiment-tradeoff.txt", got)
+}
+
+// TestCompareGolden pins the compact form of a compare of two result sets,
+// N runs a side as benchstat reads them: the recorded demo's five runs of
+// workers=1 against its five of workers=4, each side a comma list.
+func TestCompareGolden(t *testing.T) {
+	t.Parallel()
+	o, err := experiment.LoadOutcome("testdata/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := func(point string) experiment.Side {
+		t.Helper()
+		var paths []string
+		for _, r := range o.Runs {
+			if r.Point == point && r.Dir != "" {
+				paths = append(paths, filepath.Join("testdata/demo", r.Dir, store.ResultFile))
+			}
+		}
+		s, err := experiment.LoadSide(strings.Join(paths, ","), "")
+		if err != nil || len(s.Results) != 5 {
+			t.Fatalf("%s: %d runs, %v", point, len(s.Results), err)
+		}
+		s.Label = "workers=" + strings.TrimPrefix(point, "workers=")
+		return s
+	}
+	c := experiment.Compare(side("workers=1"), side("workers=4"))
+	golden(t, "compare-compact.txt", render(t, func(w io.Writer) error { return Comparison(w, c) }))
 }

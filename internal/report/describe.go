@@ -593,8 +593,44 @@ func comparisonNotes(c *experiment.Comparison) []string {
 		}
 		add(samplingSentence(s, with, fmt.Sprintf("--fail-on compares the medians; %d runs a side are the fewest that can be tested", s.RunsToTest)))
 	}
-	for _, s := range c.Suspect {
-		add(fmt.Sprintf("%s run %d is suspect (%s): %s", s.Side, s.Run, s.Warning.Code, s.Warning.Message))
+	for _, line := range suspectLines(c.Suspect) {
+		add(line)
+	}
+	return out
+}
+
+// suspectLines are a comparison's suspect runs one line a validity code:
+// the runs of each side that carry it, and one of their messages, once
+// ("machine_busy in A runs 1, 3 of 5 and B run 2 of 5; e.g. A run 1: ...").
+func suspectLines(suspect []experiment.SuspectRun) []string {
+	var codes []string
+	byCode := map[string][]experiment.SuspectRun{}
+	for _, s := range suspect {
+		if _, ok := byCode[s.Warning.Code]; !ok {
+			codes = append(codes, s.Warning.Code)
+		}
+		byCode[s.Warning.Code] = append(byCode[s.Warning.Code], s)
+	}
+	var out []string
+	for _, code := range codes {
+		ss := byCode[code]
+		var sides []string
+		for _, side := range []string{"A", "B"} {
+			var nums []string
+			for _, s := range ss {
+				if s.Side == side {
+					nums = append(nums, strconv.Itoa(s.Run))
+				}
+			}
+			switch len(nums) {
+			case 0:
+			case 1:
+				sides = append(sides, fmt.Sprintf("%s run %s", side, nums[0]))
+			default:
+				sides = append(sides, fmt.Sprintf("%s runs %s", side, strings.Join(nums, ", ")))
+			}
+		}
+		out = append(out, fmt.Sprintf("suspect, %s in %s; e.g. %s run %d: %s", code, strings.Join(sides, " and "), ss[0].Side, ss[0].Run, ss[0].Warning.Message))
 	}
 	return out
 }
