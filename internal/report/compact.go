@@ -59,12 +59,21 @@ func CompactVerdict(w io.Writer, o *experiment.Outcome, dir string) error {
 		ew.printf("%s\n", line) // "paired analysis: ...", "noise floor: ..."
 	}
 	for _, sw := range v.Sweeps {
-		for _, line := range memoryLines(sw) {
+		// The memory the table shows: PSS when the runs have it.
+		lines := memoryLines(sw)
+		if pss := memoryLines(experiment.SweepVerdict{Memory: slices.DeleteFunc(slices.Clone(sw.Memory), func(f experiment.MemoryFit) bool { return f.Figure != experiment.FigurePSSPeak })}); len(pss) > 0 {
+			lines = pss
+		}
+		for _, line := range lines {
 			ew.printf("memory against %s: %s\n", sw.Param, line)
 		}
 	}
 	for _, c := range v.StepChanges {
-		ew.printf("step changed on its own: %s\n", stepChange(c))
+		// The recommendation leads with the steps that changed on their
+		// own (Describe); a line the reader has just read is not repeated.
+		if text := stepChange(c); !strings.Contains(v.Recommendation, text) {
+			ew.printf("step changed on its own: %s\n", text)
+		}
 	}
 	for _, line := range validityLines(v, done) {
 		ew.printf("validity: %s\n", line)
