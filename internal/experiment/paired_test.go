@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/result"
@@ -131,9 +132,13 @@ repeat: 9
 
 // TestTrustPerFigure: CPU steal in a third of the runs heads a verdict on
 // throughput NOT TRUSTED (unpaired), not one that rests on memory alone,
-// and not a paired one; a saturated loadlab counts against all three.
+// and not a paired one; a saturated loadlab counts against all three. Late
+// arrivals count against memory only when they were 100 ms late or more
+// at the p99 (a jemalloc recipe's memory verdict came out NOT TRUSTED for
+// arrivals 9 ms late at the p99).
 func TestTrustPerFigure(t *testing.T) {
 	t.Parallel()
+	lateP99 := 0.0
 	mk := func(repeat int, memoryOnly bool, code string) *Verdict {
 		p := load(t, `
 target: http://127.0.0.1:1
@@ -158,6 +163,7 @@ repeat: 5
 			}
 			if i%3 == 0 {
 				r.Validity = []result.Warning{{Code: code}}
+				r.Summary.Late.P99 = lateP99
 			}
 			results[i] = r
 		}
@@ -188,6 +194,17 @@ repeat: 5
 	saturated := mk(6, true, "generator_saturated")
 	if tr := saturated.Trust; tr == nil || !tr.Untrusted {
 		t.Errorf("memory verdict with loadlab saturated: trust %+v", tr)
+	}
+	lateP99 = 8.95
+	if tr := mk(6, true, "late").Trust; tr == nil || tr.Untrusted || tr.Unmoved["late"] == 0 {
+		t.Errorf("memory verdict with arrivals 9 ms late at the p99: trust %+v", tr)
+	}
+	if tr := mk(6, false, "late").Trust; tr == nil || !tr.Untrusted || !slices.Contains(tr.Moved, FigureThroughput) {
+		t.Errorf("throughput verdict with arrivals 9 ms late at the p99: trust %+v", tr)
+	}
+	lateP99 = LateMovesMemoryMS
+	if tr := mk(6, true, "late").Trust; tr == nil || !tr.Untrusted {
+		t.Errorf("memory verdict with arrivals 100 ms late at the p99: trust %+v", tr)
 	}
 }
 

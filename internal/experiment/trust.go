@@ -10,7 +10,8 @@ import (
 // (throughput, latency, elapsed, CPU, capacity): CPU taken by the host or a
 // neighbour slows the server and loadlab, not what the server holds in
 // memory. The other suspect codes (loadlab saturated, or late with its
-// arrivals) change the load itself, and with it every figure.
+// arrivals) change the load itself, and with it every figure; late only
+// once its arrivals are late enough to bunch (LateMovesMemoryMS).
 var TimeOnlyCodes = []string{"machine_busy", "cpu_steal"}
 
 // MemoryFigure reports whether a figure is a memory figure, which
@@ -26,6 +27,27 @@ func MemoryFigure(id FigureID) bool {
 // Moves reports whether a suspect warning moves figure id.
 func Moves(code string, id FigureID) bool {
 	return !slices.Contains(TimeOnlyCodes, code) || !MemoryFigure(id)
+}
+
+// LateMovesMemoryMS is the lateness at the p99 of a run's arrivals from
+// which its late warning moves the memory figures too. What a server
+// holds follows the requests it has in hand; arrivals that left a few
+// milliseconds after they were due (a busy machine waking loadlab's timers
+// late) reach it at the same rate and in the same number, only jittered,
+// while arrivals held back a tenth of a second or more come in bursts
+// that a server may meet with more threads, buffers or workers. Below it,
+// late moves the time figures alone (latency is measured from when each
+// request was due, so the lateness is in it).
+const LateMovesMemoryMS = 100.0
+
+// movesIn reports whether a suspect warning of run r moves figure id: as
+// Moves, but a late warning moves memory only when r's arrivals were late
+// by LateMovesMemoryMS or more at the p99.
+func movesIn(r *result.Result, code string, id FigureID) bool {
+	if code == "late" && MemoryFigure(id) && r.Summary.Late.P99 < LateMovesMemoryMS {
+		return false
+	}
+	return Moves(code, id)
 }
 
 // Trust says whether the verdict's claims can be told from the machine's
@@ -125,7 +147,7 @@ func trust(v *Verdict, results []*result.Result) *Trust {
 			seen[w.Code] = true
 			var figs []FigureID
 			for _, id := range rests {
-				if Moves(w.Code, id) {
+				if movesIn(r, w.Code, id) {
 					figs = append(figs, id)
 				}
 			}

@@ -66,7 +66,8 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 	}
 	if sent := max(s.Requests, s.Late.Count); sent >= LateMinRequests && s.Late.Count >= LateMinCount && float64(s.Late.Count) > LateShare*float64(sent) {
 		// sent: late ones may still be in flight at the end.
-		add("late", "%d of %d requests (%.1f%%) went out late (by %s ms at the median, %s at p99, %s at most): %s",
+		// The lateness figures are of every arrival, on time or not.
+		add("late", "%d of %d requests (%.1f%%) went out 1 ms or more after they were due (of all requests, %s ms late at the median, %s at p99, %s at most): %s",
 			s.Late.Count, sent, 100*float64(s.Late.Count)/float64(sent), msNum(s.Late.P50), msNum(s.Late.P99), msNum(s.Late.Max), lateCause(res))
 	}
 	if failed := s.Requests - s.Responses; s.Requests > 0 && float64(failed) > NoResponseShare*float64(s.Requests) {
