@@ -741,7 +741,17 @@ func trustLine(v *experiment.Verdict) string {
 	}
 	var parts []string
 	if len(t.Unmoved) > 0 {
-		parts = append(parts, fmt.Sprintf("%s moves time figures, not memory, which the verdict rests on", strings.Join(codesOf(t.Unmoved), " and ")))
+		codes := codesOf(t.Unmoved)
+		for i, c := range codes {
+			if c == "late" {
+				codes[i] = fmt.Sprintf("late (under %g ms at the p99)", experiment.LateMovesMemoryMS)
+			}
+		}
+		verb := "moves"
+		if len(codes) > 1 {
+			verb = "move"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s time figures, not memory, which the verdict rests on", strings.Join(codes, " and "), verb))
 	}
 	if len(t.Absorbed) > 0 {
 		parts = append(parts, "the paired analysis compares each point with its reference within a round, so what the machine takes from a whole round falls out of their ratio, and the rest is in the round-to-round spread its test measures")

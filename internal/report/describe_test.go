@@ -142,3 +142,20 @@ func TestUntrustedRecommendation(t *testing.T) {
 		t.Errorf("one suspect run in ten: %q", rec)
 	}
 }
+
+// TestTrustedAlthoughLate: a memory verdict whose runs were late by under
+// 100 ms at the p99, and had CPU stolen, is trusted and says why.
+func TestTrustedAlthoughLate(t *testing.T) {
+	t.Parallel()
+	v := &experiment.Verdict{
+		Figures: []experiment.FigureTable{{ID: experiment.FigurePSSPeak, Name: "PSS peak"}},
+		Suspect: &experiment.Suspect{Runs: 4, Of: 4, Codes: map[string]int{"cpu_steal": 3, "late": 4}},
+		Trust: &experiment.Trust{RestsOn: []experiment.FigureID{experiment.FigurePSSPeak}, Of: 4,
+			Unmoved: map[string]int{"cpu_steal": 3, "late": 4}},
+	}
+	got := trustLine(v)
+	want := "trusted for PSS peak, although 4 of 4 runs were measured on a busy machine (cpu_steal in 3, late in 4): cpu_steal and late (under 100 ms at the p99) move time figures, not memory, which the verdict rests on (see validity below)."
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
