@@ -34,7 +34,7 @@ url=http://127.0.0.1:$port/static.txt
 
 taskset -c 0 "$LOADLAB" target --addr 127.0.0.1:$ws_port >"$work/target.log" 2>&1 &
 target_pid=$!
-trap 'kill $target_pid 2>/dev/null; bench_cleanup' EXIT
+trap 'kill $target_pid 2>/dev/null; [[ -n ${KEEP:-} ]] || bench_cleanup' EXIT # KEEP=1 keeps $work, as lib.sh does
 for _ in $(seq 50); do curl -s "http://127.0.0.1:$ws_port/health" >/dev/null && break; sleep 0.1; done
 
 # 10,000 VUs, each with its own connection, cookie jar and variables,
