@@ -433,9 +433,15 @@ type Server struct {
 	ThreadsPeak   int     `json:"threads_peak"`
 	FDsPeak       int     `json:"fds_peak"`
 	ProcessesPeak int     `json:"processes_peak"`
+	// CPUWaitPct is the share, in percent, of the time the server's threads
+	// wanted a CPU that they spent waiting for one (their run-queue delay,
+	// /proc/PID/task/TID/schedstat, over that delay plus their CPU time):
+	// a neighbour on the same CPUs raises it, as do more busy threads than
+	// CPUs (alike in every run of one setting).
+	CPUWaitPct float64 `json:"cpu_wait_pct"`
 	// Unmeasured names the figures above that the platform could not measure
-	// ("pss", "swap", "major_faults", "fds"): outside Linux they read 0 (PSS
-	// reads RSS) but are unknown. Absent on Linux.
+	// ("pss", "swap", "major_faults", "fds", "cpu_wait"): outside Linux they
+	// read 0 (PSS reads RSS) but are unknown. Absent on Linux.
 	Unmeasured []string `json:"unmeasured,omitempty"`
 	Quota      *Quota   `json:"memory_quota,omitempty"`
 	// Limits are server.limits, when the plan set them.
@@ -508,6 +514,9 @@ type Generator struct {
 	CPUPeak float64 `json:"cpu_peak_pct"`
 	Cores   float64 `json:"cores"` // the CPUs loadlab may use
 	RSSPeak int64   `json:"rss_peak_bytes"`
+	// CPUWaitPct is loadlab's own run-queue wait, as Server.CPUWaitPct
+	// (0 outside Linux and on the portable engine, where it is unmeasured).
+	CPUWaitPct float64 `json:"cpu_wait_pct"`
 }
 
 // FoundServer is a loopback target's server that loadlab did not start,
@@ -518,6 +527,8 @@ type FoundServer struct {
 	// CPUPct is its CPU, as a percentage of all the machine's CPUs: set
 	// in ServersFound, where ServerPct is their sum.
 	CPUPct float64 `json:"cpu_pct,omitempty"`
+	// CPUWaitPct is its run-queue wait, as Server.CPUWaitPct (Linux).
+	CPUWaitPct float64 `json:"cpu_wait_pct"`
 }
 
 // Machine is the whole machine's CPU over the measured window, from

@@ -473,17 +473,22 @@ func (t *test) result(out *engine.Outcome, self *server.Sampler, machine *server
 		// The targets' servers, found by their sockets: their CPU is the
 		// server's, not the others'.
 		var sum float64
-		for _, f := range found {
-			pct := f.sampler.Summary(from, to).CPUAverage / float64(m.CPUs)
+		var first float64
+		for i, f := range found {
+			fs := f.sampler.Summary(from, to)
+			pct := fs.CPUAverage / float64(m.CPUs)
 			sum += pct
+			if i == 0 {
+				first = 100 * fs.WaitShare()
+			}
 			if len(found) > 1 {
-				m.ServersFound = append(m.ServersFound, result.FoundServer{PID: f.pid, Command: f.command, CPUPct: pct})
+				m.ServersFound = append(m.ServersFound, result.FoundServer{PID: f.pid, Command: f.command, CPUPct: pct, CPUWaitPct: 100 * fs.WaitShare()})
 			}
 		}
 		m.ServerPct = min(sum, m.BusyPct-m.LoadlabPct)
 		m.OthersPct = max(0, m.BusyPct-m.LoadlabPct-m.ServerPct)
 		m.ServerUnwatched = false
-		m.ServerFound = &result.FoundServer{PID: found[0].pid, Command: found[0].command}
+		m.ServerFound = &result.FoundServer{PID: found[0].pid, Command: found[0].command, CPUWaitPct: first}
 	}
 	if p := t.plan; p != nil {
 		res.Plan = p.Masked() // before Validity, whose advice differs for plans
@@ -595,7 +600,7 @@ func generator(self *server.Sampler, from, to time.Time) *result.Generator {
 	if s.Samples < 2 {
 		return nil
 	}
-	g := &result.Generator{CPUAvg: s.CPUAverage, CPUPeak: s.CPUPeak, RSSPeak: s.RSSPeak, Cores: float64(runtime.GOMAXPROCS(0))}
+	g := &result.Generator{CPUAvg: s.CPUAverage, CPUPeak: s.CPUPeak, RSSPeak: s.RSSPeak, Cores: float64(runtime.GOMAXPROCS(0)), CPUWaitPct: 100 * s.WaitShare()}
 	if procs, err := usableCPUs(); err == nil {
 		g.Cores = procs
 	}

@@ -38,6 +38,7 @@ func serverFigures(proc *server.Process, start, from, to time.Time, dir string) 
 		ThreadsPeak:   s.ThreadsPeak,
 		FDsPeak:       s.FDsPeak,
 		ProcessesPeak: s.ProcessesPeak,
+		CPUWaitPct:    100 * s.WaitShare(),
 		Unmeasured:    s.Unmeasured.Names(),
 	}
 	if dir != "" {

@@ -113,7 +113,7 @@ func Validity(res *result.Result, out *engine.Outcome) []result.Warning {
 				quantity.FormatBytes(q.Peak), quantity.FormatBytes(q.PeakOver), quantity.FormatBytes(q.Bytes), quantity.FormatBytes(q.Average))
 		}
 		if len(sv.Unmeasured) > 0 {
-			words := strings.NewReplacer("pss", "PSS", "major_faults", "major faults", "fds", "open files")
+			words := strings.NewReplacer("pss", "PSS", "major_faults", "major faults", "fds", "open files", "cpu_wait", "CPU wait")
 			add("server_unmeasured", "on %s loadlab cannot measure the server's %s: they read 0 here (PSS reads RSS), so swapping or paging would go unseen", runtime.GOOS, words.Replace(strings.Join(sv.Unmeasured, ", ")))
 		}
 		if sv.Exit != "" {

@@ -190,7 +190,7 @@ func TestPortableMeasures(t *testing.T) {
 	if sum.RSSPeak < 1<<20 || sum.PSSPeak != sum.RSSPeak || !sum.PSSFromRSS {
 		t.Errorf("RSS peak %d, PSS peak %d (from RSS: %v): want RSS measured and standing in for PSS", sum.RSSPeak, sum.PSSPeak, sum.PSSFromRSS)
 	}
-	if want := FigurePSS | FigureSwap | FigureMajorFaults; sum.Unmeasured != want {
+	if want := FigurePSS | FigureSwap | FigureMajorFaults | FigureWait; sum.Unmeasured != want {
 		t.Errorf("unmeasured %v, want %v", sum.Unmeasured.Names(), want.Names())
 	}
 	if sum.ThreadsPeak < 2 || sum.FDsPeak < 3 || sum.ProcessesPeak != 1 {

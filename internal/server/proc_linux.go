@@ -465,3 +465,40 @@ func quotaRatio(quota, period string) (float64, bool) {
 	}
 	return q / p, true
 }
+
+// runDelays calls f with each thread of pid and the time it has spent
+// runnable but waiting for a CPU, in nanoseconds: the second field of
+// /proc/PID/task/TID/schedstat (the kernel's sched_info run_delay). It
+// reports false when the file cannot be read (a kernel without
+// CONFIG_SCHED_INFO, or the process is gone).
+func (r *procReader) runDelays(pid int, f func(tid int, delay int64)) bool {
+	dir, err := os.Open(r.procPath(pid, "task"))
+	if err != nil {
+		return false
+	}
+	tids, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return false
+	}
+	read := false
+	for _, name := range tids {
+		tid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		b, err := r.read(r.procPath(pid, "task/"+name+"/schedstat"))
+		if err != nil {
+			continue // the thread exited
+		}
+		fields := bytes.Fields(b)
+		if len(fields) < 2 {
+			continue
+		}
+		if d, ok := parseInt(fields[1]); ok {
+			f(tid, d)
+			read = true
+		}
+	}
+	return read
+}

@@ -19,7 +19,7 @@ import (
 // subreaper instead).
 
 // portableUnmeasured is what the portable watcher never measures.
-const portableUnmeasured = FigurePSS | FigureSwap | FigureMajorFaults
+const portableUnmeasured = FigurePSS | FigureSwap | FigureMajorFaults | FigureWait
 
 // tableEntry is one process of the table of all processes; name is empty
 // where the table does not have it.

@@ -26,8 +26,13 @@ type Sample struct {
 	PSSEstimated bool
 
 	MajorFaults int64 // cumulative, like User and System
-	Threads     int
-	FDs         int
+	// Waited is the time the tree's threads spent runnable but waiting for
+	// a CPU (the run-queue delay of /proc/PID/task/TID/schedstat), summed
+	// over threads and cumulative like User and System; 0 where it is not
+	// measured (FigureWait).
+	Waited  time.Duration
+	Threads int
+	FDs     int
 	// FDsUnknown is set when some member's /proc/PID/fd was unreadable (not counted).
 	FDsUnknown bool
 	Processes  int // live members; zombies are not counted
@@ -58,9 +63,11 @@ type Summary struct {
 	// Unmeasured is the figures this platform cannot measure: they read 0 here
 	// (PSS reads RSS) but are unknown, not zero. None on Linux, where /proc has
 	// them all.
-	Unmeasured    Figures
-	SwapPeak      int64
-	MajorFaults   int64 // faults between From and To
+	Unmeasured  Figures
+	SwapPeak    int64
+	MajorFaults int64 // faults between From and To
+	// Waited is the run-queue wait between From and To (Sample.Waited).
+	Waited        time.Duration
 	ThreadsPeak   int
 	FDsPeak       int
 	ProcessesPeak int
@@ -91,9 +98,10 @@ const (
 	FigureSwap
 	FigureMajorFaults
 	FigureFDs
+	FigureWait
 )
 
-var figureNames = []string{"pss", "swap", "major_faults", "fds"}
+var figureNames = []string{"pss", "swap", "major_faults", "fds", "cpu_wait"}
 
 // Names lists the figures of f by their result.json names, in a fixed order.
 func (f Figures) Names() []string {
@@ -113,6 +121,7 @@ type usage struct {
 	pssFromRSS     bool
 	pssEstimated   bool
 	majorFaults    int64
+	waited         time.Duration
 	threads, fds   int
 	fdsUnknown     bool
 	processes      int
@@ -156,7 +165,7 @@ func (s *series) add(t time.Time, u usage) Sample {
 	sample := Sample{
 		Time: t, User: u.user, System: u.system,
 		RSS: u.rss, PSS: u.pss, Swap: u.swap, PSSFromRSS: u.pssFromRSS, PSSEstimated: u.pssEstimated,
-		MajorFaults: u.majorFaults, Threads: u.threads, FDs: u.fds, FDsUnknown: u.fdsUnknown,
+		MajorFaults: u.majorFaults, Waited: u.waited, Threads: u.threads, FDs: u.fds, FDsUnknown: u.fdsUnknown,
 		Processes: u.processes,
 	}
 	s.mu.Lock()
@@ -289,6 +298,7 @@ func summarize(samples []Sample, capacity float64, quota int64, from, to time.Ti
 	sum.User = max(0, last.User-first.User)
 	sum.System = max(0, last.System-first.System)
 	sum.MajorFaults = max(0, last.MajorFaults-first.MajorFaults)
+	sum.Waited = max(0, last.Waited-first.Waited)
 	if len(window) > 1 {
 		sum.CPUAverage = cpuPercent(first, last)
 		sum.MachineAverage = sum.CPUAverage / capacity
@@ -347,4 +357,16 @@ func sampleEvery(ctx context.Context, interval time.Duration, sample func() erro
 		case <-ticker.C:
 		}
 	}
+}
+
+// WaitShare is the share of the time the tree's threads wanted a CPU that
+// they spent waiting for one: Waited over Waited plus the CPU time used, 0
+// when nothing ran. A neighbour on the same CPUs raises it; so does a
+// server with more busy threads than CPUs, alike in every run of it.
+func (s Summary) WaitShare() float64 {
+	want := s.Waited + s.User + s.System
+	if want <= 0 {
+		return 0
+	}
+	return float64(s.Waited) / float64(want)
 }

@@ -141,6 +141,14 @@ type tree struct {
 	gone   totals // what members that left the tree used
 	exits  []reapedExit
 
+	// delays are each live thread's run-queue delay at the last collection,
+	// waited what the increments of those added up to (usage.waited): a
+	// thread that exits takes its delay with it, the sum keeps what it
+	// waited while watched.
+	delays, seen map[int]int64
+	waited       time.Duration
+	collected    bool // a collection has been made: threads found after it are new
+
 	pss          map[int]pssEntry // each member's PSS at its last smaps_rollup read
 	rollupIn     int              // collections until smaps_rollup is read for every member
 	rollupBudget time.Duration    // rollupBudget, changed only by tests
@@ -198,6 +206,8 @@ func newTree(opt treeOptions, useScan bool) *tree {
 		known:  make(map[int]memberRecord),
 		reaped: make(map[int]bool),
 		pss:    make(map[int]pssEntry),
+		delays: make(map[int]int64),
+		seen:   make(map[int]int64),
 
 		rollupBudget: rollupBudget,
 		rollupDrift:  rereadFloor,
@@ -437,6 +447,14 @@ func (t *tree) sum() usage {
 		// or frees is mostly its own heap, which counts fully in both.
 		u.pss += max(0, e.pss+rss-e.rssAt)
 		u.pssFromRSS = u.pssFromRSS || e.fromRSS
+		t.r.runDelays(st.pid, func(tid int, d int64) {
+			t.seen[tid] = d
+			if last, ok := t.delays[tid]; ok && d >= last {
+				t.waited += time.Duration(d - last)
+			} else if !ok && t.collected {
+				t.waited += time.Duration(d) // a thread born since the last collection
+			}
+		})
 		n, err := t.r.fds(st.pid)
 		switch {
 		case err == nil:
@@ -455,6 +473,10 @@ func (t *tree) sum() usage {
 			delete(t.pss, pid)
 		}
 	}
+	t.delays, t.seen = t.seen, t.delays
+	clear(t.seen)
+	t.collected = true
+	u.waited = t.waited
 	return u
 }
 
