@@ -58,17 +58,70 @@ type Pairing struct {
 	// from 1; the pairing uses these alone.
 	Rounds []int `json:"rounds"`
 	// Left are the rounds left out, each with the points whose run in it
-	// was not done.
+	// was not done, or (Why WaitedRound) whose run waited for a CPU far
+	// more than the point's other runs.
 	Left []RoundLeft `json:"rounds_left_out,omitempty"`
+	// Kept are rounds with such a run that were kept all the same: leaving
+	// them out would have left fewer than Need rounds.
+	Kept []RoundLeft `json:"rounds_kept_unlike,omitempty"`
 	// Need is the fewest rounds a paired test can be significant with.
 	Need int `json:"rounds_to_test"`
 }
 
 // RoundLeft is a round left out of the pairing and the points whose run in
-// it was not done (failed, or not run yet).
+// it was not done (failed, or not run yet), or waited (Why WaitedRound).
 type RoundLeft struct {
 	Round  int      `json:"round"`
 	Points []string `json:"points"`
+	// Why is "" for runs not done, WaitedRound for runs that waited.
+	Why string `json:"why,omitempty"`
+	// WaitPct are the CPU waits of the runs of Points in this round (see
+	// runWait), MedianPct their points' medians.
+	WaitPct   []float64 `json:"cpu_wait_pct,omitempty"`
+	MedianPct []float64 `json:"median_cpu_wait_pct,omitempty"`
+}
+
+// WaitedRound: a round one of whose runs waited for a CPU WaitJump points
+// or more above its point's median (runWait). Pairing compares the runs
+// of a round on the premise that the machine treated them alike; a
+// neighbour that took the server's or loadlab's CPU during one run of a
+// round, and not the other, breaks it: measured with bench/noise.sh (a
+// hog switching on and off in phases of 0.5 to 4 s, runs of 0.5 s), such
+// rounds had B/A of 0.70 to 1.48 against 0.90 to 0.94 in the others, and
+// four of them out of 16 moved Wilcoxon's p from 0.0005 to 0.23 (told
+// apart there by the server's CPU share, before the wait was measured;
+// TestWaitedRoundsLeftOut is a recording with the waits).
+const WaitedRound = "cpu_wait"
+
+// WaitJump is how many points of CPU wait above its point's median a run
+// may have before its round is left out of the pairing. The runs of one
+// setting wait alike (a server with more busy threads than CPUs waits for
+// itself in every run); a neighbour on the same CPU adds tens of points
+// (a CPU-bound server sharing its CPU with a busy loop waited 50% of the
+// time it wanted one, against under 1% alone).
+const WaitJump = 10.0
+
+// runWait is the CPU wait of a run's server, in percent (the highest of
+// the found servers'); ok false when the run measured none (an older
+// result, outside Linux, or a server loadlab neither started nor found).
+// loadlab's own wait is left out: it mostly sleeps, so each wake-up's wait
+// behind what runs is a large share of its little CPU time (20 to 100% in
+// bench/noise.sh's runs, hog or not), which says nothing of the server.
+func runWait(r *result.Result) (float64, bool) {
+	var w float64
+	ok := false
+	if sv := r.Server; sv != nil && !slices.Contains(sv.Unmeasured, "cpu_wait") {
+		w, ok = max(w, sv.CPUWaitPct), true
+	}
+	if m := r.Machine; m != nil {
+		if m.ServerFound != nil {
+			w, ok = max(w, m.ServerFound.CPUWaitPct), true
+		}
+		for _, f := range m.ServersFound {
+			w, ok = max(w, f.CPUWaitPct), true
+		}
+	}
+	return w, ok
 }
 
 // Interval is a paired change's Hodges–Lehmann interval, as changes (-0.09
@@ -82,7 +135,7 @@ type Interval struct {
 }
 
 // rounds finds the complete rounds of the order and those left out.
-func rounds(points []Point, order []Slot, results []*result.Result) ([]int, []RoundLeft) {
+func rounds(points []Point, order []Slot, results []*result.Result) ([]int, []RoundLeft, []RoundLeft) {
 	done := map[int]map[int]bool{} // round: points done
 	var all []int
 	for _, s := range order {
@@ -110,7 +163,69 @@ func rounds(points []Point, order []Slot, results []*result.Result) ([]int, []Ro
 			left = append(left, RoundLeft{Round: r, Points: missing})
 		}
 	}
-	return complete, left
+	complete, waited, kept := waitedRounds(points, order, results, complete)
+	left = append(left, waited...)
+	sort.SliceStable(left, func(i, j int) bool { return left[i].Round < left[j].Round })
+	return complete, left, kept
+}
+
+// waitedRounds takes out of complete the rounds with a run that waited
+// for a CPU WaitJump points or more above the median of its point's runs
+// in the complete rounds, unless that leaves fewer rounds than a paired
+// test needs: then they stay, and are returned as kept.
+func waitedRounds(points []Point, order []Slot, results []*result.Result, complete []int) (rest []int, waited, kept []RoundLeft) {
+	if len(complete) < stats.PairsToTest(Alpha) {
+		return complete, nil, nil // unpaired anyway
+	}
+	in := map[int]bool{}
+	for _, r := range complete {
+		in[r] = true
+	}
+	waits := make([][]float64, len(points))
+	type run struct {
+		point int
+		wait  float64
+	}
+	byRound := map[int][]run{}
+	for _, s := range order {
+		r := results[s.Index]
+		if !in[s.Rep] || r == nil {
+			continue
+		}
+		w, ok := runWait(r)
+		if !ok {
+			continue
+		}
+		waits[s.Point] = append(waits[s.Point], w)
+		byRound[s.Rep] = append(byRound[s.Rep], run{s.Point, w})
+	}
+	medians := make([]float64, len(points))
+	for i, ws := range waits {
+		if len(ws) > 0 {
+			medians[i] = stats.Median(ws)
+		}
+	}
+	var out []int
+	for _, r := range complete {
+		var l RoundLeft
+		for _, x := range byRound[r] {
+			if len(waits[x.point]) >= 3 && x.wait-medians[x.point] >= WaitJump {
+				l.Points = append(l.Points, points[x.point].Key)
+				l.WaitPct = append(l.WaitPct, x.wait)
+				l.MedianPct = append(l.MedianPct, medians[x.point])
+			}
+		}
+		if len(l.Points) == 0 {
+			out = append(out, r)
+			continue
+		}
+		l.Round, l.Why = r, WaitedRound
+		waited = append(waited, l)
+	}
+	if len(out) < stats.PairsToTest(Alpha) {
+		return complete, nil, waited
+	}
+	return out, waited, nil
 }
 
 // byRound is a figure's value at each point in each complete round: NaN

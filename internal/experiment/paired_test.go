@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -245,4 +248,89 @@ repeat: 6
 	if d := Analyze(p.Experiment, points, order, build(0)).MachineDrift; d != nil {
 		t.Errorf("no trend, yet machine drift %+v", d)
 	}
+}
+
+// TestWaitedRoundsLeftOut: recorded A/B and A/A rounds of bench/noise.sh
+// (testdata/noise), a hog switching on and off beside the servers. The
+// rounds whose server waited for its CPU 10 points or more above its
+// point's median are left out of the pairing, and the A/B's -7.4% (by
+// construction) is then found, which the 16 rounds together missed; the
+// A/A's rounds find nothing either way.
+func TestWaitedRoundsLeftOut(t *testing.T) {
+	t.Parallel()
+	type run struct {
+		Round      int     `json:"round"`
+		Point      string  `json:"point"`
+		Throughput float64 `json:"throughput_rps"`
+		Wait       float64 `json:"server_cpu_wait_pct"`
+	}
+	analyze := func(file string, waits bool) *Verdict {
+		data, err := os.ReadFile(filepath.Join("testdata", "noise", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs []run
+		if err := json.Unmarshal(data, &runs); err != nil {
+			t.Fatal(err)
+		}
+		p := load(t, `
+target: http://127.0.0.1:1
+steps: [ { get: / } ]
+load: { closed: { vus: 4, duration: 1s } }
+params: { side: { A: a, B: b } }
+repeat: 16
+`)
+		points := Points(p.Experiment)
+		order := Order(len(points), 16, 1)
+		results := make([]*result.Result, len(order))
+		for i, s := range order {
+			for _, r := range runs {
+				if r.Round == s.Rep && r.Point == points[s.Point].Key {
+					res := fake(r.Throughput, 10)
+					res.Machine = &result.Machine{CPUs: 2}
+					if waits {
+						res.Machine.ServerFound = &result.FoundServer{PID: 1, CPUWaitPct: r.Wait}
+					}
+					results[i] = res
+				}
+			}
+			if results[i] == nil {
+				t.Fatalf("%s: no run of %s in round %d", file, points[s.Point].Key, s.Rep)
+			}
+		}
+		return Analyze(p.Experiment, points, order, results)
+	}
+	change := func(v *Verdict) Change {
+		for _, r := range v.Table(FigureThroughput).Rows {
+			if r.Point == "side=B" {
+				return *r.Change
+			}
+		}
+		t.Fatal("no row side=B")
+		return Change{}
+	}
+	ab := analyze("ab.json", true)
+	c := change(ab)
+	if ab.Pairing.Analysis != Paired || !c.Significant() || c.Delta > -0.05 || c.Delta < -0.12 {
+		t.Errorf("A/B with the waited rounds left out: %s, %+v; want about -7.4%%, significant", ab.Pairing.Analysis, c)
+	}
+	var left []int
+	for _, l := range ab.Pairing.Left {
+		if l.Why != WaitedRound || len(l.WaitPct) == 0 || l.WaitPct[0]-l.MedianPct[0] < WaitJump {
+			t.Errorf("round left out %+v", l)
+		}
+		left = append(left, l.Round)
+	}
+	if len(ab.Pairing.Rounds)+len(left) != 16 || len(ab.Pairing.Rounds) < ab.Pairing.Need {
+		t.Errorf("rounds kept %v, left out %v", ab.Pairing.Rounds, left)
+	}
+	if c := change(analyze("ab.json", false)); c.Significant() {
+		t.Errorf("A/B of all 16 rounds (no waits measured): %+v; the recording's rounds together did not tell -7.4%% from noise", c)
+	}
+	for _, waits := range []bool{true, false} {
+		if c := change(analyze("aa.json", waits)); c.Significant() {
+			t.Errorf("A/A (waits %v): %+v, want no change", waits, c)
+		}
+	}
+	t.Logf("A/B: rounds %v kept, %v left out; %+.1f%% p=%.3f", ab.Pairing.Rounds, left, 100*c.Delta, c.P)
 }

@@ -184,7 +184,7 @@ func autoComparisons(e *spec.Experiment, points []Point, order []Slot, results [
 	}
 	factor, _ := Factor(e)
 	refs := references(e, points, base, factor)
-	complete, _ := rounds(points, order, results)
+	complete, _, _ := rounds(points, order, results)
 	// The primary figure: a capacity search's answer when the runs have
 	// one, throughput otherwise.
 	id := FigureThroughput

@@ -549,8 +549,8 @@ func AnalyzeSequential(e *spec.Experiment, points []Point, order []Slot, results
 			v.Incomplete = append(v.Incomplete, PointRuns{Point: points[i].Key, Done: len(rs), Want: e.Repeat})
 		}
 	}
-	complete, left := rounds(points, order, results)
-	v.Pairing = &Pairing{Analysis: Unpaired, Rounds: complete, Left: left, Need: stats.PairsToTest(Alpha)}
+	complete, left, kept := rounds(points, order, results)
+	v.Pairing = &Pairing{Analysis: Unpaired, Rounds: complete, Left: left, Kept: kept, Need: stats.PairsToTest(Alpha)}
 	switch {
 	case len(points) < 2:
 		v.Pairing.Why = OnePoint

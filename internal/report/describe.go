@@ -795,16 +795,38 @@ func analysisLine(p *experiment.Pairing) string {
 	}
 	var left []string
 	for _, l := range p.Left {
-		left = append(left, fmt.Sprintf("round %d (%s not done)", l.Round, strings.Join(l.Points, ", ")))
+		left = append(left, roundLeftText(l))
 	}
 	leftOut := ""
 	if len(left) > 0 {
 		leftOut = "; left out: " + strings.Join(left, "; ")
 	}
+	if len(p.Kept) > 0 && p.Analysis == experiment.Paired {
+		var kept []string
+		for _, l := range p.Kept {
+			kept = append(kept, roundLeftText(l))
+		}
+		leftOut += fmt.Sprintf("; kept although a run waited for a CPU far more than its point's others (leaving them out would leave fewer than the %d rounds a paired test needs): %s", p.Need, strings.Join(kept, "; "))
+	}
 	if p.Analysis == experiment.Paired {
 		return fmt.Sprintf("paired analysis: each point against its reference within each of %d rounds (Wilcoxon signed-rank test of the per-round ratios, Hodges–Lehmann median ratio)%s", len(p.Rounds), leftOut)
 	}
 	return fmt.Sprintf("unpaired analysis (Mann-Whitney U over the runs): %s, a paired test takes %d%s; experiment.json has both", plural(len(p.Rounds), "complete round"), p.Need, leftOut)
+}
+
+// roundLeftText is a round left out of the pairing, and why: "round 3
+// (side=B not done)", "round 6 (side=A waited for a CPU 48%, its median
+// run 1%)": the share of the time the server or loadlab wanted a CPU that
+// they waited for one.
+func roundLeftText(l experiment.RoundLeft) string {
+	if l.Why != experiment.WaitedRound {
+		return fmt.Sprintf("round %d (%s not done)", l.Round, strings.Join(l.Points, ", "))
+	}
+	var parts []string
+	for i, p := range l.Points {
+		parts = append(parts, fmt.Sprintf("%s waited for a CPU %.0f%%, its median run %.0f%%", p, l.WaitPct[i], l.MedianPct[i]))
+	}
+	return fmt.Sprintf("round %d (%s)", l.Round, strings.Join(parts, "; "))
 }
 
 // noiseFloorLine states the smallest change of the primary figure the runs

@@ -515,7 +515,9 @@ type Generator struct {
 	Cores   float64 `json:"cores"` // the CPUs loadlab may use
 	RSSPeak int64   `json:"rss_peak_bytes"`
 	// CPUWaitPct is loadlab's own run-queue wait, as Server.CPUWaitPct
-	// (0 outside Linux and on the portable engine, where it is unmeasured).
+	// (0 outside Linux, where it is unmeasured). loadlab mostly sleeps, so
+	// the waits of its wake-ups are a large share of its little CPU time:
+	// 20 to 100% on a shared 2-core machine.
 	CPUWaitPct float64 `json:"cpu_wait_pct"`
 }
 

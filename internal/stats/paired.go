@@ -366,6 +366,14 @@ func RelativeSpread(samples []float64) float64 {
 	return SpreadOf(logs)
 }
 
+// Median is the median of x (0 for none).
+func Median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	return medianOf(x)
+}
+
 func medianOf(x []float64) float64 {
 	s := slices.Clone(x)
 	slices.Sort(s)
