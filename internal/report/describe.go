@@ -794,19 +794,23 @@ func analysisLine(p *experiment.Pairing) string {
 		return ""
 	}
 	var left []string
+	var waited []experiment.RoundLeft
 	for _, l := range p.Left {
-		left = append(left, roundLeftText(l))
+		if l.Why == experiment.WaitedRound {
+			waited = append(waited, l)
+			continue
+		}
+		left = append(left, fmt.Sprintf("round %d (%s not done)", l.Round, strings.Join(l.Points, ", ")))
+	}
+	if len(waited) > 0 {
+		left = append(left, waitedText(waited))
 	}
 	leftOut := ""
 	if len(left) > 0 {
 		leftOut = "; left out: " + strings.Join(left, "; ")
 	}
 	if len(p.Kept) > 0 && p.Analysis == experiment.Paired {
-		var kept []string
-		for _, l := range p.Kept {
-			kept = append(kept, roundLeftText(l))
-		}
-		leftOut += fmt.Sprintf("; kept although a run waited for a CPU far more than its point's others (leaving them out would leave fewer than the %d rounds a paired test needs): %s", p.Need, strings.Join(kept, "; "))
+		leftOut += fmt.Sprintf("; kept, as leaving them out would leave fewer than the %d rounds a paired test needs: %s", p.Need, waitedText(p.Kept))
 	}
 	if p.Analysis == experiment.Paired {
 		return fmt.Sprintf("paired analysis: each point against its reference within each of %d rounds (Wilcoxon signed-rank test of the per-round ratios, Hodges–Lehmann median ratio)%s", len(p.Rounds), leftOut)
@@ -814,19 +818,25 @@ func analysisLine(p *experiment.Pairing) string {
 	return fmt.Sprintf("unpaired analysis (Mann-Whitney U over the runs): %s, a paired test takes %d%s; experiment.json has both", plural(len(p.Rounds), "complete round"), p.Need, leftOut)
 }
 
-// roundLeftText is a round left out of the pairing, and why: "round 3
-// (side=B not done)", "round 6 (side=A waited for a CPU 48%, its median
-// run 1%)": the share of the time the server or loadlab wanted a CPU that
-// they waited for one.
-func roundLeftText(l experiment.RoundLeft) string {
-	if l.Why != experiment.WaitedRound {
-		return fmt.Sprintf("round %d (%s not done)", l.Round, strings.Join(l.Points, ", "))
+// waitedText is the rounds left out (or kept) for a run whose server
+// waited for a CPU: "rounds 2, 4 and 9 (a run's server waited for a CPU
+// 10 points or more above its point's median run, up to 93% against 5%)".
+func waitedText(ls []experiment.RoundLeft) string {
+	var rounds []string
+	worst, against := 0.0, 0.0
+	for _, l := range ls {
+		rounds = append(rounds, strconv.Itoa(l.Round))
+		for i, w := range l.WaitPct {
+			if w-l.MedianPct[i] > worst-against {
+				worst, against = w, l.MedianPct[i]
+			}
+		}
 	}
-	var parts []string
-	for i, p := range l.Points {
-		parts = append(parts, fmt.Sprintf("%s waited for a CPU %.0f%%, its median run %.0f%%", p, l.WaitPct[i], l.MedianPct[i]))
+	head := "round " + rounds[0]
+	if len(rounds) > 1 {
+		head = "rounds " + strings.Join(rounds[:len(rounds)-1], ", ") + " and " + rounds[len(rounds)-1]
 	}
-	return fmt.Sprintf("round %d (%s)", l.Round, strings.Join(parts, "; "))
+	return fmt.Sprintf("%s (a run's server waited for a CPU %g points or more above its point's median run, up to %.0f%% against %.0f%%: a neighbour took its CPU)", head, experiment.WaitJump, worst, against)
 }
 
 // noiseFloorLine states the smallest change of the primary figure the runs

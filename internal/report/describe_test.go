@@ -159,3 +159,20 @@ func TestTrustedAlthoughLate(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// TestWaitedRoundsText: the rounds left out for a server that waited are
+// said in one phrase, with the worst wait, after the rounds not done.
+func TestWaitedRoundsText(t *testing.T) {
+	t.Parallel()
+	p := &experiment.Pairing{Analysis: experiment.Paired, Why: experiment.PairedRounds, Rounds: []int{1, 3, 6, 7, 8, 13, 14, 16}, Need: 6,
+		Left: []experiment.RoundLeft{
+			{Round: 2, Why: experiment.WaitedRound, Points: []string{"side=A"}, WaitPct: []float64{30}, MedianPct: []float64{6}},
+			{Round: 4, Points: []string{"side=B"}},
+			{Round: 9, Why: experiment.WaitedRound, Points: []string{"side=A", "side=B"}, WaitPct: []float64{67, 38}, MedianPct: []float64{6, 5}},
+		}}
+	got := analysisLine(p)
+	want := "paired analysis: each point against its reference within each of 8 rounds (Wilcoxon signed-rank test of the per-round ratios, Hodges–Lehmann median ratio); left out: round 4 (side=B not done); rounds 2 and 9 (a run's server waited for a CPU 10 points or more above its point's median run, up to 67% against 6%: a neighbour took its CPU)"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
