@@ -275,7 +275,7 @@ func CapacityHTML(w io.Writer, c *Capacity) error {
 		}
 		v.Steps = append(v.Steps, cs)
 	}
-	return pages.ExecuteTemplate(w, "capacity.html", v)
+	return pages().ExecuteTemplate(w, "capacity.html", v)
 }
 
 // capacityVersion is the loadlab that made the search's last step kept.

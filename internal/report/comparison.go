@@ -110,7 +110,7 @@ func ComparisonMarkdown(w io.Writer, c *experiment.Comparison) error {
 
 // ComparisonHTML writes a comparison as a self-contained page.
 func ComparisonHTML(w io.Writer, c *experiment.Comparison) error {
-	return pages.ExecuteTemplate(w, "comparison.html", struct {
+	return pages().ExecuteTemplate(w, "comparison.html", struct {
 		C comparisonJSON
 	}{comparisonView(c)})
 }

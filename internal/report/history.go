@@ -221,5 +221,5 @@ func HistoryHTML(w io.Writer, t *history.Trend) error {
 	for _, ch := range t.Changes {
 		view.Changes = append(view.Changes, "Change: "+changeText(t, ch))
 	}
-	return pages.ExecuteTemplate(w, "history.html", view)
+	return pages().ExecuteTemplate(w, "history.html", view)
 }
