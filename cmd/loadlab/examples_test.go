@@ -69,7 +69,7 @@ func TestExamples(t *testing.T) {
 			if !o.Complete {
 				t.Fatalf("%d runs, not all done", len(o.Runs))
 			}
-			if b := o.Verdict.Boxes; tt.name == "size-the-box" && (b == nil || len(b.Boxes) != 3 || len(b.Options) == 0 || !strings.Contains(stdout, "which box (box, by price)")) {
+			if b := o.Verdict.Boxes; tt.name == "size-the-box" && (b == nil || len(b.Boxes) != 3 || len(b.Options) == 0 || !strings.Contains(stdout, "which box (box): cheapest for ")) {
 				t.Errorf("no verdict on the boxes: %+v\n%s", b, stdout)
 			}
 			for i, r := range o.Results() {

@@ -53,6 +53,34 @@ func BoxText(bv *experiment.BoxVerdict) []string {
 	return out
 }
 
+// boxAnswer is the box verdict in one line, for the compact summary: the
+// cheapest way to serve the plan's target_rate when it has one, else the
+// box whose million requests cost least, with how many were priced; the
+// verdict's first line when no box was priced.
+func boxAnswer(bv *experiment.BoxVerdict) string {
+	text := bv.Text
+	if len(text) == 0 {
+		text = BoxText(bv)
+	}
+	if len(bv.Boxes) == 0 || len(text) < len(bv.Boxes) {
+		return text[0]
+	}
+	if len(bv.Options) > 0 {
+		o := bv.Options[0]
+		return fmt.Sprintf("cheapest for %s req/s: %s, holding %s req/s", cost.Rate(bv.TargetRate), o, cost.Rate(o.Holds))
+	}
+	best := 0
+	for i, f := range bv.Boxes {
+		if f.PerMillion < bv.Boxes[best].PerMillion {
+			best = i
+		}
+	}
+	if len(bv.Boxes) == 1 {
+		return text[best]
+	}
+	return fmt.Sprintf("cheapest per million requests of the %d priced: %s", len(bv.Boxes), text[best])
+}
+
 // matchedText says what the boxes were compared at: the settings every box
 // ran and the points left out, or, with none shared, that each box is at
 // its best point of all; "" when the box is the only param.

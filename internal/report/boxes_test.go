@@ -63,6 +63,21 @@ target_rate: 500
 			t.Errorf("the text verdict lacks %q:\n%s", want, text.String())
 		}
 	}
+	// The compact summary's one line is the answer: the cheapest way to
+	// serve target_rate, or without one the cheapest box per million
+	// requests (2x here, though the plan names 1x first).
+	var compact bytes.Buffer
+	if err := CompactVerdict(&compact, o, ""); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nwhich box (box): cheapest for 500 req/s: 2 × 2x at $0.20/h, holding 680 req/s\n"; !strings.Contains(compact.String(), want) {
+		t.Errorf("the compact summary lacks %q:\n%s", want, compact.String())
+	}
+	noTarget := *o.Verdict.Boxes
+	noTarget.TargetRate, noTarget.Options = 0, nil
+	if got, want := boxAnswer(&noTarget), "cheapest per million requests of the 2 priced: 2x served 340 req/s (box=2x) at $0.10/h: $0.0817 per million requests"; got != want {
+		t.Errorf("without target_rate:\ngot  %q\nwant %q", got, want)
+	}
 	for _, want := range []string{
 		"**Which box** (box, by price; rate is throughput):",
 		"| 2x | box=2x | 340 | $0.10 | $0.0817 |",

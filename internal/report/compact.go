@@ -49,7 +49,7 @@ func CompactVerdict(w io.Writer, o *experiment.Outcome, dir string) error {
 		}
 	}
 	if b := v.Boxes; b != nil && len(b.Text) > 0 {
-		ew.printf("which box (%s, by price): %s\n", b.Param, b.Text[0])
+		ew.printf("which box (%s): %s\n", b.Param, boxAnswer(b))
 	}
 	if v.Factor != "" {
 		ew.printf("factor: %s\n", v.Factor)
