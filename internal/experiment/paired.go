@@ -75,30 +75,38 @@ type RoundLeft struct {
 	Points []string `json:"points"`
 	// Why is "" for runs not done, WaitedRound for runs that waited.
 	Why string `json:"why,omitempty"`
-	// WaitPct are the CPU waits of the runs of Points in this round (see
-	// runWait), MedianPct their points' medians.
-	WaitPct   []float64 `json:"cpu_wait_pct,omitempty"`
-	MedianPct []float64 `json:"median_cpu_wait_pct,omitempty"`
+	// For WaitedRound, Points are the round's runs whose servers waited
+	// the most and the least beyond their points' usual, WaitPct their CPU
+	// waits (see runWait) and UsualPct their points' usual waits.
+	WaitPct  []float64 `json:"cpu_wait_pct,omitempty"`
+	UsualPct []float64 `json:"usual_cpu_wait_pct,omitempty"`
 }
 
-// WaitedRound: a round one of whose runs waited for a CPU WaitJump points
-// or more above its point's median (runWait). Pairing compares the runs
-// of a round on the premise that the machine treated them alike; a
-// neighbour that took the server's or loadlab's CPU during one run of a
-// round, and not the other, breaks it: measured with bench/noise.sh (a
-// hog switching on and off in phases of 0.5 to 4 s, runs of 0.5 s), such
+// WaitedRound: a round whose runs' servers waited for a CPU unlike: the
+// excess of one run's wait (runWait) over its point's usual wait and that
+// of another run of the round differ by WaitJump points or more. Pairing
+// compares the runs of a round on the premise that the machine treated
+// them alike; a neighbour that took the server's CPU during one run of a
+// round, and not the other, breaks it. Measured with bench/noise.sh (a hog
+// switching on and off in phases of 0.5 to 4 s, runs of 0.5 s), such
 // rounds had B/A of 0.70 to 1.48 against 0.90 to 0.94 in the others, and
 // four of them out of 16 moved Wilcoxon's p from 0.0005 to 0.23 (told
 // apart there by the server's CPU share, before the wait was measured;
-// TestWaitedRoundsLeftOut is a recording with the waits).
+// TestWaitedRoundsLeftOut is a recording with the waits). A round hit
+// alike (both runs' servers waiting 65 to 70%) stays: its ratio holds.
 const WaitedRound = "cpu_wait"
 
-// WaitJump is how many points of CPU wait above its point's median a run
-// may have before its round is left out of the pairing. The runs of one
-// setting wait alike (a server with more busy threads than CPUs waits for
-// itself in every run); a neighbour on the same CPU adds tens of points
-// (a CPU-bound server sharing its CPU with a busy loop waited 50% of the
-// time it wanted one, against under 1% alone).
+// WaitJump is how many points the excesses of a round's runs' CPU waits
+// over their points' usual waits (the lower quartile of each point's runs:
+// an unhit run's) may differ before the round is left out of the pairing.
+// The runs of one setting wait alike (a server with more busy threads than
+// CPUs waits for itself in every run, so the usual wait is its own); a
+// neighbour on the same CPU adds tens of points (two busy loops sharing
+// one CPU each waited 51% of the time they wanted it). The median would
+// not do as the usual wait: with a hog on the servers' CPU half the time,
+// half the runs were hit, the median was a hit run's, and rounds with one
+// side hit by 20 points stayed in (an A/B of -7.4% by construction read
+// -18.8%, p=0.031).
 const WaitJump = 10.0
 
 // runWait is the CPU wait of a run's server, in percent (the highest of
@@ -169,10 +177,10 @@ func rounds(points []Point, order []Slot, results []*result.Result) ([]int, []Ro
 	return complete, left, kept
 }
 
-// waitedRounds takes out of complete the rounds with a run that waited
-// for a CPU WaitJump points or more above the median of its point's runs
-// in the complete rounds, unless that leaves fewer rounds than a paired
-// test needs: then they stay, and are returned as kept.
+// waitedRounds takes out of complete the rounds whose runs' servers
+// waited for a CPU unlike (see WaitedRound), unless that leaves fewer
+// rounds than a paired test needs: then they stay, and are returned as
+// kept.
 func waitedRounds(points []Point, order []Slot, results []*result.Result, complete []int) (rest []int, waited, kept []RoundLeft) {
 	if len(complete) < stats.PairsToTest(Alpha) {
 		return complete, nil, nil // unpaired anyway
@@ -199,28 +207,35 @@ func waitedRounds(points []Point, order []Slot, results []*result.Result, comple
 		waits[s.Point] = append(waits[s.Point], w)
 		byRound[s.Rep] = append(byRound[s.Rep], run{s.Point, w})
 	}
-	medians := make([]float64, len(points))
+	usual := make([]float64, len(points))
 	for i, ws := range waits {
-		if len(ws) > 0 {
-			medians[i] = stats.Median(ws)
-		}
+		usual[i] = stats.Quantile(ws, 0.25)
 	}
 	var out []int
 	for _, r := range complete {
-		var l RoundLeft
-		for _, x := range byRound[r] {
-			if len(waits[x.point]) >= 3 && x.wait-medians[x.point] >= WaitJump {
-				l.Points = append(l.Points, points[x.point].Key)
-				l.WaitPct = append(l.WaitPct, x.wait)
-				l.MedianPct = append(l.MedianPct, medians[x.point])
+		runs := byRound[r]
+		hi, lo := -1, -1
+		for k, x := range runs {
+			if len(waits[x.point]) < 3 {
+				hi = -1
+				break
+			}
+			e := x.wait - usual[x.point]
+			if hi < 0 || e > runs[hi].wait-usual[runs[hi].point] {
+				hi = k
+			}
+			if lo < 0 || e < runs[lo].wait-usual[runs[lo].point] {
+				lo = k
 			}
 		}
-		if len(l.Points) == 0 {
+		if hi < 0 || len(runs) < 2 || (runs[hi].wait-usual[runs[hi].point])-(runs[lo].wait-usual[runs[lo].point]) < WaitJump {
 			out = append(out, r)
 			continue
 		}
-		l.Round, l.Why = r, WaitedRound
-		waited = append(waited, l)
+		h, l := runs[hi], runs[lo]
+		waited = append(waited, RoundLeft{Round: r, Why: WaitedRound,
+			Points:  []string{points[h.point].Key, points[l.point].Key},
+			WaitPct: []float64{h.wait, l.wait}, UsualPct: []float64{usual[h.point], usual[l.point]}})
 	}
 	if len(out) < stats.PairsToTest(Alpha) {
 		return complete, nil, waited

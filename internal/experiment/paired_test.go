@@ -252,10 +252,10 @@ repeat: 6
 
 // TestWaitedRoundsLeftOut: recorded A/B and A/A rounds of bench/noise.sh
 // (testdata/noise), a hog switching on and off beside the servers. The
-// rounds whose server waited for its CPU 10 points or more above its
-// point's median are left out of the pairing, and the A/B's -7.4% (by
-// construction) is then found, which the 16 rounds together missed; the
-// A/A's rounds find nothing either way.
+// rounds whose runs' servers waited for their CPU unlike (10 points or
+// more apart beyond each point's usual wait) are left out of the pairing,
+// and the A/B's -7.4% (by construction) is then found, which the 16
+// rounds together missed; the A/A's rounds find nothing either way.
 func TestWaitedRoundsLeftOut(t *testing.T) {
 	t.Parallel()
 	type run struct {
@@ -316,7 +316,7 @@ repeat: 16
 	}
 	var left []int
 	for _, l := range ab.Pairing.Left {
-		if l.Why != WaitedRound || len(l.WaitPct) == 0 || l.WaitPct[0]-l.MedianPct[0] < WaitJump {
+		if l.Why != WaitedRound || len(l.WaitPct) != 2 || (l.WaitPct[0]-l.UsualPct[0])-(l.WaitPct[1]-l.UsualPct[1]) < WaitJump {
 			t.Errorf("round left out %+v", l)
 		}
 		left = append(left, l.Round)

@@ -818,25 +818,33 @@ func analysisLine(p *experiment.Pairing) string {
 	return fmt.Sprintf("unpaired analysis (Mann-Whitney U over the runs): %s, a paired test takes %d%s; experiment.json has both", plural(len(p.Rounds), "complete round"), p.Need, leftOut)
 }
 
-// waitedText is the rounds left out (or kept) for a run whose server
-// waited for a CPU: "rounds 2, 4 and 9 (a run's server waited for a CPU
-// 10 points or more above its point's median run, up to 93% against 5%)".
+// waitedText is the rounds left out (or kept) whose runs' servers waited
+// for a CPU unlike: "rounds 2 and 9 (their runs' servers waited for a CPU
+// unlike, by 10 points or more beyond each point's usual wait, up to
+// side=A 67% (usually 6%) against side=B 5% (usually 5%): a neighbour took
+// one run's CPU, not the other's)".
 func waitedText(ls []experiment.RoundLeft) string {
 	var rounds []string
-	worst, against := 0.0, 0.0
-	for _, l := range ls {
+	worst := -1
+	gap := func(l experiment.RoundLeft) float64 {
+		return (l.WaitPct[0] - l.UsualPct[0]) - (l.WaitPct[1] - l.UsualPct[1])
+	}
+	for k, l := range ls {
 		rounds = append(rounds, strconv.Itoa(l.Round))
-		for i, w := range l.WaitPct {
-			if w-l.MedianPct[i] > worst-against {
-				worst, against = w, l.MedianPct[i]
-			}
+		if len(l.WaitPct) == 2 && len(l.UsualPct) == 2 && len(l.Points) == 2 && (worst < 0 || gap(l) > gap(ls[worst])) {
+			worst = k
 		}
 	}
 	head := "round " + rounds[0]
 	if len(rounds) > 1 {
 		head = "rounds " + strings.Join(rounds[:len(rounds)-1], ", ") + " and " + rounds[len(rounds)-1]
 	}
-	return fmt.Sprintf("%s (a run's server waited for a CPU %g points or more above its point's median run, up to %.0f%% against %.0f%%: a neighbour took its CPU)", head, experiment.WaitJump, worst, against)
+	text := fmt.Sprintf("%s (their runs' servers waited for a CPU unlike, by %g points or more beyond each point's usual wait", head, experiment.WaitJump)
+	if worst >= 0 {
+		l := ls[worst]
+		text += fmt.Sprintf(", up to %s %.0f%% (usually %.0f%%) against %s %.0f%% (usually %.0f%%)", l.Points[0], l.WaitPct[0], l.UsualPct[0], l.Points[1], l.WaitPct[1], l.UsualPct[1])
+	}
+	return text + ": a neighbour took one run's CPU, not the other's)"
 }
 
 // noiseFloorLine states the smallest change of the primary figure the runs

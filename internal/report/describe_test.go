@@ -160,18 +160,19 @@ func TestTrustedAlthoughLate(t *testing.T) {
 	}
 }
 
-// TestWaitedRoundsText: the rounds left out for a server that waited are
-// said in one phrase, with the worst wait, after the rounds not done.
+// TestWaitedRoundsText: the rounds left out for servers that waited
+// unlike are said in one phrase, with the widest gap, after the rounds not
+// done.
 func TestWaitedRoundsText(t *testing.T) {
 	t.Parallel()
 	p := &experiment.Pairing{Analysis: experiment.Paired, Why: experiment.PairedRounds, Rounds: []int{1, 3, 6, 7, 8, 13, 14, 16}, Need: 6,
 		Left: []experiment.RoundLeft{
-			{Round: 2, Why: experiment.WaitedRound, Points: []string{"side=A"}, WaitPct: []float64{30}, MedianPct: []float64{6}},
+			{Round: 2, Why: experiment.WaitedRound, Points: []string{"side=B", "side=A"}, WaitPct: []float64{22, 0}, UsualPct: []float64{4, 4.5}},
 			{Round: 4, Points: []string{"side=B"}},
-			{Round: 9, Why: experiment.WaitedRound, Points: []string{"side=A", "side=B"}, WaitPct: []float64{67, 38}, MedianPct: []float64{6, 5}},
+			{Round: 9, Why: experiment.WaitedRound, Points: []string{"side=A", "side=B"}, WaitPct: []float64{68, 9}, UsualPct: []float64{4.5, 4}},
 		}}
 	got := analysisLine(p)
-	want := "paired analysis: each point against its reference within each of 8 rounds (Wilcoxon signed-rank test of the per-round ratios, Hodges–Lehmann median ratio); left out: round 4 (side=B not done); rounds 2 and 9 (a run's server waited for a CPU 10 points or more above its point's median run, up to 67% against 6%: a neighbour took its CPU)"
+	want := "paired analysis: each point against its reference within each of 8 rounds (Wilcoxon signed-rank test of the per-round ratios, Hodges–Lehmann median ratio); left out: round 4 (side=B not done); rounds 2 and 9 (their runs' servers waited for a CPU unlike, by 10 points or more beyond each point's usual wait, up to side=A 68% (usually 4%) against side=B 9% (usually 4%): a neighbour took one run's CPU, not the other's)"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

@@ -366,12 +366,20 @@ func RelativeSpread(samples []float64) float64 {
 	return SpreadOf(logs)
 }
 
-// Median is the median of x (0 for none).
-func Median(x []float64) float64 {
+// Quantile is the q-quantile of x (0 ≤ q ≤ 1), interpolated linearly
+// between order statistics (R's type 7, numpy's default); 0 for none.
+func Quantile(x []float64, q float64) float64 {
 	if len(x) == 0 {
 		return 0
 	}
-	return medianOf(x)
+	s := slices.Clone(x)
+	slices.Sort(s)
+	k := q * float64(len(s)-1)
+	i := int(k)
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (s[i+1]-s[i])*(k-float64(i))
 }
 
 func medianOf(x []float64) float64 {
