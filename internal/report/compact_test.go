@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,6 +40,22 @@ func TestCompactGoldens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	demo, err := experiment.LoadOutcome("testdata/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo's summary fits a screen: 45 lines at 100 columns at most,
+	// its recommendation within the first 10 (TestDemo checks the same of
+	// a live run, whose validity lines vary with the machine).
+	demoText := render(t, func(w io.Writer) error { return CompactVerdict(w, demo, "results") })
+	lines := strings.Split(strings.TrimRight(string(demoText), "\n"), "\n")
+	shown := 0
+	for _, line := range lines {
+		shown += max(1, (len([]rune(line))+99)/100)
+	}
+	if shown > 45 || !slices.ContainsFunc(lines[:min(10, len(lines))], func(l string) bool { return strings.HasPrefix(l, "recommendation: ") }) {
+		t.Errorf("the recorded demo's summary takes %d lines at 100 columns (want 45 at most), with the recommendation in the first 10:\n%s", shown, demoText)
+	}
 	for _, tt := range []struct {
 		name string
 		f    func(w io.Writer) error
@@ -46,6 +63,7 @@ func TestCompactGoldens(t *testing.T) {
 		{"quick-run.txt", func(w io.Writer) error { return Text(w, quick) }},
 		{"capacity-compact.txt", c.Doc.WriteText},
 		{"ab-compact.txt", func(w io.Writer) error { return CompactVerdict(w, &ab, "results/ab") }},
+		{"demo-compact.txt", func(w io.Writer) error { return CompactVerdict(w, demo, "results") }},
 	} {
 		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, render(t, tt.f)) })
 	}
