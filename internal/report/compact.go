@@ -298,7 +298,10 @@ func validityLines(v *experiment.Verdict, done int) []string {
 		if every && runs == done {
 			where = fmt.Sprintf("in all %d runs", runs)
 		}
-		out = append(out, fmt.Sprintf("%s %s; e.g. run %d: %s", code, where, ts[0].ExampleRun, clip(ts[0].ExampleMessage, 160)))
+		// Two rows of a 100-column terminal a code, "validity: " included:
+		// the whole message is in the full summary.
+		head := fmt.Sprintf("%s %s; e.g. run %d: ", code, where, ts[0].ExampleRun)
+		out = append(out, head+clip(ts[0].ExampleMessage, max(60, 200-len("validity: ")-len([]rune(head)))))
 	}
 	return out
 }
