@@ -405,11 +405,16 @@ func statusList(m map[int]int64) string {
 	return strings.Join(parts, " · ")
 }
 
+// clip cuts s to n characters, the last an ellipsis.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…" // by runes: a byte cut could split one
 }
 
 // ms formats milliseconds with three significant digits.
