@@ -52,6 +52,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 			// caller, who knows the plan's secrets (package failure).
 			step.FailedCheck = &result.FailedCheck{Check: f.Check, Status: f.Status, Error: f.Error}
 		}
+		step.ChecksByName = namedChecks(info.CheckNames(), st.ByCheck)
 		r.Steps = append(r.Steps, step)
 	}
 	r.Summary.Protocol = runProtocol(protocols)
@@ -91,6 +92,19 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// namedChecks are the counts of a step's checks by name, those that never
+// ran left out; nil when none ran.
+func namedChecks(names []string, counts []metrics.Checks) []result.NamedCheck {
+	var out []result.NamedCheck
+	for i, c := range counts {
+		if c.Passed+c.Failed == 0 || i >= len(names) {
+			continue
+		}
+		out = append(out, result.NamedCheck{Name: names[i], Passed: c.Passed, Failed: c.Failed})
+	}
+	return out
 }
 
 // scenarioOf is the outcome of the named scenario's own load; nil when

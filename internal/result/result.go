@@ -317,6 +317,22 @@ type Step struct {
 	// FailedCheck is the step's first failed check and the response it
 	// failed on, to show why.
 	FailedCheck *FailedCheck `json:"first_failed_check,omitempty"`
+	// ChecksByName counts the step's checks one by one, in the plan's
+	// order (its expect: status, headers, each contains text, json paths;
+	// then its captures; then the engine's own, such as "request built"):
+	// their sums are Summary.Checks. A check that never ran is left out;
+	// absent in results written before they were counted by name, and in
+	// quick mode.
+	ChecksByName []NamedCheck `json:"checks_by_name,omitempty"`
+}
+
+// NamedCheck is one check of a step and its outcomes. Its name is the one
+// a failure names (FailedCheck.Check): "status is 200", "body contains
+// Welcome", "capture token".
+type NamedCheck struct {
+	Name   string `json:"name"`
+	Passed int64  `json:"passed"`
+	Failed int64  `json:"failed"`
 }
 
 // ScenarioTotals are one scenario's figures: its steps together.
