@@ -55,10 +55,10 @@ const (
 
 // CheckRedirect is the check a step fails when the Location of its
 // redirect could not be followed.
-const CheckRedirect = "the redirect could be followed"
+const CheckRedirect = result.CheckRedirect
 
 // OwnChecks names the engine's own checks, in their order.
-var OwnChecks = [numOwnChecks]string{result.CheckRequestBuilt, result.CheckRequestSize, CheckRedirect}
+var OwnChecks [numOwnChecks]string = result.EngineChecks
 
 // CheckNames are the names of a step's checks, by index: its own, then
 // the engine's.

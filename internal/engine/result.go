@@ -52,7 +52,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 			// caller, who knows the plan's secrets (package failure).
 			step.FailedCheck = &result.FailedCheck{Check: f.Check, Status: f.Status, Error: f.Error}
 		}
-		step.ChecksByName = namedChecks(info.CheckNames(), st.ByCheck)
+		step.ChecksByName = namedChecks(info.Checks, st.ByCheck)
 		r.Steps = append(r.Steps, step)
 	}
 	r.Summary.Protocol = runProtocol(protocols)
@@ -94,15 +94,22 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 	return r, nil
 }
 
-// namedChecks are the counts of a step's checks by name, those that never
-// ran left out; nil when none ran.
+// namedChecks are the counts of a step's checks by name: its own (names)
+// all, then the engine's own that failed; nil when it has none of either.
 func namedChecks(names []string, counts []metrics.Checks) []result.NamedCheck {
 	var out []result.NamedCheck
-	for i, c := range counts {
-		if c.Passed+c.Failed == 0 || i >= len(names) {
-			continue
+	for i, name := range names {
+		var c metrics.Checks
+		if i < len(counts) {
+			c = counts[i]
 		}
-		out = append(out, result.NamedCheck{Name: names[i], Passed: c.Passed, Failed: c.Failed})
+		out = append(out, result.NamedCheck{Name: name, Passed: c.Passed, Failed: c.Failed})
+	}
+	for k, name := range OwnChecks {
+		if i := len(names) + k; i < len(counts) && counts[i].Passed+counts[i].Failed > 0 {
+			c := counts[i]
+			out = append(out, result.NamedCheck{Name: name, Passed: c.Passed, Failed: c.Failed})
+		}
 	}
 	return out
 }
