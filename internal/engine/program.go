@@ -60,12 +60,6 @@ const CheckRedirect = result.CheckRedirect
 // OwnChecks names the engine's own checks, in their order.
 var OwnChecks [numOwnChecks]string = result.EngineChecks
 
-// CheckNames are the names of a step's checks, by index: its own, then
-// the engine's.
-func (s StepInfo) CheckNames() []string {
-	return append(append(make([]string, 0, len(s.Checks)+numOwnChecks), s.Checks...), OwnChecks[:]...)
-}
-
 // checkCounts is each step's number of checks, for metrics.Recorder.CountChecks.
 func (p *Program) checkCounts() []int {
 	out := make([]int, len(p.Steps))
