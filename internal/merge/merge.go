@@ -622,7 +622,13 @@ func thresholds(ts []result.ThresholdResult, r *result.Result) ([]result.Thresho
 	var out []result.ThresholdResult
 	h := threshold.Stored(r)
 	for _, t := range ts {
-		parsed, err := threshold.Parse(t.Text)
+		text := t.Text
+		if t.Default {
+			// The default checks threshold is written "checks == 100%",
+			// which the grammar has as >=.
+			text = strings.Replace(text, " == ", " >= ", 1)
+		}
+		parsed, err := threshold.Parse(text)
 		if err != nil {
 			return nil, fmt.Errorf("threshold %q: %w", t.Text, err)
 		}
