@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestMergeEqualsTheWhole(t *testing.T) {
 		name, load string
 		fixed      bool // a fixed count of work: totals exact
 	}{
-		{"closed", "load: { closed: { vus: 6, iterations: 10 } }\nsteps: [ { get: / } ]", true},
+		{"closed", "load: { closed: { vus: 6, iterations: 10 } }\nsteps: [ { get: /, expect: { status: 200, headers: { Content-Type: text/plain } } } ]", true},
 		{"open", "load: { open: { rate: 200/s, max_vus: 40, duration: 1s } }\nsteps: [ { get: / } ]", true},
 		{"ramping", "load: { stages: [ { vus: 0 }, { ramp: 8, over: 600ms }, { hold: 400ms } ] }\nsteps: [ { get: / } ]", false},
 		{"per-scenario", `scenarios:
@@ -98,6 +99,9 @@ func TestMergeEqualsTheWhole(t *testing.T) {
 				}
 			}
 			for i, st := range m.Steps {
+				if c.fixed && fmt.Sprint(st.ChecksByName) != fmt.Sprint(w.Steps[i].ChecksByName) {
+					t.Errorf("step %d: merged checks by name %v, whole %v", i, st.ChecksByName, w.Steps[i].ChecksByName)
+				}
 				if st.Summary.Requests != sumSteps(t, parts, i) {
 					t.Errorf("step %d: merged %d requests, the parts %d", i, st.Summary.Requests, sumSteps(t, parts, i))
 				}
@@ -112,7 +116,7 @@ func TestMergeEqualsTheWhole(t *testing.T) {
 			if ms.Latency.Count != ms.Responses {
 				t.Errorf("merged latency count %d, %d responses", ms.Latency.Count, ms.Responses)
 			}
-			if len(m.Thresholds) != 1 || !m.Thresholds[0].Pass {
+			if len(m.Thresholds) != len(w.Thresholds) || len(m.Thresholds) == 0 || slices.ContainsFunc(m.Thresholds, func(t result.ThresholdResult) bool { return !t.Pass }) {
 				t.Errorf("thresholds on the merge: %+v", m.Thresholds)
 			}
 			var series int64

@@ -295,6 +295,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		StepSeconds: stepSeconds,
 		warmup:      cfg.Warmup,
 	}
+	out.Totals.CountChecks(cfg.Program.checkCounts())
 	var end, windowEnd time.Duration
 	out.WindowResponses = make([]int64, len(cfg.Program.Steps))
 	if cfg.Scenarios != nil {

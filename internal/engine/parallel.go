@@ -3,7 +3,6 @@ package engine
 import (
 	"time"
 
-	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
 )
 
@@ -75,7 +74,7 @@ func (v *VU) parStart(l *lane) bool {
 		l.buf, err = r.Build(v, l.buf[:0])
 		v.lane = -1
 		if err != nil {
-			v.CheckFailed(s.ID, buildCheck(err), nil, err, failure.Sought{})
+			v.buildFailed(s.ID, err)
 			v.Abort(s.Name + ": " + err.Error())
 			v.parOK = false
 			return false
@@ -112,7 +111,7 @@ func (l *lane) Done(_ *httpx.Conn, x *httpx.Exchange) {
 		v.lane = -1
 		switch {
 		case err != nil:
-			v.CheckFailed(step.ID, "the redirect could be followed", x, err, failure.Sought{})
+			v.redirectFailed(step.ID, x, err)
 			if v.parOK {
 				v.Abort(step.Name + ": redirect: " + err.Error())
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/httpx"
+	"github.com/loadlab/loadlab/internal/result"
 )
 
 // Program is what the VUs run: weighted scenarios of steps. Quick mode is a
@@ -35,6 +36,45 @@ var ErrStop = errors.New("stop")
 type StepInfo struct {
 	Scenario string
 	Name     string
+	// Checks names the step's own checks (its expectations and captures)
+	// by index, as a failure names them: the After of its request counts
+	// check i as VU.Check(ID, i, ...). The engine's own checks of every
+	// step (OwnChecks) come after them.
+	Checks []string
+}
+
+// The engine's own checks of a request step, after the step's own
+// (StepInfo.Checks): a request that could not be built, or was over its
+// size limits, and a redirect that could not be followed.
+const (
+	checkBuilt = iota
+	checkSize
+	checkRedirect
+	numOwnChecks
+)
+
+// CheckRedirect is the check a step fails when the Location of its
+// redirect could not be followed.
+const CheckRedirect = result.CheckRedirect
+
+// OwnChecks names the engine's own checks, in their order.
+var OwnChecks [numOwnChecks]string = result.EngineChecks
+
+// checkCounts is each step's number of checks, for metrics.Recorder.CountChecks.
+func (p *Program) checkCounts() []int {
+	out := make([]int, len(p.Steps))
+	for i, s := range p.Steps {
+		out[i] = len(s.Checks) + numOwnChecks
+	}
+	return out
+}
+
+// ownCheck is the index of the engine's own check k of step id.
+func (p *Program) ownCheck(id, k int) int {
+	if id < len(p.Steps) {
+		return len(p.Steps[id].Checks) + k
+	}
+	return k
 }
 
 // Scenario is one user journey.

@@ -52,6 +52,7 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 			// caller, who knows the plan's secrets (package failure).
 			step.FailedCheck = &result.FailedCheck{Check: f.Check, Status: f.Status, Error: f.Error}
 		}
+		step.ChecksByName = namedChecks(info.Checks, st.ByCheck)
 		r.Steps = append(r.Steps, step)
 	}
 	r.Summary.Protocol = runProtocol(protocols)
@@ -91,6 +92,26 @@ func (o *Outcome) Result(p *Program) (*result.Result, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// namedChecks are the counts of a step's checks by name: its own (names)
+// all, then the engine's own that failed; nil when it has none of either.
+func namedChecks(names []string, counts []metrics.Checks) []result.NamedCheck {
+	var out []result.NamedCheck
+	for i, name := range names {
+		var c metrics.Checks
+		if i < len(counts) {
+			c = counts[i]
+		}
+		out = append(out, result.NamedCheck{Name: name, Passed: c.Passed, Failed: c.Failed})
+	}
+	for k, name := range OwnChecks {
+		if i := len(names) + k; i < len(counts) && counts[i].Passed+counts[i].Failed > 0 {
+			c := counts[i]
+			out = append(out, result.NamedCheck{Name: name, Passed: c.Passed, Failed: c.Failed})
+		}
+	}
+	return out
 }
 
 // scenarioOf is the outcome of the named scenario's own load; nil when

@@ -7,7 +7,6 @@ import (
 	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/metrics"
-	"github.com/loadlab/loadlab/internal/result"
 )
 
 // VU is a virtual user: it runs iterations of a scenario, one step at a time,
@@ -65,8 +64,9 @@ func newVU(w *worker, g *group, id int) *VU {
 // Scenario is the scenario of the iteration in progress.
 func (v *VU) Scenario() *Scenario { return v.scenario }
 
-// Check records the outcome of one expectation of a step.
-func (v *VU) Check(step int, passed bool) { v.w.rec.Check(step, passed) }
+// Check records the outcome of one expectation of a step: its check with
+// index check (StepInfo.Checks).
+func (v *VU) Check(step, check int, passed bool) { v.w.rec.Check(step, check, passed) }
 
 // KeepsFailure reports whether the next failed check of step is the first
 // the VU's worker records, whose response CheckFailed keeps: a caller
@@ -77,12 +77,13 @@ func (v *VU) KeepsFailure(step int) bool { return v.w.rec.KeepsFailure(step) }
 // failed on (x may be nil: no request went out) and what it looked for, so
 // that the first one can be shown. Only the step's first failure on this
 // worker copies the response; the others are counted.
-func (v *VU) CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
+// The check is the step's check of that index, named name.
+func (v *VU) CheckFailed(step, check int, name string, x *httpx.Exchange, err error, sought failure.Sought) {
 	if !v.w.rec.KeepsFailure(step) {
-		v.w.rec.CheckFailed(step, nil)
+		v.w.rec.CheckFailed(step, check, nil)
 		return
 	}
-	f := &metrics.FailedCheck{Check: check, Sought: sought}
+	f := &metrics.FailedCheck{Check: name, Sought: sought}
 	if x != nil {
 		f.Status = x.Status
 		if err == nil {
@@ -100,7 +101,7 @@ func (v *VU) CheckFailed(step int, check string, x *httpx.Exchange, err error, s
 	if err != nil {
 		f.Error = err.Error()
 	}
-	v.w.rec.CheckFailed(step, f)
+	v.w.rec.CheckFailed(step, check, f)
 }
 
 // Abort records why an iteration could not go on (a request that could not
@@ -222,7 +223,7 @@ func (v *VU) send(r *RequestStep) bool {
 		v.buf, err = r.Build(v, v.buf[:0])
 		if err != nil {
 			step := v.scenario.Steps[v.step]
-			v.CheckFailed(step.ID, buildCheck(err), nil, err, failure.Sought{})
+			v.buildFailed(step.ID, err)
 			v.Abort(step.Name + ": " + err.Error())
 			return false
 		}
@@ -237,12 +238,20 @@ func (v *VU) send(r *RequestStep) bool {
 // not sent, and counts as a failed result.CheckRequestSize.
 var ErrRequestTooLarge = errors.New("request over its size limit")
 
-// buildCheck is the check a request that could not be built fails.
-func buildCheck(err error) string {
+// buildFailed records the check a request of step id that could not be
+// built fails.
+func (v *VU) buildFailed(id int, err error) {
+	k := checkBuilt
 	if errors.Is(err, ErrRequestTooLarge) {
-		return result.CheckRequestSize
+		k = checkSize
 	}
-	return result.CheckRequestBuilt
+	v.CheckFailed(id, v.w.run.cfg.Program.ownCheck(id, k), OwnChecks[k], nil, err, failure.Sought{})
+}
+
+// redirectFailed records the check a redirect of step id that could not
+// be followed fails.
+func (v *VU) redirectFailed(id int, x *httpx.Exchange, err error) {
+	v.CheckFailed(id, v.w.run.cfg.Program.ownCheck(id, checkRedirect), CheckRedirect, x, err, failure.Sought{})
 }
 
 func (v *VU) do(r *RequestStep, t *httpx.Origin, req []byte) {
@@ -296,7 +305,7 @@ func (v *VU) Done(_ *httpx.Conn, x *httpx.Exchange) {
 		next, target, err := r.Redirect(v, x, v.buf[:0])
 		switch {
 		case err != nil:
-			v.CheckFailed(step.ID, "the redirect could be followed", x, err, failure.Sought{})
+			v.redirectFailed(step.ID, x, err)
 			v.Abort(step.Name + ": redirect: " + err.Error())
 			v.step++
 			w.iterationDone(v, false)

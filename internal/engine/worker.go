@@ -100,6 +100,7 @@ func newWorker(r *run, id int, loop *httpx.Loop, coll *metrics.Collector) *worke
 		coll: coll,
 		rng:  rand.New(rand.NewPCG(r.cfg.Seed, uint64(id))),
 	}
+	w.rec.CountChecks(r.cfg.Program.checkCounts())
 	w.rec.Rotate(coll.NewInterval(), 0) // the collector's kind: per step or not
 	w.timers = workerTimers{tickTimer{w}, graceTimer{w}, warmupTimer{w}}
 	n := len(r.workers)

@@ -109,12 +109,32 @@ type Capture struct {
 }
 
 // Recorder hears the outcome of each check and capture: the engine's VU.
+//
+// A check is named by its index among its step's checks (CheckNames), and
+// by its name in words when it failed.
 type Recorder interface {
-	Check(step int, passed bool)
+	Check(step, check int, passed bool)
 	// KeepsFailure reports whether step's next failed check is kept whole,
 	// so that what it looked for is worth gathering.
 	KeepsFailure(step int) bool
-	CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought)
+	CheckFailed(step, check int, name string, x *httpx.Exchange, err error, sought failure.Sought)
+}
+
+// CheckNames names the step's checks by index, as their failures name
+// them: its expectations in order, then its captures (a capture that
+// finds nothing fails "capture NAME").
+func (st *Step) CheckNames() []string {
+	return checkNames(nil, st.Checks, st.Captures)
+}
+
+func checkNames(out []string, checks []Check, captures []Capture) []string {
+	for _, ch := range checks {
+		out = append(out, ch.Name)
+	}
+	for _, cp := range captures {
+		out = append(out, "capture "+cp.Name)
+	}
+	return out
 }
 
 // After stores the response's cookies, runs the checks, then the captures
@@ -129,9 +149,10 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		st.storeCookies(s, x)
 	}
 	s.failed = s.failed[:0]
+	base := st.CheckBase
 	for i, ch := range st.Checks {
 		if ch.ok(s, x) {
-			rec.Check(st.ID, true)
+			rec.Check(st.ID, base+i, true)
 		} else {
 			s.failed = append(s.failed, i)
 		}
@@ -153,7 +174,7 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 				learn(s.learned, val)
 				learnt = true
 			}
-			rec.Check(st.ID, true)
+			rec.Check(st.ID, base+len(st.Checks)+i, true)
 		} else {
 			s.vars.Set(cp.Slot, nil)
 			s.failedCaptures = append(s.failedCaptures, i)
@@ -176,10 +197,10 @@ func (st *Step) After(s *State, rec Recorder, x *httpx.Exchange) bool {
 		if ch.sought != nil && rec.KeepsFailure(st.ID) {
 			sought = ch.sought(s)
 		}
-		rec.CheckFailed(st.ID, ch.Name, x, nil, sought)
+		rec.CheckFailed(st.ID, base+i, ch.Name, x, nil, sought)
 	}
 	for _, i := range s.failedCaptures {
-		rec.CheckFailed(st.ID, "capture "+st.Captures[i].Name, x, nil, failure.Sought{})
+		rec.CheckFailed(st.ID, base+len(st.Checks)+i, "capture "+st.Captures[i].Name, x, nil, failure.Sought{})
 	}
 	return true
 }

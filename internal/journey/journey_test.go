@@ -87,7 +87,7 @@ type recorder struct {
 	sought []failure.Sought
 }
 
-func (r *recorder) Check(step int, passed bool) {
+func (r *recorder) Check(step, check int, passed bool) {
 	if passed {
 		r.passed++
 	}
@@ -95,7 +95,7 @@ func (r *recorder) Check(step int, passed bool) {
 
 func (r *recorder) KeepsFailure(int) bool { return true }
 
-func (r *recorder) CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
+func (r *recorder) CheckFailed(step, index int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
 	r.failed = append(r.failed, check)
 	r.sought = append(r.sought, sought)
 }
@@ -490,8 +490,8 @@ type seenRecorder struct {
 	tokens []any
 }
 
-func (r *seenRecorder) CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
-	r.recorder.CheckFailed(step, check, x, err, sought)
+func (r *seenRecorder) CheckFailed(step, index int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
+	r.recorder.CheckFailed(step, index, check, x, err, sought)
 	r.tokens = append(r.tokens, r.s.Vars().Get(r.token))
 }
 
@@ -560,8 +560,8 @@ func BenchmarkAfter(b *testing.B) {
 // failure is kept.
 type keptRecorder struct{ passed, failed int }
 
-func (r *keptRecorder) Check(int, bool)       { r.passed++ }
+func (r *keptRecorder) Check(int, int, bool)  { r.passed++ }
 func (r *keptRecorder) KeepsFailure(int) bool { return false }
-func (r *keptRecorder) CheckFailed(int, string, *httpx.Exchange, error, failure.Sought) {
+func (r *keptRecorder) CheckFailed(int, int, string, *httpx.Exchange, error, failure.Sought) {
 	r.failed++
 }

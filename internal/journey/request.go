@@ -53,6 +53,10 @@ type Step struct {
 	KeepAlive      bool
 	Checks         []Check
 	Captures       []Capture
+	// CheckBase is the index of the first of Checks among the checks of
+	// the engine step ID (Captures' follow Checks'): zero but for a
+	// WebSocket step's receives, which share their step's list.
+	CheckBase int
 	// MaxRedirects is how many redirects a request follows; zero follows none.
 	MaxRedirects int
 	// MaxURL and MaxBody bound the request target (path and query) and the

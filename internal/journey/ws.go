@@ -37,10 +37,13 @@ type WSAction struct {
 	// Timeout), and the checks and captures run on it.
 	Timeout time.Duration
 	Checks  []Check
+	// CheckBase is the index of the first of Checks among the checks of
+	// the step's ID (WSStep.CheckNames).
 	// Skip passes over the messages that contain it (heartbeats such as
 	// ActionCable's {"type":"ping"}): the receive takes the next one.
-	Skip     []byte
-	Captures []Capture
+	Skip      []byte
+	Captures  []Capture
+	CheckBase int
 	// think: a pause of Lo, or a uniform pick in [Lo, Hi].
 	Lo, Hi time.Duration
 }
@@ -63,6 +66,29 @@ type WSStep struct {
 	Limits              httpx.WSLimits
 }
 
+// The checks of a WebSocket step's Handshake and Send steps.
+const (
+	CheckSocketOpened = "the socket could be opened"
+	CheckMessageBuilt = "the message could be built"
+)
+
+// CheckNames names the checks of the step's ID by index: each receive's
+// checks and captures in turn, from its CheckBase, which it sets. Its
+// Handshake step has CheckSocketOpened alone, its Send step
+// CheckMessageBuilt.
+func (st *WSStep) CheckNames() []string {
+	var out []string
+	for i := range st.Actions {
+		a := &st.Actions[i]
+		if a.Kind != WSReceive {
+			continue
+		}
+		a.CheckBase = len(out)
+		out = checkNames(out, a.Checks, a.Captures)
+	}
+	return out
+}
+
 // maxSkipped bounds the messages one receive passes over (skip:).
 const maxSkipped = 10000
 
@@ -76,7 +102,8 @@ type wsEvent struct {
 	latency time.Duration
 	connect time.Duration
 	bytes   int64
-	// a check
+	// a check: its index, and its name when it failed
+	index  int
 	check  string
 	passed bool
 	x      *httpx.Exchange
@@ -87,16 +114,16 @@ type wsEvent struct {
 // what they say for the loop.
 type wsRec struct{ events []wsEvent }
 
-func (r *wsRec) Check(step int, passed bool) {
-	r.events = append(r.events, wsEvent{step: step, passed: passed, check: "-"})
+func (r *wsRec) Check(step, check int, passed bool) {
+	r.events = append(r.events, wsEvent{step: step, index: check, passed: passed, check: "-"})
 }
 func (r *wsRec) KeepsFailure(int) bool { return true }
-func (r *wsRec) CheckFailed(step int, check string, x *httpx.Exchange, err error, sought failure.Sought) {
+func (r *wsRec) CheckFailed(step, check int, name string, x *httpx.Exchange, err error, sought failure.Sought) {
 	var kept *httpx.Exchange
 	if x != nil {
 		kept = &httpx.Exchange{Status: x.Status, Body: append([]byte(nil), x.Body...), Err: x.Err}
 	}
-	r.events = append(r.events, wsEvent{step: step, check: check, x: kept, err: err, sought: sought})
+	r.events = append(r.events, wsEvent{step: step, index: check, check: name, x: kept, err: err, sought: sought})
 }
 
 func (r *wsRec) sample(step, status int, err error, latency, connect time.Duration, bytes int64) {
@@ -118,9 +145,9 @@ func (r *wsRec) replay(v *engine.VU) bool {
 		case e.sample:
 			v.Record(e.step, e.status, e.failure, e.err, e.latency, e.connect, e.bytes)
 		case e.check == "-":
-			v.Check(e.step, e.passed)
+			v.Check(e.step, e.index, e.passed)
 		default:
-			v.CheckFailed(e.step, e.check, e.x, e.err, e.sought)
+			v.CheckFailed(e.step, e.index, e.check, e.x, e.err, e.sought)
 		}
 	}
 	return true
@@ -143,7 +170,7 @@ func (st *WSStep) Run(s *State, rec *wsRec) {
 	start := len(s.path)
 	var err error
 	if s.path, err = st.Path.Append(s.path, s.vars); err != nil {
-		rec.CheckFailed(st.Handshake, "the socket could be opened", nil, err, failure.Sought{})
+		rec.CheckFailed(st.Handshake, 0, CheckSocketOpened, nil, err, failure.Sought{})
 		return
 	}
 	s.path = escapePath(s.path, start)
@@ -155,7 +182,7 @@ func (st *WSStep) Run(s *State, rec *wsRec) {
 			s.body, err = httpx.EndHeader(s.body, vs)
 		}
 		if err != nil {
-			rec.CheckFailed(st.Handshake, "the socket could be opened", nil, fmt.Errorf("header %s: %w", h.Name, err), failure.Sought{})
+			rec.CheckFailed(st.Handshake, 0, CheckSocketOpened, nil, fmt.Errorf("header %s: %w", h.Name, err), failure.Sought{})
 			return
 		}
 	}
@@ -194,7 +221,7 @@ func (st *WSStep) Run(s *State, rec *wsRec) {
 				msg, err = base64.StdEncoding.AppendDecode(nil, s.body)
 			}
 			if err != nil {
-				rec.CheckFailed(st.Send, "the message could be built", nil, err, failure.Sought{})
+				rec.CheckFailed(st.Send, 0, CheckMessageBuilt, nil, err, failure.Sought{})
 				return
 			}
 			begin := time.Now()
@@ -223,7 +250,7 @@ func (st *WSStep) Run(s *State, rec *wsRec) {
 				x.Status = 0
 			}
 			rec.sample(st.ID, x.Status, err, time.Since(from), 0, int64(len(msg)))
-			msgStep.Checks, msgStep.Captures = a.Checks, a.Captures
+			msgStep.Checks, msgStep.Captures, msgStep.CheckBase = a.Checks, a.Captures, a.CheckBase
 			msgStep.After(s, rec, x)
 			if err != nil {
 				return

@@ -219,9 +219,11 @@ func mergeSteps(parts []Part, start time.Time) ([]result.Step, error) {
 		lat, svc := map[string][]string{}, map[string][]string{}
 		var ttfb []string
 		st.FailedCheck = nil
+		st.ChecksByName = nil
 		for _, p := range parts {
 			ps := &p.Result.Steps[i]
 			sums = append(sums, &ps.Summary)
+			st.ChecksByName = addChecks(st.ChecksByName, ps.ChecksByName)
 			for c, e := range ps.Histograms.Latency {
 				lat[c] = append(lat[c], e)
 			}
@@ -258,6 +260,28 @@ func mergeSteps(parts []Part, start time.Time) ([]result.Step, error) {
 		}
 	}
 	return steps, nil
+}
+
+// addChecks adds a part's counts of a step's checks by name to sum. Every
+// part lists the step's own checks, in the plan's order; the engine's own
+// (result.EngineChecks) only when they failed there, so they are kept after
+// the others in their fixed order: any grouping of parts merges alike.
+func addChecks(sum, part []result.NamedCheck) []result.NamedCheck {
+	for j, c := range part {
+		i := j // the same check, when the lists agree (two checks may share a name)
+		if i >= len(sum) || sum[i].Name != c.Name {
+			i = slices.IndexFunc(sum, func(s result.NamedCheck) bool { return s.Name == c.Name })
+		}
+		if i < 0 {
+			sum = append(sum, result.NamedCheck{Name: c.Name})
+			i = len(sum) - 1
+		}
+		sum[i].Passed += c.Passed
+		sum[i].Failed += c.Failed
+	}
+	engine := func(name string) int { return slices.Index(result.EngineChecks[:], name) }
+	slices.SortStableFunc(sum, func(a, b result.NamedCheck) int { return engine(a.Name) - engine(b.Name) })
+	return sum
 }
 
 // percentiles sets the latency, service time and TTFB figures of s from
@@ -598,7 +622,13 @@ func thresholds(ts []result.ThresholdResult, r *result.Result) ([]result.Thresho
 	var out []result.ThresholdResult
 	h := threshold.Stored(r)
 	for _, t := range ts {
-		parsed, err := threshold.Parse(t.Text)
+		text := t.Text
+		if t.Default {
+			// The default checks threshold is written "checks == 100%",
+			// which the grammar has as >=.
+			text = strings.Replace(text, " == ", " >= ", 1)
+		}
+		parsed, err := threshold.Parse(text)
 		if err != nil {
 			return nil, fmt.Errorf("threshold %q: %w", t.Text, err)
 		}

@@ -49,6 +49,19 @@ func part(t *testing.T, rng *rand.Rand, k, n int, base time.Time) Part {
 		st.Summary.Requests, st.Summary.Responses = int64(count), int64(count)
 		st.Summary.DurationS, st.Summary.WindowS = r.Summary.DurationS, r.Summary.WindowS
 		st.Summary.WindowResponses = int64(count)
+		// The step's own checks, always listed; the engine's own, in some
+		// parts only (they are listed when they failed).
+		failed := int64(rng.IntN(count))
+		st.ChecksByName = []result.NamedCheck{{Name: "status is 200", Passed: int64(count)}, {Name: "body contains x", Passed: int64(count) - failed, Failed: failed}}
+		for _, own := range result.EngineChecks {
+			if rng.IntN(2) == 0 {
+				st.ChecksByName = append(st.ChecksByName, result.NamedCheck{Name: own, Failed: 1 + rng.Int64N(3)})
+			}
+		}
+		for _, c := range st.ChecksByName {
+			st.Summary.Checks.Passed += c.Passed
+			st.Summary.Checks.Failed += c.Failed
+		}
 		r.Summary.Requests += int64(count)
 		r.Summary.Responses += int64(count)
 		r.Summary.WindowResponses += int64(count)
@@ -131,6 +144,37 @@ func TestAssociative(t *testing.T) {
 		}
 		if all.Summary.Requests != req || all.Summary.Latency.Count != req {
 			t.Fatalf("seed %d: %d requests, latency count %d; want %d", seed, all.Summary.Requests, all.Summary.Latency.Count, req)
+		}
+		for i, st := range all.Steps {
+			want := map[string]result.Checks{}
+			var order []string
+			for _, p := range ps {
+				for _, c := range p.Result.Steps[i].ChecksByName {
+					if _, ok := want[c.Name]; !ok {
+						order = append(order, c.Name)
+					}
+					w := want[c.Name]
+					w.Passed += c.Passed
+					w.Failed += c.Failed
+					want[c.Name] = w
+				}
+			}
+			var sum result.Checks
+			for _, c := range st.ChecksByName {
+				if w := want[c.Name]; w != (result.Checks{Passed: c.Passed, Failed: c.Failed}) {
+					t.Errorf("seed %d: step %s: check %q merged to %d/%d, the parts' sum is %+v", seed, st.Name, c.Name, c.Passed, c.Failed, w)
+				}
+				sum.Passed += c.Passed
+				sum.Failed += c.Failed
+			}
+			if len(st.ChecksByName) != len(want) || sum != st.Summary.Checks {
+				t.Errorf("seed %d: step %s: checks by name %v sum to %+v, the step's totals are %+v", seed, st.Name, st.ChecksByName, sum, st.Summary.Checks)
+			}
+			for j, c := range st.ChecksByName[:2] {
+				if c.Name != order[j] {
+					t.Errorf("seed %d: step %s: checks by name %v, the step's own first in the plan's order", seed, st.Name, st.ChecksByName)
+				}
+			}
 		}
 	}
 }

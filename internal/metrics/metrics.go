@@ -123,6 +123,10 @@ type StepTotals struct {
 	// DecodedBytes their size once decoded and CodedBytes as received.
 	Decoded, DecodedBytes, CodedBytes int64
 	Checks                            Checks
+	// ByCheck counts the outcomes of each of the step's checks, by the
+	// check's index (CountChecks sizes it; a check past its end counts in
+	// Checks alone).
+	ByCheck []Checks
 	// FirstFailed is the first check of the step that failed, with what the
 	// server answered, to show why; nil when none failed.
 	FirstFailed *FailedCheck
@@ -353,12 +357,31 @@ func (r *Recorder) Abort(reason string) {
 // Unsent counts requests that were due but never sent.
 func (r *Recorder) Unsent(n int64) { r.Counters.Unsent += n }
 
-// Check counts the outcome of one expectation of a step.
-func (r *Recorder) Check(step int, passed bool) {
+// CountChecks sizes each step's counts by check: perStep[i] checks for
+// step i. Called once, before the run: Check then neither allocates nor
+// looks up a name.
+func (r *Recorder) CountChecks(perStep []int) {
+	for i, n := range perStep {
+		if i < len(r.Steps) && n > 0 {
+			r.Steps[i].ByCheck = make([]Checks, n)
+		}
+	}
+}
+
+// Check counts the outcome of one expectation of a step, check being its
+// index among the step's checks.
+func (r *Recorder) Check(step, check int, passed bool) {
+	st := &r.Steps[step]
 	if passed {
-		r.Steps[step].Checks.Passed++
+		st.Checks.Passed++
+		if uint(check) < uint(len(st.ByCheck)) {
+			st.ByCheck[check].Passed++
+		}
 	} else {
-		r.Steps[step].Checks.Failed++
+		st.Checks.Failed++
+		if uint(check) < uint(len(st.ByCheck)) {
+			st.ByCheck[check].Failed++
+		}
 	}
 }
 
@@ -369,9 +392,12 @@ func (r *Recorder) KeepsFailure(step int) bool { return r.Steps[step].FirstFaile
 
 // CheckFailed counts a failed expectation and, for the step's first, keeps
 // f, which the caller made for it (KeepsFailure); f is not read otherwise.
-func (r *Recorder) CheckFailed(step int, f *FailedCheck) {
+func (r *Recorder) CheckFailed(step, check int, f *FailedCheck) {
 	st := &r.Steps[step]
 	st.Checks.Failed++
+	if uint(check) < uint(len(st.ByCheck)) {
+		st.ByCheck[check].Failed++
+	}
 	if st.FirstFailed == nil {
 		st.FirstFailed = f
 	}
@@ -436,6 +462,7 @@ func (r *Recorder) ResetTotals() {
 		st.FirstReason = [2]string{}
 		st.Count, st.Failures, st.Bytes, st.Checks, st.FirstFailed = [NumClasses]int64{}, [numFailures]int64{}, 0, Checks{}, nil
 		st.Decoded, st.DecodedBytes, st.CodedBytes = 0, 0, 0
+		clear(st.ByCheck)
 		st.Example, st.FirstStatus = [numFailures]string{}, [2]int{}
 	}
 	r.Connect.Reset()
@@ -490,6 +517,13 @@ func (r *Recorder) Merge(o *Recorder) {
 		a.CodedBytes += b.CodedBytes
 		a.Checks.Passed += b.Checks.Passed
 		a.Checks.Failed += b.Checks.Failed
+		if len(a.ByCheck) < len(b.ByCheck) {
+			a.ByCheck = append(a.ByCheck, make([]Checks, len(b.ByCheck)-len(a.ByCheck))...)
+		}
+		for k, c := range b.ByCheck {
+			a.ByCheck[k].Passed += c.Passed
+			a.ByCheck[k].Failed += c.Failed
+		}
 		if a.FirstFailed == nil {
 			a.FirstFailed = b.FirstFailed
 		}

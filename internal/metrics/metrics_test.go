@@ -391,7 +391,7 @@ func TestPerStepIntervals(t *testing.T) {
 						s.Status, s.Failure = 0, httpx.FailureConnect
 					}
 					r.Record(s)
-					r.Check(s.Step, s.Status == 200)
+					r.Check(s.Step, 0, s.Status == 200)
 					want[s.Step].Count[ClassOf(s.Status, s.Failure)]++
 					if s.Status == 200 {
 						want[s.Step].Checks.Passed++

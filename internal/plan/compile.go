@@ -125,6 +125,9 @@ type compiler struct {
 	columns    map[int]dataColumn
 	resolveErr error
 	reported   map[Pos]bool // errors about shared text, said once
+	// stepChecks names each request step's checks by its engine step ID
+	// (journey.Step.CheckNames), for engine.StepInfo.Checks.
+	stepChecks map[int][]string
 }
 
 // runtimePick is how the runtime picks a data source's rows.
@@ -260,6 +263,9 @@ func (c *compiler) scenario(prog *engine.Program, sc *Scenario) {
 		default:
 			r := c.request(st, id, view)
 			es.Steps = append(es.Steps, &engine.Step{ID: id, Name: st.Name, Request: r})
+		}
+		if names, ok := c.stepChecks[id]; ok {
+			prog.Steps[id].Checks = names
 		}
 		// Its captures are usable from the next step on.
 		for _, cp := range st.Captures {
@@ -569,6 +575,10 @@ func (c *compiler) request(st *Step, id int, scope *expr.Scope) *engine.RequestS
 		}
 		rs.Captures = append(rs.Captures, journey.Capture{Slot: c.global.Slot(cp.Var), Capture: cc, Name: cp.Var, Secret: c.credCaptures[cp.Var]})
 	}
+	if c.stepChecks == nil {
+		c.stepChecks = map[int][]string{}
+	}
+	c.stepChecks[id] = rs.CheckNames()
 	if base == nil {
 		return nil
 	}

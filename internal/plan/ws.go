@@ -192,7 +192,9 @@ func wsText(st *Step) string {
 func (c *compiler) wsStep(prog *engine.Program, id int, scenario string, st *Step, scope *expr.Scope) *engine.Step {
 	h := c.p.HTTP
 	hid := len(prog.Steps)
-	prog.Steps = append(prog.Steps, engine.StepInfo{Scenario: scenario, Name: st.Name + " handshake"}, engine.StepInfo{Scenario: scenario, Name: st.Name + " send"})
+	prog.Steps = append(prog.Steps,
+		engine.StepInfo{Scenario: scenario, Name: st.Name + " handshake", Checks: []string{journey.CheckSocketOpened}},
+		engine.StepInfo{Scenario: scenario, Name: st.Name + " send", Checks: []string{journey.CheckMessageBuilt}})
 	ws := &journey.WSStep{ID: id, Handshake: hid, Send: hid + 1, Name: st.Name, Timeout: h.Timeout}
 	if ws.Timeout <= 0 {
 		ws.Timeout = httpx.DefaultTimeout
@@ -268,6 +270,7 @@ func (c *compiler) wsStep(prog *engine.Program, id int, scenario string, st *Ste
 		}
 		ws.Actions = append(ws.Actions, ja)
 	}
+	prog.Steps[id].Checks = ws.CheckNames() // and each receive's CheckBase
 	if base == nil {
 		return &engine.Step{ID: id, Name: st.Name}
 	}

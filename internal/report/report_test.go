@@ -91,11 +91,19 @@ func render(t *testing.T, f func(w io.Writer) error) []byte {
 func TestGolden(t *testing.T) {
 	r := fixture(t)
 	o := fixtureExperiment(t)
+	// checks-run.json: a plan run whose checks are counted by name
+	// (loadlab run of a two-step plan, 2 VUs × 200 iterations, against
+	// loadlab target --status 200:97,503:3); run.json predates them.
+	checks, err := store.ReadResult("testdata/checks-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		f    func(w io.Writer) error
 	}{
 		{"run.txt", func(w io.Writer) error { return Text(w, r) }},
+		{"checks-run.txt", func(w io.Writer) error { return Text(w, checks) }},
 		{"run.md", func(w io.Writer) error { return Markdown(w, "", r) }},
 		{"run-steps.csv", func(w io.Writer) error { return StepsCSV(w, r) }},
 		{"run-series.csv", func(w io.Writer) error { return SeriesCSV(w, r) }},

@@ -230,31 +230,61 @@ func Text(w io.Writer, r *result.Result) error {
 	return ew.err
 }
 
-// checkMarks are the checks of each step as ✓ (every one passed) or ✗,
-// with the count passed of those made, and the first failed check's name:
-// "✓ browse / home  4,318/4,318", "✗ failing / broken  0/1,423  status is
-// 2xx".
+// checkMarks are the checks as ✓ (every one passed) or ✗, with the count
+// passed of those made: one line per named check of each step when the
+// result counts them by name ("✓ browse / home: status is 200
+// 4,318/4,318", "✗ login: body contains Welcome  0/1,423  (first failure:
+// status 200: Sign in)"), a check that never ran left out; else, in a
+// result written before they were, one line per step, with its first
+// failed check's name ("✗ failing / broken  0/1,423  status is 2xx").
 func checkMarks(ew *errWriter, steps []result.Step) {
-	width := 0
-	for _, st := range steps {
-		if st.Summary.Checks.Passed+st.Summary.Checks.Failed > 0 {
-			width = max(width, len([]rune(clip(stepName(st), 40))))
-		}
+	type mark struct {
+		name          string
+		passed, total int64
+		note          string
 	}
+	var marks []mark
 	for _, st := range steps {
 		c := st.Summary.Checks
 		if c.Passed+c.Failed == 0 {
 			continue
 		}
-		mark, first := "✓", ""
-		if c.Failed > 0 {
-			mark = "✗"
-			if f := st.FailedCheck; f != nil {
-				first = "  " + clip(f.Check, 60)
+		if len(st.ChecksByName) == 0 {
+			m := mark{name: clip(stepName(st), 40), passed: c.Passed, total: c.Passed + c.Failed}
+			if f := st.FailedCheck; c.Failed > 0 && f != nil {
+				m.note = clip(f.Check, 60)
 			}
+			marks = append(marks, m)
+			continue
 		}
-		name := clip(stepName(st), 40)
-		ew.printf("  %s %s%s  %s/%s%s\n", mark, name, strings.Repeat(" ", width-len([]rune(name))), count(c.Passed), count(c.Passed+c.Failed), first)
+		first := true
+		for _, nc := range st.ChecksByName {
+			if nc.Passed+nc.Failed == 0 {
+				continue
+			}
+			m := mark{name: clip(stepName(st), 40) + ": " + clip(nc.Name, 50), passed: nc.Passed, total: nc.Passed + nc.Failed}
+			if f := st.FailedCheck; nc.Failed > 0 && f != nil && f.Check == nc.Name && first {
+				m.note = "(first failure: " + failedAnswer(f, 40) + ")"
+				first = false
+			}
+			marks = append(marks, m)
+		}
+	}
+	width := 0
+	for _, m := range marks {
+		width = max(width, len([]rune(m.name)))
+	}
+	for _, m := range marks {
+		sign := "✓"
+		if m.passed < m.total {
+			sign = "✗"
+		}
+		counts := count(m.passed) + "/" + count(m.total)
+		line := fmt.Sprintf("  %s %s%s  %s", sign, m.name, strings.Repeat(" ", width-len([]rune(m.name))), counts)
+		if m.note != "" {
+			line += "  " + m.note
+		}
+		ew.printf("%s\n", line)
 	}
 }
 

@@ -317,6 +317,23 @@ type Step struct {
 	// FailedCheck is the step's first failed check and the response it
 	// failed on, to show why.
 	FailedCheck *FailedCheck `json:"first_failed_check,omitempty"`
+	// ChecksByName counts the step's checks one by one, in the plan's
+	// order (its expect: status, headers, each contains text, json paths;
+	// then its captures; then the engine's own, such as "request built"):
+	// their sums are Summary.Checks. The step's own checks are always
+	// listed (0 and 0: it never ran), the engine's own (EngineChecks) only
+	// when they failed. Absent in results written before checks were
+	// counted by name, and for a step that has no checks (quick mode's).
+	ChecksByName []NamedCheck `json:"checks_by_name,omitempty"`
+}
+
+// NamedCheck is one check of a step and its outcomes. Its name is the one
+// a failure names (FailedCheck.Check): "status is 200", "body contains
+// Welcome", "capture token".
+type NamedCheck struct {
+	Name   string `json:"name"`
+	Passed int64  `json:"passed"`
+	Failed int64  `json:"failed"`
 }
 
 // ScenarioTotals are one scenario's figures: its steps together.
@@ -343,6 +360,14 @@ const CheckRequestBuilt = "request built"
 // body its templates render is over its limit (http.max_request_header,
 // max_url, max_request_body): nothing was sent.
 const CheckRequestSize = "request within size limits"
+
+// CheckRedirect is the check a step fails when the Location of its
+// redirect could not be followed.
+const CheckRedirect = "the redirect could be followed"
+
+// EngineChecks are the engine's own checks of every request step, in
+// their order after the step's own in Step.ChecksByName.
+var EngineChecks = [...]string{CheckRequestBuilt, CheckRequestSize, CheckRedirect}
 
 // FailedCheck is a check that failed and what the server answered: its
 // status, the part of its body around what the check looked for (512

@@ -192,7 +192,7 @@ func TestExplainFailuresMasks(t *testing.T) {
 	// "hunter2" alone is no secret, but the start of one: looked for in
 	// clear, the secret would show in what the check says it looked for.
 	body := "<html><body><p>hunter2 is a nickname.</p><p>Welcome hunter2-user, token CAPTURED-TOK</p></body></html>"
-	totals.CheckFailed(0, &metrics.FailedCheck{
+	totals.CheckFailed(0, 0, &metrics.FailedCheck{
 		Check: "body contains {{ password }}", Status: 200,
 		Sought:   failure.Sought{Contains: "hunter2-user"},
 		Response: failure.Keep(200, []byte("Content-Type: text/html\r\nSet-Cookie: s=COOKIE-VAL; Path=/\r\n"), []byte(body), []string{"CAPTURED-TOK"}),

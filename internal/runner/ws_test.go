@@ -230,6 +230,16 @@ func TestWSJourney(t *testing.T) {
 			if c := msgs.Summary.Checks; c.Failed != 0 || c.Passed != 4*it { // three checks and a capture
 				t.Errorf("message checks %+v %+v", c, msgs.FailedCheck)
 			}
+			// The receives' checks share the step's list, each from its own
+			// base: named one by one, in the plan's order.
+			wantNamed := fmt.Sprint([]result.NamedCheck{{Name: "json $.type", Passed: it}, {Name: "capture token", Passed: it},
+				{Name: "body contains hi {{ vu }}", Passed: it}, {Name: "body contains binary 5 bytes", Passed: it}})
+			if got := fmt.Sprint(msgs.ChecksByName); got != wantNamed {
+				t.Errorf("message checks by name %s, want %s", got, wantNamed)
+			}
+			if got, want := fmt.Sprint(hs.ChecksByName), fmt.Sprint([]result.NamedCheck{{Name: "the socket could be opened"}}); got != want {
+				t.Errorf("handshake checks by name %s, want %s", got, want)
+			}
 			if use.Summary.Errors.Total != 0 || use.Summary.Checks.Failed != 0 {
 				t.Errorf("the captured token did not reach the HTTP step: %+v %+v", use.Summary, use.FailedCheck)
 			}

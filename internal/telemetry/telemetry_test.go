@@ -46,10 +46,10 @@ func interval(n int, ms float64) *metrics.Interval {
 	for step := range steps {
 		for range n {
 			r.Record(&metrics.Sample{Step: step, Status: 200, Latency: time.Duration(ms * float64(time.Millisecond))})
-			r.Check(step, true)
+			r.Check(step, 0, true)
 		}
 		r.Record(&metrics.Sample{Step: step, Status: 503, Latency: time.Millisecond})
-		r.Check(step, false)
+		r.Check(step, 0, false)
 		r.Record(&metrics.Sample{Step: step, Failure: 2, Latency: 2 * time.Second}) // timeout: a latency too
 		r.Iteration()
 	}
