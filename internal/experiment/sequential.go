@@ -41,9 +41,17 @@ const (
 // at the α it spends, Spent(k/K) − Spent(previous/K), so that the looks
 // together never spend more than Alpha (a Bonferroni bound over the
 // looks: conservative, as the looks are correlated, and exact boundaries
-// by recursive integration would allow a little more).
+// by recursive integration would allow a little more). k is the rounds
+// run; the test is over the rounds the pairing keeps (Rounds), which are
+// fewer when rounds whose servers waited unlike are left out
+// (WaitedRound). Spending by the rounds run keeps the schedule: the look at
+// the last round spends all of Alpha that is left, however many rounds it
+// kept. A look whose kept rounds did not grow is not taken (its α waits
+// for the next), unless it is the last.
 type Look struct {
-	Rounds int     `json:"rounds"`
+	Rounds int `json:"rounds"`
+	// RoundsRun is the rounds run at this look, when more than Rounds.
+	RoundsRun int     `json:"rounds_run,omitempty"`
 	Bound  float64 `json:"bound"` // the nominal level of this look
 	Spent  float64 `json:"spent"` // α spent up to and with this look
 	// Comparisons are each point's primary figure against its reference,
@@ -74,7 +82,8 @@ type Sequential struct {
 	Looks     []Look   `json:"looks"`
 	// Decision is Decided when every comparison was significant or within
 	// MinEffect (and one at least significant), Within when all were
-	// within, Undecided otherwise; Rounds the rounds it rests on.
+	// within, Undecided otherwise; Rounds the rounds run (each look says how
+	// many it kept).
 	Decision string `json:"decision"`
 	Rounds   int    `json:"rounds"`
 }
@@ -82,9 +91,12 @@ type Sequential struct {
 // look judges pairs of the primary figure (one per comparison, aligned by
 // round) at rounds k of most. decided reports whether each comparison was
 // decided at this look or before (decidedBefore, by point).
-func look(k, most int, alpha, minEffect, spentBefore float64, comparisons []pairedRounds, decidedBefore map[string]string) Look {
-	spent := Spent(float64(k)/float64(most), alpha)
+func look(k, run, most int, alpha, minEffect, spentBefore float64, comparisons []pairedRounds, decidedBefore map[string]string) Look {
+	spent := Spent(float64(min(run, most))/float64(most), alpha)
 	l := Look{Rounds: k, Spent: spent, Bound: spent - spentBefore, Decided: true}
+	if run > k {
+		l.RoundsRun = run
+	}
 	for _, c := range comparisons {
 		p := stats.ComparePaired(c.base, c.test, alpha)
 		lc := LookComparison{Point: c.point, P: p.P, Delta: p.Ratio - 1, Lo: p.Lo - 1, Hi: p.Hi - 1, Bounded: p.Bounded}
@@ -128,22 +140,30 @@ func NewSequentialTest(figure FigureID, maxRounds int, minEffect float64) *Seque
 // Look takes the rounds done so far (each comparison's figure, aligned by
 // round) and reports whether the experiment may stop. The first look is
 // at stats.PairsToTest rounds, the fewest that can be significant.
-func (q *SequentialTest) Look(comparisons []pairedRounds) bool {
+func (q *SequentialTest) Look(comparisons []pairedRounds) bool { return q.lookAt(comparisons, 0) }
+
+// lookAt is Look with run rounds run, of which the comparisons keep theirs
+// (see Look the type).
+func (q *SequentialTest) lookAt(comparisons []pairedRounds, run int) bool {
 	if len(comparisons) == 0 {
 		return false
 	}
 	k := len(comparisons[0].base)
+	run = max(run, k)
 	if k < stats.PairsToTest(Alpha) {
 		return false
 	}
 	before := 0.0
 	if n := len(q.s.Looks); n > 0 {
 		before = q.s.Looks[n-1].Spent
+		if q.s.Looks[n-1].Rounds >= k && run < q.s.MaxRounds {
+			return false // nothing new to test: its α waits for the next look
+		}
 	}
 	q.s.Figure = comparisons[0].figure
-	l := look(k, q.s.MaxRounds, Alpha, q.s.MinEffect, before, comparisons, q.decided)
+	l := look(k, run, q.s.MaxRounds, Alpha, q.s.MinEffect, before, comparisons, q.decided)
 	q.s.Looks = append(q.s.Looks, l)
-	q.s.Rounds = k
+	q.s.Rounds = run // the rounds run; each look says how many it kept
 	for _, c := range l.Comparisons {
 		if c.Decision != "" {
 			q.decided[c.Point] = c.Decision
@@ -169,13 +189,14 @@ func (q *SequentialTest) Result() *Sequential {
 // LookAtRounds looks at the primary figure of the rounds done so far
 // (order[:n] with their results, by run index): Look on autoComparisons.
 func (t *SequentialTest) LookAtRounds(e *spec.Experiment, points []Point, order []Slot, results []*result.Result) bool {
-	return t.Look(autoComparisons(e, points, order, results))
+	comparisons, run := autoComparisons(e, points, order, results)
+	return t.lookAt(comparisons, run)
 }
 
 // autoComparisons are the primary figure (throughput, or capacity) of each
 // point and its reference over the complete rounds of order, for repeat:
 // auto's look.
-func autoComparisons(e *spec.Experiment, points []Point, order []Slot, results []*result.Result) []pairedRounds {
+func autoComparisons(e *spec.Experiment, points []Point, order []Slot, results []*result.Result) ([]pairedRounds, int) {
 	base := -1
 	for i, p := range points {
 		if p.Baseline {
@@ -184,7 +205,13 @@ func autoComparisons(e *spec.Experiment, points []Point, order []Slot, results [
 	}
 	factor, _ := Factor(e)
 	refs := references(e, points, base, factor)
-	complete, _, _ := rounds(points, order, results)
+	complete, left, _ := rounds(points, order, results)
+	run := len(complete) // the rounds run: complete ones, kept or left out for waits
+	for _, l := range left {
+		if l.Why == WaitedRound {
+			run++
+		}
+	}
 	// The primary figure: a capacity search's answer when the runs have
 	// one, throughput otherwise.
 	id := FigureThroughput
@@ -205,7 +232,7 @@ func autoComparisons(e *spec.Experiment, points []Point, order []Slot, results [
 		}
 		out = append(out, pairedRounds{figure: id, point: points[i].Key, base: values[ref], test: values[i]})
 	}
-	return out
+	return out, run
 }
 
 // judge returns a paired change of the primary figure at point as the

@@ -115,3 +115,37 @@ func TestSequentialAA(t *testing.T) {
 	}
 	t.Logf("A/A, min_effect 2%%: no change over 2%% in %d of 200, after %.1f rounds on average", within, float64(rounds)/200)
 }
+
+// TestLookWithRoundsLeftOut: repeat: auto spends α by the rounds run, not
+// by those the pairing kept. Of 8 rounds run, one left out for waits: the
+// look at the 7th run keeps 6 rounds, as the look before did, and is not
+// taken; the last, at 8 run and 7 kept, spends all of α that is left and
+// decides B's -10% in every round (exact Wilcoxon p = 2/128 = 0.0156, over
+// the 0.0125 that spending by the 7 kept rounds allowed: TestRepeatAutoRealLoad
+// failed so in CI).
+func TestLookWithRoundsLeftOut(t *testing.T) {
+	t.Parallel()
+	q := NewSequentialTest(FigureThroughput, 8, 0)
+	rounds := func(k int) []pairedRounds {
+		var base, test []float64
+		for i := range k {
+			base = append(base, 100+float64(i))
+			test = append(test, (100+float64(i))*(0.9-0.001*float64(i))) // distinct ratios: the exact test
+		}
+		return []pairedRounds{{figure: FigureThroughput, point: "side=B", base: base, test: test}}
+	}
+	if q.lookAt(rounds(6), 6) {
+		t.Fatalf("decided at 6 rounds: %+v", q.Result())
+	}
+	if q.lookAt(rounds(6), 7) || len(q.Result().Looks) != 1 {
+		t.Fatalf("a look with no new round kept was taken: %+v", q.Result().Looks)
+	}
+	if !q.lookAt(rounds(7), 8) {
+		t.Fatalf("undecided at 8 rounds run, 7 kept: %+v", q.Result().Looks)
+	}
+	s := q.Result()
+	last := s.Looks[len(s.Looks)-1]
+	if s.Decision != Decided || last.Rounds != 7 || last.RoundsRun != 8 || math.Abs(last.Spent-Alpha) > 1e-12 {
+		t.Errorf("last look %+v, decision %s: want 7 rounds of 8 run, all of α spent, decided", last, s.Decision)
+	}
+}
