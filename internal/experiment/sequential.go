@@ -52,8 +52,8 @@ type Look struct {
 	Rounds int `json:"rounds"`
 	// RoundsRun is the rounds run at this look, when more than Rounds.
 	RoundsRun int     `json:"rounds_run,omitempty"`
-	Bound  float64 `json:"bound"` // the nominal level of this look
-	Spent  float64 `json:"spent"` // α spent up to and with this look
+	Bound     float64 `json:"bound"` // the nominal level of this look
+	Spent     float64 `json:"spent"` // α spent up to and with this look
 	// Comparisons are each point's primary figure against its reference,
 	// paired over the rounds so far.
 	Comparisons []LookComparison `json:"comparisons"`
