@@ -533,6 +533,12 @@ func TestAfterRecordsFailuresAfterCaptures(t *testing.T) {
 // is kept (the others are only counted), a check or the capture (whose
 // reason is put in words only when a later request needs it).
 func BenchmarkAfter(b *testing.B) {
+	benchAfter(b, func(*Step) (Recorder, func(b *testing.B)) { return &keptRecorder{}, func(*testing.B) {} })
+}
+
+// benchAfter runs BenchmarkAfter's step and responses into the recorder
+// that rec makes for the step, and calls its check after each case.
+func benchAfter(b *testing.B, rec func(st *Step) (Recorder, func(b *testing.B))) {
 	f := newFixture(&testing.T{})
 	c, _ := expr.NewCapture(expr.FromCSS, "input[name=authenticity_token]", "value")
 	st := f.step(&Step{Path: f.tpl("/"),
@@ -546,12 +552,13 @@ func BenchmarkAfter(b *testing.B) {
 		body   []byte
 	}{{"pass", 200, page}, {"fail", 500, page}, {"capture finds nothing", 422, []byte("422 invalid authenticity token")}} {
 		b.Run(bc.name, func(b *testing.B) {
-			var rec keptRecorder
+			r, check := rec(st)
 			x := httpx.Exchange{Status: bc.status, Header: []byte("Content-Type: text/html\r\n"), Body: bc.body}
 			b.ReportAllocs()
 			for b.Loop() {
-				st.After(s, &rec, &x)
+				st.After(s, r, &x)
 			}
+			check(b)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package journey
 import (
 	"testing"
 
-	"github.com/loadlab/loadlab/internal/expr"
 	"github.com/loadlab/loadlab/internal/failure"
 	"github.com/loadlab/loadlab/internal/httpx"
 	"github.com/loadlab/loadlab/internal/metrics"
@@ -23,30 +22,13 @@ func (m metricsRecorder) CheckFailed(step, check int, _ string, _ *httpx.Exchang
 // where the engine counts them, a metrics.Recorder sized for the step's
 // checks: what counting them by name costs a response.
 func BenchmarkAfterRecorded(b *testing.B) {
-	f := newFixture(&testing.T{})
-	c, _ := expr.NewCapture(expr.FromCSS, "input[name=authenticity_token]", "value")
-	st := f.step(&Step{Path: f.tpl("/"),
-		Checks:   []Check{StatusCheck([]Status{{Code: 200}}), ContainsCheck(f.tpl("order-number"))},
-		Captures: []Capture{{Slot: f.token, Capture: c, Name: "token"}}})
-	s := f.state(0, 0)
-	page := []byte(`<html><body><p>order-number 12</p><form><input name="authenticity_token" value="Xk2f"></form></body></html>`)
-	for _, bc := range []struct {
-		name   string
-		status int
-		body   []byte
-	}{{"pass", 200, page}, {"fail", 500, page}, {"capture finds nothing", 422, []byte("422 invalid authenticity token")}} {
-		b.Run(bc.name, func(b *testing.B) {
-			r := metrics.NewRecorder(st.ID + 1)
-			r.CountChecks(append(make([]int, st.ID), len(st.CheckNames())+3))
-			rec := metricsRecorder{r}
-			x := httpx.Exchange{Status: bc.status, Header: []byte("Content-Type: text/html\r\n"), Body: bc.body}
-			b.ReportAllocs()
-			for b.Loop() {
-				st.After(s, rec, &x)
-			}
+	benchAfter(b, func(st *Step) (Recorder, func(b *testing.B)) {
+		r := metrics.NewRecorder(st.ID + 1)
+		r.CountChecks(append(make([]int, st.ID), len(st.CheckNames())+3))
+		return metricsRecorder{r}, func(b *testing.B) {
 			if got := r.Steps[st.ID].Checks; got.Passed+got.Failed != int64(b.N)*3 {
 				b.Fatalf("%+v checks after %d responses", got, b.N)
 			}
-		})
-	}
+		}
+	})
 }

@@ -258,12 +258,7 @@ func (r *procReader) children(dst []int, pid, threads int) []int {
 		}
 		return appendPIDs(dst, b)
 	}
-	dir, err := os.Open(r.procPath(pid, "task"))
-	if err != nil {
-		return dst
-	}
-	tids, err := dir.Readdirnames(-1)
-	dir.Close()
+	tids, err := r.tasks(pid)
 	if err != nil {
 		return dst
 	}
@@ -472,12 +467,7 @@ func quotaRatio(quota, period string) (float64, bool) {
 // reports false when the file cannot be read (a kernel without
 // CONFIG_SCHED_INFO, or the process is gone).
 func (r *procReader) runDelays(pid int, f func(tid int, delay int64)) bool {
-	dir, err := os.Open(r.procPath(pid, "task"))
-	if err != nil {
-		return false
-	}
-	tids, err := dir.Readdirnames(-1)
-	dir.Close()
+	tids, err := r.tasks(pid)
 	if err != nil {
 		return false
 	}
@@ -501,4 +491,14 @@ func (r *procReader) runDelays(pid int, f func(tid int, delay int64)) bool {
 		}
 	}
 	return read
+}
+
+// tasks lists the thread ids of pid, from /proc/PID/task.
+func (r *procReader) tasks(pid int) ([]string, error) {
+	dir, err := os.Open(r.procPath(pid, "task"))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	return dir.Readdirnames(-1)
 }
