@@ -25,6 +25,7 @@ import (
 // TestCapacityDashboardBusy: a --dashboard (or --metrics-addr) port already
 // taken is a usage error of capacity before any load is sent.
 func TestCapacityDashboardBusy(t *testing.T) {
+	t.Parallel()
 	url, n := counting(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -86,6 +87,7 @@ func readSSE(t *testing.T, addr string) []sseEvent {
 // to capacity.json's linking its report.html; --metrics-addr serves the
 // live figures meanwhile.
 func TestCapacityDashboard(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a capacity search of three steps, about 25 s")
 	}
@@ -185,6 +187,7 @@ func TestCapacityDashboard(t *testing.T) {
 // curve drawn (the vermillion of p99's cross), and the answer of
 // capacity.json linking its report; no request leaves loopback.
 func TestCapacityDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real browser and a 7 s capacity step")
 	}
@@ -275,6 +278,7 @@ await done({Progress: progress, Answer: answer, Steps: steps, Ended: ended,
 // the steps it kept on the page, marked kept, before its answer; here the
 // kept step already ends the search, so no load is sent.
 func TestCapacityDashboardResumed(t *testing.T) {
+	t.Parallel()
 	url, n := counting(t)
 	path := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "20/s")})
 	out := filepath.Join(t.TempDir(), "cap")
@@ -334,6 +338,7 @@ func TestCapacityDashboardResumed(t *testing.T) {
 // plan has a capacity: section gets the figures of each search's steps
 // second by second (the Stepper feeds the live figures there too).
 func TestCapacityExperimentDashboard(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("an experiment of one capacity step, about 9 s")
 	}

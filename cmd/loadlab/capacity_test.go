@@ -35,6 +35,7 @@ load: { open: { rate: %s, max_vus: 400, duration: 30s } }
 // TestCapacityBadInput: what the search cannot run is refused with exit 2
 // before any request is sent.
 func TestCapacityBadInput(t *testing.T) {
+	t.Parallel()
 	url, served := counting(t)
 	open := writePlan(t, map[string]string{"plan.yaml": openPlan(url, "50/s")})
 	closed := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("name: c\ntarget: %s\nsteps:\n  - get: /\nload: { closed: { vus: 2, duration: 5s } }\n", url)})
@@ -83,6 +84,7 @@ func TestCapacityBadInput(t *testing.T) {
 // TestCapacityFirstRateBreaks: exit 3 when even the first rate breaks the
 // SLO; capacity.json keeps the step and says so.
 func TestCapacityFirstRateBreaks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow: a step of 7 s")
 	}
@@ -118,6 +120,7 @@ func TestCapacityFirstRateBreaks(t *testing.T) {
 // run side by side, each against its own server, to keep the test under
 // about two minutes; measured on the project's shared 2-core machine.
 func TestCapacityKnownServers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow: three capacity searches against real servers")
 	}
@@ -164,6 +167,7 @@ func TestCapacityKnownServers(t *testing.T) {
 // TestCapacityResumes: Ctrl-C keeps every finished step; the same command
 // replays them and goes on where the search stopped.
 func TestCapacityResumes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow: a capacity search of four steps, interrupted")
 	}
@@ -223,6 +227,7 @@ func TestCapacityResumes(t *testing.T) {
 // server afresh and samples it; a server that crashes stops the search,
 // which says so (exit 1).
 func TestCapacityServerSection(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow: a capacity search of three steps with a server to start")
 	}
@@ -310,6 +315,7 @@ func TestCapacityByVUs(t *testing.T) {
 // the answers: a server of N workers taking 100 ms each holds N/0.1 s, so
 // 10 workers hold twice what 5 do.
 func TestCapacityExperiment(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow: two capacity searches of three and four steps")
 	}
@@ -386,6 +392,7 @@ capacity:
 // TestCapacitySectionDefaults: loadlab capacity takes from the plan's
 // capacity: section what the command line does not give.
 func TestCapacitySectionDefaults(t *testing.T) {
+	t.Parallel()
 	path := writePlan(t, map[string]string{"plan.yaml": openPlan("http://127.0.0.1:9", "50/s") + "capacity:\n  slo: [\"p95(latency) < 300ms\", \"error_rate < 1%\"]\n  precision: 5%\n  confirm: 1\n  step_max: 12s\n"})
 	f := capacityDefaults("", 1)
 	f.changed = map[string]bool{}
@@ -408,6 +415,7 @@ func TestCapacitySectionDefaults(t *testing.T) {
 // search at each of its points is sound, as loadlab run checks before any
 // load (the recipe itself needs Puma and HAProxy and about 15 minutes).
 func TestLaunchCapacityPlan(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("..", "..", "examples", "launch", "capacity.yaml")
 	p, err := plan.Load(path, plan.Options{})
 	if err != nil {

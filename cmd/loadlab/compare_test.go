@@ -23,6 +23,7 @@ import (
 // table; two runs of one plan compare without a note; a result of an older
 // loadlab, without a fingerprint, compares with one.
 func TestCompareRefusesUnlike(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("four runs of 1 to 2 s with a real server")
 	}

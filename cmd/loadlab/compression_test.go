@@ -91,6 +91,7 @@ func compressing(t *testing.T) (string, func() []string) {
 // wire and decoded bytes, and a decompression bomb is a counted protocol
 // error under max_body.
 func TestCompression(t *testing.T) {
+	t.Parallel()
 	url, asked := compressing(t)
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "plan.yaml")

@@ -273,6 +273,7 @@ func comma(n int64) string {
 // none missing, none twice; it says when the run has ended, links the
 // report, and then shows the summary's figures; no request left loopback.
 func TestDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real browser and an 8 s run")
 	}
@@ -414,6 +415,7 @@ await done(r);
 // names are markup, cannot script the page: the names show as text, no
 // element comes of them, nothing runs, no dialog opens.
 func TestDashboardHostileServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real browser and a 4 s run")
 	}
@@ -566,6 +568,7 @@ await done({Requests: n, Status: await text(page, 'status')});
 // lists the runs in the order they ran, and counts down an ETA until every
 // run has ended.
 func TestDashboardExperimentInABrowser(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real browser and an experiment of four 2 s runs")
 	}

@@ -25,6 +25,7 @@ import (
 // TestDashboardBusy: a --dashboard port already taken is a usage error
 // before any load is sent.
 func TestDashboardBusy(t *testing.T) {
+	t.Parallel()
 	url, n := counting(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,6 +88,7 @@ func readDashboard(t *testing.T, addr string) ([]dashboard.Frame, *dashboard.End
 // TestDashboardRun: the page's stream follows a real run of a plan and
 // ends with its summary's figures, then links the report.
 func TestDashboardRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a 3 s run")
 	}
@@ -153,6 +155,7 @@ func TestDashboardRun(t *testing.T) {
 // event as each run ends, in the run order, with its point and figures and
 // an ETA; resumed, the schedule marks the runs done with their figures.
 func TestDashboardExperiment(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("an experiment of four 1 s runs")
 	}

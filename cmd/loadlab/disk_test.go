@@ -23,6 +23,7 @@ import (
 // keeps that run, and once space is freed the same command resumes and ends
 // with every run done exactly once.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two experiments of a few 1 s runs")
 	}
@@ -111,6 +112,7 @@ cp $W/e/exp/experiment.json $W/experiment.json
 // keeps its earlier record, whole, and takes the next run's once there is
 // room again.
 func TestHistoryFullDisk(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("three 1 s runs")
 	}

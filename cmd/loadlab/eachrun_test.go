@@ -20,6 +20,7 @@ import (
 // fails makes that run failed, with the command's output (secrets masked),
 // and the experiment goes on with the next run.
 func TestEachRunCommands(t *testing.T) {
+	t.Parallel()
 	srv, url, marker := targetServer(t, target.Options{}, `LOADLAB_TARGETTEST_OPTIONS="$(cat options.json)" exec %s`)
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
 name: each-run
@@ -84,6 +85,7 @@ repeat: 1
 // each_run_timeout is stopped with its tree; Ctrl-C during before_each_run
 // stops it with its tree and starts no server.
 func TestEachRunFailures(t *testing.T) {
+	t.Parallel()
 	url, hits := counting(t)
 	base := fmt.Sprintf(`
 target: %s

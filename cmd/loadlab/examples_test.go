@@ -121,6 +121,7 @@ func skipWithoutLimits(t *testing.T, l limits.Limits) {
 // is a param of boxes with prices, and each point's server runs workers
 // per CPU of its box inside the box's limits (no cgroup needed to check).
 func TestSizeTheBoxPlan(t *testing.T) {
+	t.Parallel()
 	p, err := plan.Load(filepath.Join("..", "..", "examples", "size-the-box", "plan.yaml"), plan.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -109,6 +109,7 @@ func TestSweepVerdict(t *testing.T) {
 // up) and runs it again: the second run does only what is left, and the
 // experiment ends with exactly one record of every run.
 func TestResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("an experiment killed and resumed")
 	}
@@ -194,6 +195,7 @@ func mustRead(t *testing.T, path string) []byte {
 }
 
 func TestCompareCommand(t *testing.T) {
+	t.Parallel()
 	// 1 ms against 30 ms, judged on p50: on a busy machine (load average
 	// 10) the 2 ms server's p95 read 16 ms, over the 6 ms one's 10.7.
 	url := targettest.Start(t, target.Options{Delay: time.Millisecond})

@@ -70,6 +70,7 @@ func railsSite(t *testing.T, csrf, session string) string {
 // report DIR --failures` prints the response; an experiment keeps one per
 // run directory.
 func TestFailingResponseKept(t *testing.T) {
+	t.Parallel()
 	const csrf, session, password = "CSRF-SEKRET-0123456789abcdef", "SESSION-SEKRET-42", "PASSWORD-SEKRET"
 	url := railsSite(t, csrf, session)
 	plan := `

@@ -56,6 +56,7 @@ func check(t *testing.T, typ string, newValue func() pflag.Value, cases []setCas
 }
 
 func TestCountFlag(t *testing.T) {
+	t.Parallel()
 	var n int64
 	check(t, "int", func() pflag.Value { n = 0; return &countFlag[int64]{value: &n, shown: "-n"} }, []setCase{
 		{in: "100000", str: "100000"},
@@ -74,6 +75,7 @@ func TestCountFlag(t *testing.T) {
 }
 
 func TestDurationFlag(t *testing.T) {
+	t.Parallel()
 	var d time.Duration
 	check(t, "duration", func() pflag.Value { d = 0; return &durationFlag{value: &d, shown: "-d"} }, []setCase{
 		{in: "30s", str: "30s"},
@@ -90,6 +92,7 @@ func TestDurationFlag(t *testing.T) {
 }
 
 func TestSizeFlag(t *testing.T) {
+	t.Parallel()
 	var n int64
 	v := newSizeFlag(&n, "64KiB", "--max-header", 256, 1<<30, " (256B to 1GiB)")
 	if n != 64<<10 || v.String() != "64KiB" {
@@ -109,6 +112,7 @@ func TestSizeFlag(t *testing.T) {
 }
 
 func TestRateFlag(t *testing.T) {
+	t.Parallel()
 	var f *rateFlag
 	check(t, "string", func() pflag.Value { f = &rateFlag{}; return f }, []setCase{
 		{in: "2000/s", str: "2000/s"},
@@ -123,6 +127,7 @@ func TestRateFlag(t *testing.T) {
 }
 
 func TestURLFlag(t *testing.T) {
+	t.Parallel()
 	var f *urlFlag
 	check(t, "string", func() pflag.Value { f = &urlFlag{}; return f }, []setCase{
 		{in: "http://127.0.0.1:8080/a?b=1", str: "http://127.0.0.1:8080/a?b=1"},
@@ -144,6 +149,7 @@ func TestURLFlag(t *testing.T) {
 }
 
 func TestMethodFlag(t *testing.T) {
+	t.Parallel()
 	check(t, "string", func() pflag.Value { return &methodFlag{method: "GET"} }, []setCase{
 		{in: "post", str: "POST"},
 		{in: "PROPFIND", str: "PROPFIND"},
@@ -153,6 +159,7 @@ func TestMethodFlag(t *testing.T) {
 }
 
 func TestHeaderFlag(t *testing.T) {
+	t.Parallel()
 	f := &headerFlag{}
 	if f.Type() != "stringArray" || f.String() != "" {
 		t.Fatalf("empty: Type %q, String %q", f.Type(), f.String())
@@ -180,6 +187,7 @@ func TestHeaderFlag(t *testing.T) {
 // TestFlagErrorsAsToday: through the command, a refused value is shown as
 // it is, one line, exit 2; a value of the wrong kind keeps pflag's frame.
 func TestFlagErrorsAsToday(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args []string
 		want string

@@ -62,6 +62,7 @@ func h2Target(t *testing.T, tlsOn bool) (url string, conns, h2 *atomic.Int64) {
 // result.json say the protocol, every request went as HTTP/2, and -c
 // connections carried them.
 func TestHTTP2Quick(t *testing.T) {
+	t.Parallel()
 	for _, tlsOn := range []bool{true, false} {
 		proto := map[bool]string{true: "h2", false: "h2c"}[tlsOn]
 		t.Run(proto, func(t *testing.T) {
@@ -104,6 +105,7 @@ func TestHTTP2Quick(t *testing.T) {
 // TestHTTP2Plan: http.version: 2 in a plan; a VU's requests share its
 // connection, checks read the HTTP/2 response.
 func TestHTTP2Plan(t *testing.T) {
+	t.Parallel()
 	url, conns, h2 := h2Target(t, false)
 	plan := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
 target: %s
@@ -133,6 +135,7 @@ load:
 
 // TestHTTP2BadInput: bad HTTP/2 input is one clear line, exit 2, no load.
 func TestHTTP2BadInput(t *testing.T) {
+	t.Parallel()
 	url, conns, _ := h2Target(t, false)
 	h1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer h1.Close()
@@ -175,6 +178,7 @@ func TestHTTP2BadInput(t *testing.T) {
 // TestHTTP2AgainstNginx: quick mode and a plan over h2 and h2c against
 // nginx with http2, when nginx is installed (scripts/test-deps installs it).
 func TestHTTP2AgainstNginx(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts nginx")
 	}
@@ -342,6 +346,7 @@ func writeSelfSigned(t *testing.T, dir string) {
 // TestH2Workers: quick mode's HTTP/2 event loops divide -c evenly, so that
 // -c connections carry --streams each.
 func TestH2Workers(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ conns, procs, want int }{
 		{10, 2, 2}, {3, 2, 1}, {50, 4, 2}, {1, 8, 1}, {12, 8, 6}, {7, 8, 7},
 	} {
@@ -354,6 +359,7 @@ func TestH2Workers(t *testing.T) {
 // TestHTTP2ConnectionsExact: -c is the number of HTTP/2 connections even
 // when it does not split evenly among the CPUs' event loops.
 func TestHTTP2ConnectionsExact(t *testing.T) {
+	t.Parallel()
 	url, conns, h2 := h2Target(t, false)
 	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "--http2", "-c", "3", "--streams", "4", "-n", "120", "--no-history")
 	if code != 0 {

@@ -23,6 +23,7 @@ import (
 // TestHistoryQuick: quick runs are recorded (unless told not to), listed,
 // and a history that cannot be written costs one line, not the run.
 func TestHistoryQuick(t *testing.T) {
+	t.Parallel()
 	url := targettest.Start(t, target.Options{})
 	db := filepath.Join(t.TempDir(), "h.db")
 	for range 2 {

@@ -99,6 +99,7 @@ server:
 // as written, and masked in result.json, the reports, the summary and the
 // stored plan; in quick mode's --url too.
 func TestQuerySecretsMasked(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -166,6 +167,7 @@ load: { closed: { vus: 1, iterations: 1 } }
 // while it wrote experiment.json or a run's report are removed when the
 // experiment is run again; its own files stay.
 func TestResumeRemovesTempFiles(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(srv.Close)
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
@@ -204,6 +206,7 @@ params: { a: [1, 2] }
 // read into, so parsing allocates about one body, not two or three; and
 // the server gets the body whole.
 func TestBodyFileReadOnce(t *testing.T) {
+	t.Parallel()
 	const size = 16 << 20
 	path := filepath.Join(t.TempDir(), "body.bin")
 	body := bytes.Repeat([]byte("0123456789abcdef"), size/16)

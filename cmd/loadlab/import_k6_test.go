@@ -15,6 +15,7 @@ import (
 // what it did not convert with file:line:col, and --check runs the
 // journey once against loadlab target and passes.
 func TestImportK6(t *testing.T) {
+	t.Parallel()
 	site := targettest.Start(t, target.Options{})
 	dir := t.TempDir()
 	out := filepath.Join(dir, "data.yaml")

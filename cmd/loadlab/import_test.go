@@ -81,6 +81,7 @@ func TestImportHAR(t *testing.T) {
 }
 
 func TestImportHARBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, body, want string }{
 		{"nojson.har", "<html>", "nojson.har:1:1: not JSON"},
@@ -107,6 +108,7 @@ func TestImportHARBadInput(t *testing.T) {
 // TestImportHARKeepAssets: --assets keep keeps the stylesheet as a step of
 // its own, says so and how it is fetched; another value is a usage error.
 func TestImportHARKeepAssets(t *testing.T) {
+	t.Parallel()
 	recorded := httptest.NewServer(hartest.NewTracker(7, 58))
 	har, err := hartest.RecordTracker(recorded.URL)
 	recorded.Close()

@@ -49,6 +49,7 @@ import (
 // It needs root and the kernel's namespaces, overlayfs and cgroups
 // (scripts/cluster check); without them it fails, saying what is missing.
 func TestK8sCluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a one-node Kubernetes on this machine: about two minutes")
 	}
@@ -91,10 +92,12 @@ func TestK8sCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	t.Cleanup(func() {
+		downAt := time.Now()
 		out, err := script(context.Background(), env, "cluster", "down")
 		if err != nil {
 			t.Errorf("scripts/cluster down: %v\n%s", err, out)
 		}
+		t.Logf("scripts/cluster down took %v:\n%s", time.Since(downAt).Round(time.Millisecond), out)
 		after := hostState(t, dir)
 		for _, what := range sortedKeys(before) {
 			if gone, added := diffLines(before[what], after[what]); len(added) > 0 {

@@ -61,6 +61,7 @@ const k8sVersion = "1.37.2"
 // directories, loadlab on the PATH as in the image); the image itself
 // (Containerfile) is not built.
 func TestK8sIndexedJob(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a Kubernetes control plane on loopback: about half a minute")
 	}

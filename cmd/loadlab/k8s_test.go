@@ -12,6 +12,7 @@ import (
 // TestK8sBadInput: what cannot run as segments in pods is refused before
 // any manifest is written, with exit 2 and a line that says why.
 func TestK8sBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

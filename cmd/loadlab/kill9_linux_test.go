@@ -82,6 +82,7 @@ seed: 3
 // wait and during the stop: within 5 s no process of the server's tree is
 // left, and the same command then resumes the experiment to completion.
 func TestSIGKILLLeavesNothing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loadlab processes killed and experiments resumed")
 	}
@@ -189,6 +190,7 @@ func answers(url string) bool {
 // exactly once, nothing of any server tree is left, and experiment.db
 // passes PRAGMA integrity_check.
 func TestKill9Soak(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a dozen SIGKILLs of an experiment")
 	}

@@ -61,6 +61,7 @@ func counting(t *testing.T) (string, *atomic.Int64) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	url, served := counting(t)
 	ok := url + "/"
 	tests := []struct {
@@ -138,6 +139,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestTLSVerification(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "secure")
 	}))
@@ -153,6 +155,7 @@ func TestTLSVerification(t *testing.T) {
 }
 
 func TestJSONSummary(t *testing.T) {
+	t.Parallel()
 	url := targettest.Start(t, target.Options{})
 	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-n", "300", "-c", "4", "--json")
 	if code != 0 || stderr != "" {
@@ -190,6 +193,7 @@ func TestJSONSummary(t *testing.T) {
 }
 
 func TestOutAndReport(t *testing.T) {
+	t.Parallel()
 	url := targettest.Start(t, target.Options{Status: []target.StatusWeight{{Code: 200, Weight: 3}, {Code: 503, Weight: 1}}})
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	for _, dir := range dirs {
@@ -278,6 +282,7 @@ func TestOutAndReport(t *testing.T) {
 }
 
 func TestInterruptKeepsResults(t *testing.T) {
+	t.Parallel()
 	url := targettest.Start(t, target.Options{Delay: 5 * time.Millisecond})
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -314,6 +319,7 @@ func TestInterruptKeepsResults(t *testing.T) {
 // TestURLCredentials: a user and password in the URL are sent as basic
 // authentication, as curl sends them, and neither is stored.
 func TestURLCredentials(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var user, pass string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -343,6 +349,7 @@ func TestURLCredentials(t *testing.T) {
 // is refused before any load, in quick mode and in a plan, instead of a run
 // whose every new connection fails with "too many open files".
 func TestOpenFileLimit(t *testing.T) {
+	t.Parallel()
 	path := writePlan(t, map[string]string{"plan.yaml": "target: http://127.0.0.1:1\nsteps: [ { get: / } ]\nload: { closed: { vus: 300, iterations: 1 } }\n"})
 	for _, args := range []string{"run --url http://127.0.0.1:1/ -c 300 -d 1s", "run " + path} {
 		cmd := exec.Command("/bin/sh", "-c", "ulimit -n 200 && exec \"$0\" "+args, os.Args[0])
@@ -359,6 +366,7 @@ func TestOpenFileLimit(t *testing.T) {
 // response at all. The run fails (exit 1) naming the cause, yet its summary,
 // with a validity warning, and result.json are still there.
 func TestNoResponseFailsTheRun(t *testing.T) {
+	t.Parallel()
 	url := targettest.Start(t, target.Options{Delay: 400 * time.Millisecond})
 	dir := t.TempDir()
 	stdout, stderr, code := cli(context.Background(), t, "run", "--url", url+"/", "-c", "2", "-d", "1s", "--timeout", "50ms", "--out", dir, "--json")
@@ -464,6 +472,7 @@ func TestVersionFlag(t *testing.T) {
 // TestQuickFlagsHaveAPlanEquivalent: a quick-mode flag given with a plan is
 // refused with where the plan sets the same thing.
 func TestQuickFlagsHaveAPlanEquivalent(t *testing.T) {
+	t.Parallel()
 	for _, name := range quickOnly {
 		if planEquivalent[name] == "" {
 			t.Errorf("--%s: no plan equivalent to suggest", name)
@@ -475,6 +484,7 @@ func TestQuickFlagsHaveAPlanEquivalent(t *testing.T) {
 // but no file of --out, whatever their name (quick mode once masked four
 // names, plans eight).
 func TestQuickHeadersMasked(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	got := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -90,6 +90,7 @@ func newOneSessionSite(t *testing.T, users map[string]string) (*oneSessionSite, 
 // the whole run, so every check passes and no session is cut short. The
 // same plan with all VUs sharing one account logs them out of each other.
 func TestManyUsersRecipe(t *testing.T) {
+	t.Parallel()
 	recipe := filepath.Join("..", "..", "docs", "recipes", "many-users.yaml")
 	users := map[string]string{"alice": "alice-pw-1", "bob": "bob-pw-2", "carol": "carol-pw-3", "dave": "dave-pw-4", "erin": "erin-pw-5"}
 	site, url := newOneSessionSite(t, users)
@@ -148,6 +149,7 @@ func TestManyUsersRecipe(t *testing.T) {
 // for more VUs than a pick: vu source has rows stops before any load (exit
 // 2), naming the point, rather than after the points before it have run.
 func TestExperimentChecksEveryPointFirst(t *testing.T) {
+	t.Parallel()
 	url, hits := counting(t)
 	path := writePlan(t, map[string]string{
 		"users.csv": "login\na\nb\nc\n",

@@ -16,6 +16,7 @@ import (
 // under a reason with the value masked, in result.json, the reports and
 // the summary.
 func TestAbortReasonsMasked(t *testing.T) {
+	t.Parallel()
 	url, _ := counting(t)
 	path := writePlan(t, map[string]string{
 		"users.csv": "email,password\na@example.com,s3cretpw1\nb@example.com,s3cretpw2\n",

@@ -28,6 +28,7 @@ import (
 // merging all; every report format renders the merge and compare takes
 // it.
 func TestMergeEqualsTheWhole(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("twenty runs of about a second against a server")
 	}
@@ -229,6 +230,7 @@ func resultJSON(t *testing.T, dir string) []byte {
 // segments, a whole run, an experiment and one of its runs are refused with exit 2 and
 // what is wrong.
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("five runs against a server")
 	}

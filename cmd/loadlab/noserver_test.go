@@ -14,6 +14,7 @@ import (
 // server section at a server that is already running, at the plan's own
 // target. The section's command would fail the run if it were started.
 func TestNoServer(t *testing.T) {
+	t.Parallel()
 	url, hits := counting(t)
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
 target: %s
@@ -60,6 +61,7 @@ server:
 // runs the experiment with the first value as baseline, and says so on
 // stderr before the first run.
 func TestSetParamsNotice(t *testing.T) {
+	t.Parallel()
 	url, hits := counting(t)
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
 target: %s

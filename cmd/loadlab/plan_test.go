@@ -164,6 +164,7 @@ const usersCSV = "name,password\nalice,wonderland-secret\nbob,builder-secret\nca
 // bearer-token API, end to end; what the server saw proves the captures,
 // cookies and checks.
 func TestLoginJourney(t *testing.T) {
+	t.Parallel()
 	site, url := newLoginSite(t, map[string]string{"alice": "wonderland-secret", "bob": "builder-secret", "carol": "singer-secret"})
 	path := writePlan(t, map[string]string{"plan.yaml": loginPlan, "users.csv": usersCSV})
 	out := t.TempDir()
@@ -215,6 +216,7 @@ func TestLoginJourney(t *testing.T) {
 // TestFailedChecksAndThresholds: wrong credentials make checks and a
 // threshold fail: exit code 3, and the summary says which.
 func TestFailedChecksAndThresholds(t *testing.T) {
+	t.Parallel()
 	_, url := newLoginSite(t, map[string]string{"alice": "other"})
 	path := writePlan(t, map[string]string{"plan.yaml": loginPlan, "users.csv": usersCSV})
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "-e", "SITE="+url, "--set", "load.closed.iterations=1", "--json")
@@ -233,6 +235,7 @@ func TestFailedChecksAndThresholds(t *testing.T) {
 // TestUniqueDataRunsOut: a unique data source never hands a row out twice;
 // when it runs out no new journey starts, and the result says why.
 func TestUniqueDataRunsOut(t *testing.T) {
+	t.Parallel()
 	site, url := newLoginSite(t, map[string]string{"alice": "wonderland-secret", "bob": "builder-secret", "carol": "singer-secret"})
 	plan := strings.Replace(loginPlan, "pick: sequential", "pick: unique", 1)
 	path := writePlan(t, map[string]string{"plan.yaml": plan, "users.csv": usersCSV})
@@ -252,6 +255,7 @@ func TestUniqueDataRunsOut(t *testing.T) {
 }
 
 func TestPlanErrorsExitTwo(t *testing.T) {
+	t.Parallel()
 	path := writePlan(t, map[string]string{"plan.yaml": "target: http://127.0.0.1:1\nsteps:\n  - get: /{{ nope }}\nload: { closed: { vus: 0, iterations: 1 } }\n"})
 	_, stderr, code := cli(context.Background(), t, "run", path)
 	if code != exitUsage || !strings.Contains(stderr, "plan.yaml:3:14: undefined variable \"nope\"") || !strings.Contains(stderr, "plan.yaml:4:24: vus must be at least 1") {
@@ -264,6 +268,7 @@ func TestPlanErrorsExitTwo(t *testing.T) {
 }
 
 func TestJSONHasSteps(t *testing.T) {
+	t.Parallel()
 	_, url := newLoginSite(t, map[string]string{"alice": "wonderland-secret", "bob": "builder-secret", "carol": "singer-secret"})
 	path := writePlan(t, map[string]string{"plan.yaml": loginPlan, "users.csv": usersCSV})
 	stdout, stderr, code := cli(context.Background(), t, "run", path, "-e", "SITE="+url, "--set", "load.closed.iterations=1", "--json")
@@ -292,6 +297,7 @@ func TestJSONHasSteps(t *testing.T) {
 }
 
 func TestPlanFromStdin(t *testing.T) {
+	t.Parallel()
 	url := targettest.Start(t, target.Options{})
 	var out, errb bytes.Buffer
 	plan := "target: " + url + "\nsteps:\n  - get: /\n    expect: { status: 200 }\nload: { closed: { vus: 2, iterations: 3 } }\n"
@@ -309,6 +315,7 @@ func TestPlanFromStdin(t *testing.T) {
 // the server answered, so the summary says why, with the plan's secrets
 // masked.
 func TestFailedCheckShowsTheAnswer(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		io.WriteString(w, "<p>Invalid authenticity token for hunter2</p>")
@@ -456,6 +463,7 @@ load: { closed: { vus: 1, iterations: 1 } }
 // TestScenarioTotals: a plan of several scenarios reports each scenario's
 // totals beside its steps, in the summary, --json and result.json.
 func TestScenarioTotals(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/fail" {
 			w.WriteHeader(http.StatusInternalServerError)
@@ -511,6 +519,7 @@ load: { closed: { vus: 2, iterations: 20 } }
 // its type, a plan variable's as much as an expression's; as the server
 // received it.
 func TestJSONBodyKeepsTypes(t *testing.T) {
+	t.Parallel()
 	got := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -541,6 +550,7 @@ load: { closed: { vus: 1, iterations: 1 } }
 // the same worker; every journey must see its own pair, and vu stays below
 // max_vus. Emails made from them must never repeat.
 func TestOpenVUNumbers(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]int{}
 	var served atomic.Int64
@@ -582,6 +592,7 @@ load: { open: { rate: 50/s, duration: 1s, max_vus: 4 } }
 // (what the capture did not find, what the server answered), and keeps
 // what it measured.
 func TestNoJourneyCompleted(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"other": 1}`) }))
 	t.Cleanup(srv.Close)
 	path := writePlan(t, map[string]string{"plan.yaml": `

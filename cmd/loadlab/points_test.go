@@ -17,6 +17,7 @@ import (
 // point of an experiment is found before any run: exit 2, naming the point
 // and the place in the file, and no request reaches the server.
 func TestLaterPointInvalid(t *testing.T) {
+	t.Parallel()
 	url, requests := counting(t)
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`name: later-point
 target: %s
@@ -47,6 +48,7 @@ repeat: 2
 // than loadlab may open is found before any run too, as the baseline's
 // load is.
 func TestLaterPointTooManyConnections(t *testing.T) {
+	t.Parallel()
 	url, requests := counting(t)
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`name: many
 target: %s
@@ -70,6 +72,7 @@ repeat: 1
 // TestPlanOnStdinLimit: a plan on stdin is read no further than the plan
 // size limit, and refused past it.
 func TestPlanOnStdinLimit(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	huge := io.MultiReader(strings.NewReader("name: x\n#"), &endless{})
 	err := run(context.Background(), []string{"run", "-"}, huge, &stdout, &stderr)

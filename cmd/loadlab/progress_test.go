@@ -21,6 +21,7 @@ func clocked(w io.Writer, terminal bool, s result.Settings, width int) *progress
 }
 
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	settings := result.Settings{Duration: result.Duration(30 * time.Second)}
 	second := func(i int) result.Point {
 		return result.Point{T: float64(i), RPS: 1234.5, P95: 12.3, Errors: 2, Active: 50}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/metrics"
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/target"
 	"github.com/loadlab/loadlab/internal/target/targettest"
@@ -73,6 +74,7 @@ func readResult(t *testing.T, dir string) *result.Result {
 // receiver's translation adds _total to the counters and keeps the rest,
 // and the counters are cumulative, as it wants them.
 func TestOTLPPrometheus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real Prometheus and a 3 s run")
 	}
@@ -127,6 +129,7 @@ func TestOTLPPrometheus(t *testing.T) {
 // bucket (2^(1/8), 9.05%); one without the feature refuses them, and gets
 // the classic series alone, all counted, which the summary says.
 func TestNativeHistogramsPrometheus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two real Prometheus servers and a 3 s run")
 	}
@@ -193,12 +196,50 @@ load: { closed: { vus: 4, duration: 3s } }
 		classicP95, _ := promQuery(prom, "histogram_quantile(0.95, loadlab_request_duration_seconds_bucket"+sel+")")
 		t.Logf("step %s: p95 %.2f ms in result.json; histogram_quantile %.2f ms native (%+.1f%%), %.2f ms classic (%+.1f%%)",
 			st.Name, want*1000, got*1000, 100*(got/want-1), classicP95*1000, 100*(classicP95/want-1))
-		// The engine's own figure is within 0.1% of the value.
-		if math.Abs(got/want-1) > width+0.002 {
-			t.Errorf("step %s: native histogram_quantile(0.95) = %.3f ms, result.json's p95 %.3f ms: %+.1f%%, more than a bucket's %.2f%%",
-				st.Name, got*1000, want*1000, 100*(got/want-1), 100*width)
+		// Prometheus reads the quantile in the bucket of the latency of
+		// rank ceil(0.95 n); HdrHistogram's p95 is that of rank round(0.95
+		// n), which may lie a bucket lower when the tail is sparse (a busy
+		// machine's: a p95 of 37.31 ms against 41.08 ms, +10.1%). So the
+		// estimate must lie in the native bucket of that latency, as
+		// result.json's histograms hold it (to 3 significant digits).
+		lo, hi := rankBucket(t, st.Histograms.Latency, int64(math.Ceil(0.95*n)))
+		if got < lo*0.999 || got > hi*1.001 {
+			t.Errorf("step %s: native histogram_quantile(0.95) = %.3f ms, outside the native bucket (%.3f, %.3f] ms of the latency of rank ceil(0.95 n) (result.json's p95 %.3f ms)",
+				st.Name, got*1000, lo*1000, hi*1000, want*1000)
+		}
+		if math.Abs(got/want-1) > 2*width+0.002 {
+			t.Errorf("step %s: native histogram_quantile(0.95) = %.3f ms, result.json's p95 %.3f ms: %+.1f%%, more than two buckets' %.2f%%",
+				st.Name, got*1000, want*1000, 100*(got/want-1), 200*width)
 		}
 	}
+}
+
+// rankBucket is the native bucket, (lower, upper] in seconds, of the
+// latency of the given rank in a step's latency histograms (every class that
+// counts in latency); a bucket wider when HdrHistogram's bin of that latency
+// straddles two.
+func rankBucket(t *testing.T, hists map[string]string, rank int64) (lo, hi float64) {
+	t.Helper()
+	h := metrics.NewHistogram()
+	for class, enc := range hists {
+		if class == "failed" {
+			continue
+		}
+		x, err := metrics.Decode(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Merge(x)
+	}
+	var seen int64
+	for _, bar := range h.Distribution() {
+		if seen += bar.Count; bar.Count > 0 && seen >= rank {
+			bucket := func(k int) float64 { return math.Exp2(float64(k) / (1 << metrics.NativeSchema)) }
+			return bucket(metrics.NativeIndex(float64(bar.From)/1e6) - 1), bucket(metrics.NativeIndex(float64(bar.To) / 1e6))
+		}
+	}
+	t.Fatalf("no latency of rank %d in %d", rank, h.TotalCount())
+	return 0, 0
 }
 
 // TestOutputsDownAndSlowReceivers: one receiver never answers, another is
@@ -208,6 +249,7 @@ load: { closed: { vus: 4, duration: 3s } }
 // outputs at once) after the load. --metrics-addr :PORT serves loopback only, says so, and is not
 // reachable on the machine's other addresses.
 func TestOutputsDownAndSlowReceivers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a 2 s run and the final push's 5 s wait")
 	}

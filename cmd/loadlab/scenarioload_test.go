@@ -20,6 +20,7 @@ import (
 // figures are its own in the JSON summary, result.json and the reports,
 // and a threshold names a scenario.
 func TestScenarioLoadsEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a run of 2 s")
 	}

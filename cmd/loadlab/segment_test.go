@@ -19,6 +19,7 @@ import (
 // TestSegmentBadInput: a segment or a start that cannot be is refused
 // before any load, with exit 2 and a line that says why.
 func TestSegmentBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.yaml")
 	os.WriteFile(plain, []byte("target: http://127.0.0.1:1\nload: { closed: { vus: 2, iterations: 1 } }\nsteps: [ { get: / } ]\n"), 0o644)
@@ -105,6 +106,7 @@ steps:
 // requests and iterations, each row of a unique source once, each VU
 // number in one segment only.
 func TestSegmentsRunTheWholePlan(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("four runs against a server")
 	}

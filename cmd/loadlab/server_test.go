@@ -83,6 +83,7 @@ server:
 }
 
 func TestServerUnderTest(t *testing.T) {
+	t.Parallel()
 	srv, url, marker := targetServer(t, target.Options{CPU: 200 * time.Microsecond}, "")
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
 target: %s
@@ -139,6 +140,7 @@ func hasWarning(r *result.Result, code string) bool {
 // TestServerCrashMidRun: the server dies during the load. The run fails
 // (exit 1) with the log tail, keeps what it measured, and leaves nothing.
 func TestServerCrashMidRun(t *testing.T) {
+	t.Parallel()
 	srv, url, marker := targetServer(t, target.Options{}, "%s & sleep 3; echo 'worker boot failure: out of sockets'; kill -9 $!; exit 7")
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 30s } }\n%s", url, srv)})
 	out := t.TempDir()
@@ -180,6 +182,7 @@ func serving(url string) {
 // TestServerInterrupted: Ctrl-C stops the load and the server; the results
 // so far are kept.
 func TestServerInterrupted(t *testing.T) {
+	t.Parallel()
 	srv, url, marker := targetServer(t, target.Options{}, "")
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 2, duration: 1m } }\n%s", url, srv)})
 	out := t.TempDir()
@@ -203,6 +206,7 @@ func TestServerInterrupted(t *testing.T) {
 // it: the load stops, the server's tree is gone, and what was measured is
 // on disk.
 func TestCtrlCStopsServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a loadlab process interrupted")
 	}
@@ -239,6 +243,7 @@ func TestCtrlCStopsServer(t *testing.T) {
 // TestServerNotReady: a server that never becomes ready fails the run
 // before any load, with its log.
 func TestServerNotReady(t *testing.T) {
+	t.Parallel()
 	marker := fmt.Sprintf("loadlab-not-ready-%d", time.Now().UnixNano())
 	addr := targettest.FreeAddr(t)
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf(`
@@ -261,6 +266,7 @@ server:
 // after its grace period. The shell that started the target ignores TERM
 // and never exits by itself (its command line carries the marker).
 func TestServerIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
 	srv, url, marker := targetServer(t, target.Options{}, "trap '' TERM; %s & while :; do sleep 0.1; done")
 	path := writePlan(t, map[string]string{"plan.yaml": fmt.Sprintf("target: %s\nsteps: [ { get: / } ]\nload: { closed: { vus: 1, duration: 1s } }\n%s", url, strings.Replace(srv, "grace: 2s", "grace: 700ms", 1))})
 	start := time.Now()
@@ -277,6 +283,7 @@ func TestServerIgnoresSIGTERM(t *testing.T) {
 }
 
 func TestNginxWithWorkers(t *testing.T) {
+	t.Parallel()
 	nginx, err := exec.LookPath("nginx")
 	if err != nil {
 		nginx = "/usr/sbin/nginx"
@@ -392,6 +399,7 @@ func childrenOf(pid int) []int {
 }
 
 func TestHAProxyWithBackends(t *testing.T) {
+	t.Parallel()
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
 		haproxy = "/usr/sbin/haproxy"

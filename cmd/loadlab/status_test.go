@@ -71,6 +71,7 @@ func rawHTTP(t *testing.T) string {
 // wide and per step, so a run of redirects does not look all OK; the
 // example of a 4xx is the server's reason phrase.
 func TestStatusCounts(t *testing.T) {
+	t.Parallel()
 	url := rawHTTP(t)
 	var s struct {
 		result.Summary
@@ -117,6 +118,7 @@ func TestStatusCounts(t *testing.T) {
 // address, as quick mode's -H does; the request goes to the target's
 // address with that Host.
 func TestPlanHostHeader(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var hosts []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -127,6 +127,7 @@ func promQuery(addr, q string) (float64, error) {
 // receives --push prometheus-rw; its query API gives the totals that
 // result.json holds, by either path.
 func TestLiveMetricsPrometheus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real Prometheus and a 3 s run")
 	}
@@ -188,6 +189,7 @@ func TestLiveMetricsPrometheus(t *testing.T) {
 // TestMetricsAddrBusy: a port already taken is a clear error before any
 // load is sent.
 func TestMetricsAddrBusy(t *testing.T) {
+	t.Parallel()
 	url, n := counting(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -211,6 +213,7 @@ func TestMetricsAddrBusy(t *testing.T) {
 // runs: what remote-write last received holds every run's requests and
 // counts the runs.
 func TestLiveMetricsExperiment(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("an experiment of four 1 s runs")
 	}

@@ -104,6 +104,7 @@ func stagingTLS(t *testing.T) (string, string, *atomic.Int64) {
 // resumption on and none with it off, and bad TLS input is refused with
 // exit 2 before any load.
 func TestTLSMeasured(t *testing.T) {
+	t.Parallel()
 	url, dir, served := stagingTLS(t)
 	f := func(name string) string { return filepath.Join(dir, name) }
 	tlsArgs := []string{"--tls-ca", f("ca.pem"), "--tls-cert", f("client.pem"), "--tls-key", f("client.key"), "--tls-server-name", "staging.test"}
@@ -188,6 +189,7 @@ func TestTLSMeasured(t *testing.T) {
 // certificates verified, and with keep-alive off the reconnects resume their
 // sessions (nginx's tickets), counted in tls_resumed; resumption off, none.
 func TestTLSAgainstNginx(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts nginx")
 	}

@@ -75,6 +75,7 @@ func (w *wireRecorder) serve(c net.Conn) {
 // byte for byte (the port shown as PORT, loadlab's version as VERSION); go test -update-wire rewrites
 // testdata/wire-*.golden.
 func TestQuickWireGolden(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		args []string
