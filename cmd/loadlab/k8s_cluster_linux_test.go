@@ -49,7 +49,6 @@ import (
 // It needs root and the kernel's namespaces, overlayfs and cgroups
 // (scripts/cluster check); without them it fails, saying what is missing.
 func TestK8sCluster(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("a one-node Kubernetes on this machine: about two minutes")
 	}
