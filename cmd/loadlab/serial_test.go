@@ -42,6 +42,8 @@ var serial = map[string]string{
 	"TestABDuetEndToEnd":            "a verdict on a 3 ms difference",
 	"TestStartAt":                   "how late the load began after --start-at",
 	"TestHTTP2OpenLoad":             "300 requests a second on schedule (170 were sent beside four other tests)",
+	"TestBodyFileReadOnce":          "bytes the process allocated (beside others: 52.7 MB for a 16 MiB body)",
+	"TestBodyFileStreamed":          "peak RSS (beside others: 48.2 MiB over the idle binary's)",
 	"TestK8sCluster":                "a deleted pod's merge must say missing within 90 s (CI, beside four other tests: not said in 90 s)",
 	"TestCompareBaselineHistory":    "fast runs' p50 against a history's, within 50% (+145% beside four other tests)",
 
