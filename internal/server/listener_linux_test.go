@@ -1,15 +1,21 @@
 package server
 
 import (
+	"bufio"
+	"io"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// servingPort is the port in http.server's first line.
+var servingPort = regexp.MustCompile(`^Serving HTTP on \S+ port (\d+) `)
 
 // TestListenerPID: the process listening on a loopback port is found by
 // its socket, whether it listens on the address or on the wildcard; a port
@@ -17,14 +23,39 @@ import (
 func TestListenerPID(t *testing.T) {
 	t.Parallel()
 	for _, bind := range []string{"127.0.0.1", "0.0.0.0"} {
-		port := freePort(t)
-		// A real other process: Python's http.server, bound as given.
-		cmd := exec.Command("python3", "-m", "http.server", "--bind", bind, strconv.Itoa(port))
+		// A real other process: Python's http.server, bound as given, on a
+		// port it chooses and prints. A port chosen here and handed over
+		// could be taken by another test's listener before Python binds it,
+		// and the dial below would then reach that one (CI: "pid 0, false").
+		cmd := exec.Command("python3", "-u", "-m", "http.server", "--bind", bind, "0")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("python3: %v", err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		addr := netip.MustParseAddrPort("127.0.0.1:" + strconv.Itoa(port))
+		port := make(chan int, 1)
+		go func() {
+			// "Serving HTTP on 127.0.0.1 port 41234 (http://...) ..."
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if m := servingPort.FindStringSubmatch(sc.Text()); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					port <- n
+					break
+				}
+			}
+			io.Copy(io.Discard, stdout)
+		}()
+		var addr netip.AddrPort
+		select {
+		case n := <-port:
+			addr = netip.MustParseAddrPort("127.0.0.1:" + strconv.Itoa(n))
+		case <-time.After(10 * time.Second):
+			t.Fatal("python3's server did not say its port within 10 s")
+		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			if c, err := net.Dial("tcp", addr.String()); err == nil {
