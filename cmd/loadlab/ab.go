@@ -74,13 +74,22 @@ too, when the change's interval lies inside ±2%.
 with identical schedules (the same load, each side its own VUs): the same
 interference hits both, and the verdict is on each run's ratio B/A, with a
 Hodges-Lehmann interval and the Wilcoxon signed-rank test (Bulej et al., Duet
-Benchmarking, ICPE 2020). It takes two URLs (the servers already running);
---rounds auto is 10 runs. The line says NOT ALIKE when the two sides were
-not treated alike: the load generator saturated, or one side had errors,
-timeouts, dropped or late arrivals the other did not. duet.json holds it.
-Start the two servers on the same CPU set (taskset -c 0 ...): on a noisy
-machine, servers on split CPU sets, or left to the scheduler, gave ratios
-far noisier than on one (docs/benchmarks.md, bench/noise.sh).
+Benchmarking, ICPE 2020); --rounds auto is 10 runs. The line says NOT ALIKE
+when the two sides were not treated alike: the load generator saturated, or
+one side had errors, timeouts, dropped or late arrivals the other did not.
+duet.json holds it. On a noisy machine, servers on split CPU sets, or left
+to the scheduler, gave ratios far noisier than on one (docs/benchmarks.md,
+bench/noise.sh), so the servers should share one CPU set.
+
+A duet takes two URLs (servers already running: start them on one CPU set,
+taskset -c 0 ...), or two plans, or one plan and --set-a/--set-b. With plans,
+every run starts both plans' servers afresh (server:, each on a port of its
+own), waits until both are ready, and starts both loads at one instant with
+one seed; the servers are stopped after each run. Unless a plan sets
+server.limits.cpus, both servers get the first half of the CPUs loadlab may
+use. --warmup is then the start of every run, not measured (each run's
+servers are new). Each run's results and server logs are in
+--out/run-N/A and /B.
 
 --aa runs A against itself: the noise floor of this machine, and a check that
 the verdict finds no change where there is none. With --duet, --aa sends
@@ -95,7 +104,8 @@ when there are 6 complete rounds or more).`,
 		Example: `  loadlab ab http://127.0.0.1:8080/ http://127.0.0.1:8081/ -c 10 -d 5s
   loadlab ab main.yaml branch.yaml --rounds 10 --fail-on 'throughput -5%'
   loadlab ab plan.yaml --set-a server.env.WEB_CONCURRENCY=2 --set-b server.env.WEB_CONCURRENCY=4
-  loadlab ab --aa http://127.0.0.1:8080/ --rounds 8`,
+  loadlab ab --aa http://127.0.0.1:8080/ --rounds 8
+  loadlab ab --duet plan.yaml --set-b vars.port=8081 --set-b server.env.WEB_CONCURRENCY=4`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runAB(c.Context(), io, args, &f)
@@ -117,7 +127,7 @@ when there are 6 complete rounds or more).`,
 	fl.StringArrayVar(&f.setB, "set-b", nil, "override a plan value on side B only")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "with plans: a plan variable or env value, KEY=VALUE")
 	fl.BoolVar(&f.aa, "aa", false, "run A against A: the noise floor; give one side")
-	fl.BoolVar(&f.duet, "duet", false, "run A and B at the same time under one load generator, with identical schedules (two URLs); the verdict is on the ratio B/A of each run")
+	fl.BoolVar(&f.duet, "duet", false, "run A and B at the same time under one load generator, with identical schedules (two URLs, or two plans' servers started each run); the verdict is on the ratio B/A of each run")
 	fl.Var(&f.summary, "summary", summaryUsage)
 	fl.BoolVar(&f.json, "json", false, "print the experiment's outcome as JSON (as loadlab report DIR --json), instead of the answer and the summary")
 	fl.IntVar(&f.workers, "event-loops", 0, "event loops (threads) sending load (default: the CPUs loadlab may use)")

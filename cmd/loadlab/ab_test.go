@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,8 @@ import (
 	"github.com/loadlab/loadlab/internal/experiment"
 	"github.com/loadlab/loadlab/internal/plan"
 	"github.com/loadlab/loadlab/internal/report"
+	"github.com/loadlab/loadlab/internal/target"
+	"github.com/loadlab/loadlab/internal/target/targettest"
 )
 
 // recordedAB reads an experiment.json that loadlab ab wrote (testdata/ab:
@@ -181,6 +184,84 @@ func TestABDuetEndToEnd(t *testing.T) {
 	if _, _, code := cli(ctx, t, "ab", "--duet", a, "plan.yaml"); code != exitUsage {
 		t.Errorf("a duet of a plan: exit %d, want 2", code)
 	}
+}
+
+// TestABPlanDuetEndToEnd is a duet of two plans' servers: two loadlab
+// target processes, B 3 ms slower a request, each started afresh in every
+// run on its own port and both on the same CPU; both loads at once from
+// one process. The answer is on the ratio, each run's two results and
+// server logs are on disk, --fail-on exits 3, no server outlives the run,
+// and two servers on one port are refused before any starts.
+// Timing-sensitive: not parallel.
+func TestABPlanDuetEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	marker := fmt.Sprintf("-test.run=^NoPlanDuet%d$", time.Now().UnixNano())
+	write := func(name string, delay time.Duration) (string, string) {
+		addr := targettest.FreeAddr(t)
+		argv, _ := targettest.Command(t, target.Options{Delay: delay, Workers: 1}, addr)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(fmt.Sprintf(`
+target: http://%[1]s
+steps: [ { get: / } ]
+load: { closed: { vus: 2, duration: 1200ms } }
+server:
+  run: "exec %[2]s '%[3]s'"
+  env:
+    LOADLAB_TARGETTEST_ADDR: %[1]s
+    LOADLAB_TARGETTEST_OPTIONS: '{"Delay": %[4]d, "Workers": 1}'
+  ready: http://%[1]s/health
+`, addr, argv[0], marker, int64(delay))), 0o644)
+		return p, addr
+	}
+	a, _ := write("a.yaml", time.Millisecond)
+	b, _ := write("b.yaml", 4*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(dir, "duet")
+	stdout, stderr, code := cli(ctx, t, "ab", "--duet", a, b, "--rounds", "6", "--out", out, "--fail-on", "throughput -10%")
+	noOrphans(t, marker)
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	first, _, _ := strings.Cut(stdout, "\n")
+	if !strings.HasPrefix(first, "B is ") || !strings.Contains(first, "% slower (duet, B/A 0.") || !strings.Contains(first, "p=0.031, 6 runs") {
+		t.Errorf("first line %q, want B is N%% slower (duet, B/A ..., p=0.031, 6 runs ...)", first)
+	}
+	if !strings.Contains(stderr, "duet: both servers on CPU ") || !strings.Contains(stderr, "duet: run 6 of 6: A ") {
+		t.Errorf("stderr does not say where the servers ran, or each run:\n%s", stderr)
+	}
+	var v experiment.DuetVerdict
+	data, err := os.ReadFile(filepath.Join(out, DuetFile))
+	if err == nil {
+		err = json.Unmarshal(data, &v)
+	}
+	if err != nil || v.Runs != 6 || v.Throughput == nil || len(v.Throughput.Ratios) != 6 {
+		t.Fatalf("duet.json: %v %+v", err, v)
+	}
+	// One worker, 2 VUs: A serves about 1000 a second less its overhead, B
+	// about 250; the ratio is well under 0.5 and over 0.1.
+	if r := v.Throughput.Ratio; r < 0.1 || r > 0.5 {
+		t.Errorf("B/A %.3f, want about 0.25", r)
+	}
+	if ps := v.PerSecond; ps == nil || ps.Seconds != 6 {
+		t.Errorf("per second: %+v, want a whole second of each run", v.PerSecond)
+	}
+	for _, side := range []string{"A", "B"} {
+		for _, f := range []string{"result.json", "server.log"} {
+			if _, err := os.Stat(filepath.Join(out, "run-6", side, f)); err != nil {
+				t.Errorf("run 6, side %s: %v", side, err)
+			}
+		}
+	}
+	// Again into the same directory: refused without --fresh.
+	if _, stderr, code := cli(ctx, t, "ab", "--duet", a, b, "--rounds", "2", "--out", out); code != exitUsage || !strings.Contains(stderr, "--fresh") {
+		t.Errorf("a second duet in %s: exit %d\n%s", out, code, stderr)
+	}
+	// One plan's two variants would both listen on its port.
+	if _, stderr, code := cli(ctx, t, "ab", "--duet", a, "--set-b", "load.closed.vus=3", "--rounds", "2", "--out", filepath.Join(dir, "same")); code != exitUsage || !strings.Contains(stderr, "both would listen at") {
+		t.Errorf("two servers on one port: exit %d\n%s", code, stderr)
+	}
+	noOrphans(t, marker)
 }
 
 // TestABSides: two plans, or one plan and --set-a/--set-b, make the two

@@ -15,7 +15,7 @@ import (
 	"github.com/loadlab/loadlab/internal/report"
 )
 
-// duetRuns is the runs of a duet with --repeat auto.
+// duetRuns is the runs of a duet with --rounds auto.
 const duetRuns = 10
 
 // DuetFile is where loadlab ab --duet writes its verdict.
@@ -43,17 +43,23 @@ func duetPlan(urlA, urlB string, f *abFlags, runs int) []byte {
 
 func runDuet(ctx context.Context, io *stdio, args []string, f *abFlags, e *plan.Experiment, rules []experiment.Rule) error {
 	urlA, urlB := args[0], args[0]
+	if len(args) == 1 && !f.aa && !looksLikeURL(urlA) {
+		return runPlanDuet(ctx, io, args, f, e, rules) // one plan, --set-a and --set-b
+	}
 	switch {
 	case f.aa && len(args) != 1:
 		return usageError(errors.New("ab: --aa runs A against itself: give one URL"))
 	case !f.aa && len(args) != 2:
-		return usageError(errors.New("ab: --duet takes two URLs, A and B (or one with --aa)"))
+		return usageError(errors.New("ab: --duet takes two URLs, A and B (or one with --aa), two plans, or one plan with --set-a and --set-b"))
 	case len(args) == 2:
 		urlB = args[1]
 	}
+	if !looksLikeURL(urlA) && !looksLikeURL(urlB) {
+		return runPlanDuet(ctx, io, args, f, e, rules)
+	}
 	for _, u := range []string{urlA, urlB} {
 		if !looksLikeURL(u) {
-			return usageError(fmt.Errorf("ab: --duet takes URLs of servers already running; %s is not one (a duet of two plans' servers is not built yet)", u))
+			return usageError(fmt.Errorf("ab: --duet takes two URLs or two plans (or one plan and --set-a/--set-b), not one of each; %s is not a URL", u))
 		}
 	}
 	if len(f.set)+len(f.setA)+len(f.setB) > 0 {
@@ -62,17 +68,9 @@ func runDuet(ctx context.Context, io *stdio, args []string, f *abFlags, e *plan.
 	if f.connections < 1 || f.duration <= 0 {
 		return usageError(fmt.Errorf("ab: -c %d -d %s: want at least 1 connection and a positive duration", f.connections, f.duration))
 	}
-	for _, r := range rules {
-		if r.Figure != experiment.FigureThroughput && r.Figure != experiment.FigureP95 {
-			return usageError(fmt.Errorf("ab: --fail-on %q: a duet judges throughput and p95", r.Text))
-		}
-	}
-	runs := e.Repeat
-	if e.Auto {
-		runs = duetRuns
-		if e.MinEffect > 0 {
-			return usageError(errors.New("ab: --min-effect is for paired rounds; a duet runs --repeat N runs (default 10)"))
-		}
+	runs, err := duetRunCount(e, rules)
+	if err != nil {
+		return err
 	}
 	data := duetPlan(urlA, urlB, f, runs)
 	env, err := parseEnv(f.env)
@@ -108,6 +106,23 @@ func runDuet(ctx context.Context, io *stdio, args []string, f *abFlags, e *plan.
 		},
 		check: func(*experiment.Outcome) error { return duetCheck(v, rules) },
 	})
+}
+
+// duetRunCount is a duet's runs (--rounds auto: duetRuns), once its
+// --fail-on rules are ones a duet judges.
+func duetRunCount(e *plan.Experiment, rules []experiment.Rule) (int, error) {
+	for _, r := range rules {
+		if r.Figure != experiment.FigureThroughput && r.Figure != experiment.FigureP95 {
+			return 0, usageError(fmt.Errorf("ab: --fail-on %q: a duet judges throughput and p95", r.Text))
+		}
+	}
+	if !e.Auto {
+		return e.Repeat, nil
+	}
+	if e.MinEffect > 0 {
+		return 0, usageError(fmt.Errorf("ab: --min-effect is for paired rounds; a duet runs --rounds N runs (default %d)", duetRuns))
+	}
+	return duetRuns, nil
 }
 
 // duetCheck applies --fail-on to a duet's ratios: beyond a rule's limit and

@@ -40,6 +40,7 @@ var serial = map[string]string{
 	"TestMatrixFactorThinVsPuma":    "a verdict on a real difference",
 	"TestABEndToEnd":                "a verdict on a 3 ms difference",
 	"TestABDuetEndToEnd":            "a verdict on a 3 ms difference",
+	"TestABPlanDuetEndToEnd":        "a verdict on a 3 ms difference",
 	"TestStartAt":                   "how late the load began after --start-at",
 	"TestHTTP2OpenLoad":             "300 requests a second on schedule (170 were sent beside four other tests)",
 	"TestBodyFileReadOnce":          "bytes the process allocated (beside others: 52.7 MB for a 16 MiB body)",

@@ -1,6 +1,7 @@
 // Package drive makes the runs that an analysis asks for: an experiment's
-// sweep over its points (Sweep), and a capacity search (Search, whose steps
-// a Stepper makes, or a fake in tests).
+// sweep over its points (Sweep), a capacity search (Search, whose steps
+// a Stepper makes, or a fake in tests), and a duet of two plans run at
+// once (Duet, judged by experiment.DuetOfSides).
 //
 // It is where the two towers meet. Below it, on the engine side, runner
 // sends a plan's load; beside that, experiment and capacity only analyse

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/loadlab/loadlab/internal/result"
 	"github.com/loadlab/loadlab/internal/stats"
@@ -217,4 +218,40 @@ func duetFigure(id FigureID, a, b []float64) *DuetFigure {
 	f.Spread = stats.SpreadOf(d)
 	f.Detectable = stats.DetectablePairedChange(f.Spread, len(d), Alpha)
 	return f
+}
+
+// DuetOfSides judges a duet whose two sides ran as two plans at once (a
+// plan duet: each side its own server and its own result): a[i] and b[i]
+// are run i's, nil where a side was not measured. Each pair is read as one
+// run of the scenarios A and B, as a duet of URLs records it in one result,
+// each side's responses per second taken from its own series (its whole
+// seconds after warmup; the two sides' schedules started at one instant).
+func DuetOfSides(a, b []*result.Result, warmup time.Duration) *DuetVerdict {
+	runs := make([]*result.Result, len(a))
+	for i := range a {
+		if a[i] == nil || i >= len(b) || b[i] == nil {
+			continue
+		}
+		runs[i] = &result.Result{
+			Validity: append(slices.Clone(a[i].Validity), b[i].Validity...),
+			Scenarios: []result.ScenarioTotals{
+				{Scenario: "A", Summary: a[i].Summary, PerSecond: wholeSeconds(a[i].Series, warmup)},
+				{Scenario: "B", Summary: b[i].Summary, PerSecond: wholeSeconds(b[i].Series, warmup)},
+			},
+		}
+	}
+	return Duet(runs, "A", "B")
+}
+
+// wholeSeconds are the responses of each whole second of a series that
+// begins after warmup: the last, short interval is left out.
+func wholeSeconds(series []result.Point, warmup time.Duration) []int64 {
+	var out []int64
+	for _, p := range series {
+		if math.Abs(p.Len-1) > 0.01 || p.T-p.Len < warmup.Seconds()-1e-6 {
+			continue
+		}
+		out = append(out, p.Responses)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadlab/loadlab/internal/result"
 )
@@ -117,5 +118,41 @@ func TestDuetPerSecond(t *testing.T) {
 	}
 	if v := Duet([]*result.Result{duetRun(100, 90, 5, 6, 0, false)}, "A", "B"); v.PerSecond != nil {
 		t.Errorf("without per-second counts: %+v", v.PerSecond)
+	}
+}
+
+// TestDuetOfSides: a plan duet's two results a run are read as one run of
+// A and B: a run with a side missing is left out, the validity warnings of
+// both count, and each side's seconds are its whole seconds after warmup
+// (the first second, warmup, and the short tail are left out).
+func TestDuetOfSides(t *testing.T) {
+	t.Parallel()
+	side := func(thr float64, seconds ...int64) *result.Result {
+		r := &result.Result{Summary: result.Summary{ThroughputRPS: thr, Requests: int64(thr), Responses: int64(thr)}}
+		r.Summary.Latency.P95 = 5
+		for i, n := range seconds {
+			r.Series = append(r.Series, result.Point{T: float64(i + 1), Len: 1, Responses: n})
+		}
+		r.Series = append(r.Series, result.Point{T: float64(len(seconds)) + 0.002, Len: 0.002, Responses: 1})
+		return r
+	}
+	var a, b []*result.Result
+	for i := range 6 {
+		a = append(a, side(1000, 999, 1000+int64(i), 1000))
+		b = append(b, side(900, 1, 900, 880))
+	}
+	a = append(a, side(1000, 1000, 1000, 1000))
+	b = append(b, nil) // B's server exited
+	b[2].Validity = []result.Warning{{Code: "generator_saturated", Message: "the load generator used all of its CPU"}}
+	v := DuetOfSides(a, b, time.Second)
+	if v.Runs != 6 || v.Throughput == nil || math.Abs(v.Throughput.Ratio-0.9) > 1e-9 {
+		t.Fatalf("runs %d, throughput %+v", v.Runs, v.Throughput)
+	}
+	if v.Alike {
+		t.Errorf("B saturated in run 3, and the duet is alike")
+	}
+	// Seconds 2 and 3 of each run: 900/1000.. and 880/1000.
+	if ps := v.PerSecond; ps == nil || ps.Seconds != 12 || ps.Q1 < 0.87 || ps.Q3 > 0.91 {
+		t.Errorf("per second %+v, want 12 seconds between 0.87 and 0.91", v.PerSecond)
 	}
 }

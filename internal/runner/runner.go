@@ -68,6 +68,13 @@ type Options struct {
 	// StartAt, when set, is the wall-clock instant the schedule starts
 	// (--start-at).
 	StartAt time.Time
+	// BeforeLoad, if set, is called once the server under test (if any) is
+	// ready and the load is built, just before the load starts; a non-zero
+	// instant it returns is when the schedule starts, as StartAt. A plan
+	// duet's two runs meet here, so that neither side's load begins before
+	// both servers are ready, and both begin at the same instant. An error
+	// ends the run before any load (the server is stopped).
+	BeforeLoad func(ctx context.Context) (time.Time, error)
 }
 
 // Progress is how a run is going, once a second: for the live panel.
@@ -176,6 +183,15 @@ func Plan(ctx context.Context, p *plan.Plan, opts Options) (res *result.Result, 
 		Warmup:    opts.Warmup,
 		Segment:   opts.Segment,
 		StartAt:   opts.StartAt,
+	}
+	if opts.BeforeLoad != nil {
+		at, err := opts.BeforeLoad(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !at.IsZero() {
+			t.cfg.StartAt = at
+		}
 	}
 	return t.run(ctx, opts)
 }
